@@ -1,0 +1,38 @@
+# Prism Memory — every developer task is a make target. Each creates .venv itself.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: help install run test test-fast lint fmt clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(STAMP): backend/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e 'backend[dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv and install Prism with its dev tools
+
+run: $(STAMP) ## the CLI on the embedded default: make run ARGS='recall "what applies"'
+	$(VENV)/bin/prism $(ARGS)
+
+test: $(STAMP) ## the whole test suite (starts its own PostgreSQL when needed)
+	cd backend && ../$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP) ## the suite without the slow and real-model tests
+	cd backend && ../$(PY) -m pytest -m "not slow and not real_model" $(PYTEST_ARGS)
+
+lint: $(STAMP) ## ruff (lint + format check) and mypy --strict on app/
+	cd backend && ../$(VENV)/bin/ruff check app tests ../bench
+	cd backend && ../$(VENV)/bin/ruff format --check app tests ../bench
+	cd backend && ../$(VENV)/bin/mypy app
+
+fmt: $(STAMP) ## format and autofix
+	cd backend && ../$(VENV)/bin/ruff format app tests ../bench && ../$(VENV)/bin/ruff check --fix app tests ../bench
+
+clean: ## remove the virtual environment and caches
+	rm -rf $(VENV) backend/.pytest_cache backend/.mypy_cache backend/.ruff_cache

@@ -1,0 +1,116 @@
+"""How the CLI shows results to people (``--json`` prints the payloads instead)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+
+def write_result(data: dict[str, Any]) -> str:
+    lines = [
+        f"{'replayed' if data.get('replayed') else 'wrote'} {data['kind']} {data['id']} "
+        f"(version {data['version']}, {data['written_at']})"
+    ]
+    if data.get("audit_id"):
+        lines.append(f"audit event {data['audit_id']}")
+    for w in data.get("warnings", []):
+        lines.append(
+            f"warning: {w['code']}: memorule {w.get('memorule_id')} "
+            f"(similarity {w.get('similarity')})"
+        )
+    return "\n".join(lines)
+
+
+def recall_result(data: dict[str, Any]) -> str:
+    if not data["matches"]:
+        return f"no memories match (searched {data['candidates']})"
+    lines = []
+    for i, m in enumerate(data["matches"], 1):
+        tag = m["kind"]
+        if m["kind"] == "memorule":
+            tag = f"{m['memorule_kind']}, {m['confidence']}"
+        mark = "" if m.get("applicable", True) else "  [does not apply to this context]"
+        title = m["subject"] or textwrap.shorten(m["body"], 70)
+        lines.append(f"{i:>2}. {title}  ({tag}; score {m['score']:.3f}){mark}")
+        lines.append(f"    id {m['id']}  v{m['version']}  {m['written_at']}")
+        if m["kind"] == "memorule":
+            applies = ", ".join(f"{k}={v}" for k, v in m["applies_to"].items())
+            lines.append(f"    applies to: {applies}")
+        lines.append(textwrap.indent(textwrap.fill(m["body"], 96), "    "))
+    return "\n".join(lines)
+
+
+def memory(data: dict[str, Any]) -> str:
+    m, s = data["memory"], data["state"]
+    lines = [f"{m['kind']} {m['id']}  ({m['status']}, version {s['version']})"]
+    if s.get("subject"):
+        lines.append(f"subject: {s['subject']}")
+    if m["kind"] == "memorule":
+        lines.append(f"kind: {s['memorule_kind']}   confidence: {s['confidence']}")
+        lines.append("applies to: " + ", ".join(f"{k}={v}" for k, v in s["applies_to"].items()))
+        if s.get("evidence_signal_id"):
+            lines.append(f"evidence: {s['evidence_signal_id']}")
+    lines.append(
+        f"written by {s['written_by_persona'] or '-'} (session "
+        f"{s['written_by_session_id']}) at {s['written_at']}"
+    )
+    lines.append("")
+    lines.append(s["body"])
+    return "\n".join(lines)
+
+
+def audit_events(data: dict[str, Any]) -> str:
+    if not data["events"]:
+        return "no audit events"
+    lines = []
+    for e in data["events"]:
+        lines.append(
+            f"#{e['seq']:<6} {e['written_at']}  {e['event']:<10} memorule {e['memorule_id']}  "
+            f"by {e['written_by_persona'] or '-'} (session {e['written_by_session_id'][:8]})"
+            + (f"  evidence {e['evidence_signal_id']}" if e.get("evidence_signal_id") else "")
+            + (f"  — {e['reason']}" if e.get("reason") else "")
+        )
+    if data.get("next_cursor"):
+        lines.append(f"more: --before {data['next_cursor']}")
+    return "\n".join(lines)
+
+
+def history(data: dict[str, Any]) -> str:
+    m = data["memory"]
+    lines = [f"{m['kind']} {m['id']} ({m['status']}), {len(data['versions'])} versions"]
+    for v in data["versions"]:
+        lines.append(
+            f"\nversion {v['version']}  {v['written_at']}  by "
+            f"{v['written_by_persona'] or '-'} (session {v['written_by_session_id']})"
+        )
+        if v.get("reason"):
+            lines.append(f"  reason: {v['reason']}")
+        if v.get("subject"):
+            lines.append(f"  subject: {v['subject']}")
+        if v.get("memorule_kind"):
+            lines.append(
+                f"  {v['memorule_kind']}, {v['confidence']}, applies to "
+                + ", ".join(f"{k}={x}" for k, x in v["applies_to"].items())
+            )
+        lines.append(textwrap.indent(textwrap.fill(v["body"], 96), "  "))
+    if data["audit"]:
+        lines.append("\naudit:")
+        lines.append(audit_events({"events": data["audit"]}))
+    return "\n".join(lines)
+
+
+def chain_report(data: dict[str, Any]) -> str:
+    if data["ok"]:
+        return f"audit chain OK: {data['events']} events, head {data['head'][:16]}…"
+    return (
+        f"audit chain BROKEN at event #{data['broken_at_seq']} ({data['broken_event_id']}): "
+        f"{data['problem']}"
+    )
+
+
+def error(payload: dict[str, Any]) -> str:
+    err = payload["error"]
+    lines = [f"error: {err['code']}: {err['message']}"]
+    for f in err.get("fields", []):
+        lines.append(f"  {f['field'] or '(request)'}: {f['code']}: {f['message']}")
+    return "\n".join(lines)

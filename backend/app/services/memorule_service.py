@@ -1,0 +1,246 @@
+"""Memorules (SPEC-094 v0.4): typed write routing, Watson audit emission, audit reads.
+
+``MemoryService.remember`` routes ``kind='memorule'`` writes here. Every memorule write
+leaves a ``:MemoruleAudit`` event in the same transaction as its state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+
+from app.domain import audit as chain
+from app.domain.ids import new_id
+from app.domain.ranking import normalise_key
+from app.domain.records import (
+    APPLIES_TO_KEYS,
+    AppliesTo,
+    AuditDraft,
+    AuditEventType,
+    Kind,
+    MemoruleAudit,
+    MemoruleKind,
+    MemoruleWrite,
+    Memory,
+    MemoryState,
+    SessionContext,
+    Status,
+    utcnow,
+)
+from app.embeddings.port import Embedder, Vector
+from app.errors import MemoryRetired, NearDuplicate, NotFound
+from app.trigraph.port import AuditFilter, CandidateFilter, StateWrite, TriGraphStore, WriteBatch
+
+AUDIT_PAGE_MAX = 500
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    """A page of audit events, newest first; ``next_cursor`` fetches the next page."""
+
+    events: list[MemoruleAudit]
+    next_cursor: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "events": [e.to_dict() for e in self.events],
+            "next_cursor": self.next_cursor,
+        }
+
+
+class MemoruleService:
+    """Memorule writes and the audit trail.
+
+    Args:
+        store: the TriGraph engine.
+        embedder: the embedding model.
+        near_duplicate_threshold: cosine similarity at or above which an active memorule of
+            the same kind and compatible ``applies_to`` counts as a near duplicate.
+    """
+
+    def __init__(
+        self, store: TriGraphStore, embedder: Embedder, near_duplicate_threshold: float = 0.95
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.near_duplicate_threshold = near_duplicate_threshold
+
+    def build_create(
+        self, ctx: SessionContext, write: MemoruleWrite, vector: Vector
+    ) -> tuple[WriteBatch, Memory, MemoryState, AuditDraft, list[dict[str, Any]]]:
+        """Everything a new memorule writes, as one batch (not yet applied).
+
+        Raises:
+            NearDuplicate: ``write.strict`` and a near duplicate exists.
+            NotFound / MemoryRetired: ``corrects`` names no active memorule.
+        """
+        now = utcnow()
+        memory = Memory(
+            id=new_id(),
+            tenant_id=ctx.tenant_id,
+            project_id=ctx.project_id,
+            namespace=write.namespace,
+            kind=Kind.MEMORULE,
+            status=Status.ACTIVE,
+            created_at=now,
+        )
+        state = MemoryState(
+            id=new_id(),
+            memory_id=memory.id,
+            version=1,
+            body=write.body,
+            subject=write.subject,
+            written_by_session_id=ctx.session_id,
+            written_by_persona=ctx.persona,
+            written_at=now,
+            embedding_model=self.embedder.model_id,
+            memorule_kind=write.memorule_kind,
+            applies_to=write.applies_to,
+            evidence_signal_id=write.evidence_signal_id,
+            confidence=write.confidence,
+        )
+        created = self.audit_draft(
+            ctx, memory.id, state.id, AuditEventType.CREATED, write.evidence_signal_id, now
+        )
+        batch = WriteBatch(
+            tenant_id=ctx.tenant_id,
+            new_memories=[memory],
+            states=[StateWrite(state, vector)],
+            audits=[created],
+        )
+        if write.corrects is not None:
+            self._supersede_corrected(ctx, write, memory.id, batch)
+        warnings = self.near_duplicate_warnings(ctx, write, vector, exclude=write.corrects)
+        if warnings and write.strict:
+            raise NearDuplicate(
+                "a nearly identical active memorule exists; update it instead, or write without "
+                "strict",
+                duplicates=warnings,
+            )
+        return batch, memory, state, created, warnings
+
+    def _supersede_corrected(
+        self, ctx: SessionContext, write: MemoruleWrite, new_id_: UUID, batch: WriteBatch
+    ) -> None:
+        assert write.corrects is not None
+        found = self.store.get(ctx.tenant_id, write.corrects)
+        if found is None or found[0].kind is not Kind.MEMORULE:
+            raise NotFound(f"no memorule {write.corrects} to correct", id=str(write.corrects))
+        memory, state = found
+        if memory.status is Status.RETIRED:
+            raise MemoryRetired(f"memorule {memory.id} is already retired", id=str(memory.id))
+        batch.status_changes.append((memory.id, Status.RETIRED))
+        batch.expected_versions[memory.id] = memory.current_version
+        batch.audits.append(
+            self.audit_draft(
+                ctx,
+                memory.id,
+                state.id,
+                AuditEventType.SUPERSEDED,
+                write.evidence_signal_id,
+                utcnow(),
+                reason=f"corrected by memorule {new_id_}",
+            )
+        )
+
+    @staticmethod
+    def audit_draft(
+        ctx: SessionContext,
+        memorule_id: UUID,
+        state_id: UUID,
+        event: AuditEventType,
+        evidence_signal_id: str | None,
+        when: Any,
+        reason: str | None = None,
+    ) -> AuditDraft:
+        """The Watson hook: who wrote which memorule, on what evidence, when."""
+        return AuditDraft(
+            id=new_id(),
+            memorule_id=memorule_id,
+            state_id=state_id,
+            event=event,
+            written_by_session_id=ctx.session_id,
+            written_by_persona=ctx.persona,
+            evidence_signal_id=evidence_signal_id,
+            written_at=when,
+            reason=reason,
+        )
+
+    def near_duplicate_warnings(
+        self,
+        ctx: SessionContext,
+        write: MemoruleWrite,
+        vector: Vector,
+        exclude: UUID | None = None,
+    ) -> list[dict[str, Any]]:
+        """Active memorules of the same kind and compatible ``applies_to`` that say the same."""
+        flt = CandidateFilter(
+            project_id=ctx.project_id,
+            persona=ctx.persona,
+            memorules_only=True,
+            memorule_kinds=(write.memorule_kind,),
+        )
+        cands = self.store.candidates(ctx.tenant_id, flt, self.embedder.model_id)
+        if not len(cands) or cands.matrix.shape[1] != vector.shape[0]:
+            return []
+        sims = cands.matrix @ vector
+        out = []
+        for i in np.flatnonzero(sims >= self.near_duplicate_threshold):
+            if exclude is not None and cands.memory_ids[i] == str(exclude):
+                continue
+            if not _compatible(write.applies_to, cands, int(i)):
+                continue
+            out.append(
+                {
+                    "code": "near_duplicate",
+                    "memorule_id": cands.memory_ids[i],
+                    "similarity": round(float(sims[i]), 4),
+                }
+            )
+        return sorted(out, key=lambda w: -float(str(w["similarity"])))[:5]
+
+    def audit(self, ctx: SessionContext, flt: AuditFilter) -> AuditPage:
+        """Audit events of the tenant, newest first, one page.
+
+        Args:
+            ctx: the caller's context (its tenant is searched).
+            flt: filters and the ``before_seq`` cursor; ``limit`` at most 500.
+        """
+        limit = max(1, min(flt.limit, AUDIT_PAGE_MAX))
+        events = self.store.audit_events(
+            ctx.tenant_id,
+            AuditFilter(
+                flt.memorule_id,
+                flt.session_id,
+                flt.persona,
+                flt.events,
+                flt.since,
+                flt.until,
+                flt.before_seq,
+                limit + 1,
+            ),
+        )
+        more = len(events) > limit
+        events = events[:limit]
+        return AuditPage(events, events[-1].seq if more and events else None)
+
+    def verify_chain(self, ctx: SessionContext) -> chain.ChainReport:
+        """Recompute the tenant's audit hash chain and report the first broken link."""
+        return chain.verify(self.store.audit_chain(ctx.tenant_id))
+
+
+def _compatible(applies_to: AppliesTo, cands: Any, i: int) -> bool:
+    for key in APPLIES_TO_KEYS:
+        mine = normalise_key(getattr(applies_to, key))
+        theirs = getattr(cands, key)[i]
+        if mine is not None and theirs is not None and mine != theirs:
+            return False
+    return True
+
+
+def memorule_kinds() -> list[str]:
+    return [k.value for k in MemoruleKind]

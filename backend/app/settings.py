@@ -1,0 +1,70 @@
+"""Settings: one class, built by :func:`load_settings` (never at import).
+
+Every field can be set by a ``PRISM_<NAME>`` environment variable or a CLI flag.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from platformdirs import user_data_path
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.domain.ranking import RankingWeights
+
+
+def default_db_path() -> Path:
+    """``prism.db`` in the user's data directory (e.g. ``~/.local/share/prism-memory``)."""
+    return user_data_path("prism-memory", appauthor=False) / "prism.db"
+
+
+class Settings(BaseSettings):
+    """Prism's settings. Defaults run the embedded engine with the local model."""
+
+    model_config = SettingsConfigDict(env_prefix="PRISM_", extra="ignore")
+
+    db: Path | None = Field(None, description="SQLite file (default: user data dir)")
+    database_url: str | None = Field(None, description="postgresql://... selects PostgreSQL")
+    tenant: str = Field("default", description="tenant UUID or slug")
+    project: str = Field("default", description="project UUID or slug")
+    persona: str | None = None
+    surface: str | None = None
+    specialization: str | None = None
+    session_id: str | None = Field(None, description="fixed session id (default: minted)")
+    embedder: Literal["minilm", "fake"] = Field(
+        "minilm", description="'minilm' (the real local model) or 'fake' (tests only)"
+    )
+    embed_threads: int = Field(1, ge=1, le=16)
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    near_duplicate_threshold: float = Field(0.95, ge=0.5, le=1.0)
+    rank_relevance: float = 1.0
+    rank_overlap: float = 0.1
+    rank_scope: float = 0.03
+    rank_prior: float = 0.1
+    rank_observed: float = 1.0
+    rank_inferred: float = 0.8
+    rank_asserted: float = 0.6
+    rank_note: float = 0.8
+
+    def db_path(self) -> Path:
+        return self.db if self.db is not None else default_db_path()
+
+    def ranking_weights(self) -> RankingWeights:
+        return RankingWeights(
+            relevance=self.rank_relevance,
+            overlap=self.rank_overlap,
+            scope=self.rank_scope,
+            prior=self.rank_prior,
+            observed=self.rank_observed,
+            inferred=self.rank_inferred,
+            asserted=self.rank_asserted,
+            note=self.rank_note,
+        )
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment, with ``overrides`` (None values ignored) on top."""
+    values = {k: v for k, v in overrides.items() if v is not None}
+    return Settings(**values)  # type: ignore[arg-type]

@@ -1,0 +1,104 @@
+"""SQLite schema migrations, in order. Each runs once, in a transaction, and records itself.
+
+Table names are the TriGraph's: ``memory`` (:Memory), ``memory_state`` (:MemoryState, whose
+``memory_id`` column is the HAS_STATE edge), ``memorule_audit`` (:MemoruleAudit). ``recall_index``
+is derived: one narrow row per memory with its current vector and filter columns.
+Every key leads with ``tenant_id``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
+    (
+        1,
+        "trigraph",
+        [
+            """CREATE TABLE memory (
+                tenant_id TEXT NOT NULL,
+                id TEXT NOT NULL,
+                project_id TEXT NOT NULL,
+                namespace TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('note', 'memorule')),
+                source_type TEXT NOT NULL CHECK (source_type IN ('memory', 'memorule')),
+                status TEXT NOT NULL CHECK (status IN ('active', 'retired')),
+                created_at TEXT NOT NULL,
+                current_version INTEGER NOT NULL,
+                PRIMARY KEY (tenant_id, id)
+            ) WITHOUT ROWID""",
+            """CREATE TABLE memory_state (
+                tenant_id TEXT NOT NULL,
+                id TEXT NOT NULL,
+                memory_id TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                memorule_kind TEXT,
+                subject TEXT,
+                body TEXT NOT NULL,
+                applies_to TEXT,
+                evidence_signal_id TEXT,
+                confidence TEXT,
+                written_by_session_id TEXT NOT NULL,
+                written_by_persona TEXT,
+                written_at TEXT NOT NULL,
+                embedding_model TEXT NOT NULL,
+                reason TEXT,
+                PRIMARY KEY (tenant_id, id),
+                UNIQUE (tenant_id, memory_id, version),
+                FOREIGN KEY (tenant_id, memory_id) REFERENCES memory (tenant_id, id)
+            )""",
+            """CREATE TABLE memorule_audit (
+                tenant_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                id TEXT NOT NULL,
+                memorule_id TEXT NOT NULL,
+                state_id TEXT NOT NULL,
+                event TEXT NOT NULL,
+                written_by_session_id TEXT NOT NULL,
+                written_by_persona TEXT,
+                evidence_signal_id TEXT,
+                written_at TEXT NOT NULL,
+                reason TEXT,
+                prev_hash TEXT NOT NULL,
+                hash TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, seq),
+                UNIQUE (tenant_id, id),
+                FOREIGN KEY (tenant_id, memorule_id) REFERENCES memory (tenant_id, id)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX memorule_audit_by_memorule "
+            "ON memorule_audit (tenant_id, memorule_id, seq)",
+            "CREATE INDEX memorule_audit_by_session "
+            "ON memorule_audit (tenant_id, written_by_session_id, seq)",
+            "CREATE INDEX memorule_audit_by_persona "
+            "ON memorule_audit (tenant_id, written_by_persona, seq)",
+            """CREATE TABLE recall_index (
+                tenant_id TEXT NOT NULL,
+                project_id TEXT NOT NULL,
+                memory_id TEXT NOT NULL,
+                active INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                namespace TEXT NOT NULL,
+                memorule_kind TEXT,
+                confidence TEXT,
+                scope TEXT,
+                a_persona TEXT,
+                a_surface TEXT,
+                a_specialization TEXT,
+                written_at TEXT NOT NULL,
+                model TEXT NOT NULL,
+                vector BLOB NOT NULL,
+                UNIQUE (tenant_id, memory_id)
+            )""",
+            "CREATE INDEX recall_index_by_project ON recall_index (tenant_id, project_id, active)",
+            "CREATE INDEX recall_index_by_scope ON recall_index (tenant_id, scope, active)",
+            """CREATE TABLE idempotency (
+                tenant_id TEXT NOT NULL,
+                key TEXT NOT NULL,
+                request_hash TEXT NOT NULL,
+                result TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, key)
+            ) WITHOUT ROWID""",
+        ],
+    ),
+]
