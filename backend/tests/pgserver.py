@@ -526,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     except PostgresUnavailable as exc:
         print(f"pgserver: {exc}", file=sys.stderr)
         return 2
-    with pg:
+    try:
         details = (
             f"PostgreSQL up in {pg.startup_seconds:.2f}s (initdb {pg.initdb_seconds:.2f}s, "
             f"start {pg.start_seconds:.2f}s) as {pg.os_user}; data {pg.data_dir}; "
@@ -539,6 +539,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{details}\nDSN: {pg.dsn}\nCtrl-C to stop.", flush=True)
         while not stop_requested.wait(0.5):
             pass
+    finally:
+        pg.stop()
     return 0
 
 

@@ -344,6 +344,10 @@ def audit(
     rt.emit(rt.services.memorules.audit(rt.ctx, flt).to_dict(), render.audit_events)
 
 
+# Front-door commands live in their own modules; register each here with one line.
+# (keep this block: one `cli.add_command(...)` per command)
+
+
 def main() -> None:
     cli(prog_name="prism")
 
