@@ -66,3 +66,26 @@ def make_ctx() -> ContextFactory:
 @pytest.fixture
 def ctx(make_ctx: ContextFactory) -> SessionContext:
     return make_ctx(persona="donna")
+
+
+def raw_sql(services: Services, sql: str, params: tuple[object, ...] = ()) -> None:
+    """Run SQL behind the services' back (tamper tests), on whichever engine they use.
+
+    Write ``?`` placeholders; they become ``%s`` on PostgreSQL.
+    """
+    url = services.settings.database_url
+    if url:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(sql.replace("?", "%s").encode(), params)  # type: ignore[call-overload]
+        return
+    import sqlite3
+
+    conn = sqlite3.connect(services.settings.db_path())
+    try:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute(sql, params)
+        conn.commit()
+    finally:
+        conn.close()
