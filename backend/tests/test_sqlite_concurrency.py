@@ -71,6 +71,7 @@ def test_two_processes_writing_500_memorules_each_lose_nothing(db_path: Path) ->
     procs = [spawn(db_path, persona, 500) for persona in ("donna", "texi")]
     for proc in procs:
         out, err = proc.communicate(timeout=600)
+        assert out.strip().endswith("done")
         assert proc.returncode == 0, err
         assert "locked" not in err
     assert counts(db_path) == (1000, 0, 1000)
