@@ -36,3 +36,26 @@ fmt: $(STAMP) ## format and autofix
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) backend/.pytest_cache backend/.mypy_cache backend/.ruff_cache
+
+# -- benchmarks (issue 7; not part of the test suite) -----------------------------------------
+# The peers live in their own venv so the product's dependencies stay lean.
+BENCH_VENV := bench/.venv-peers
+BENCH_PY := $(BENCH_VENV)/bin/python
+BENCH_STAMP := $(BENCH_VENV)/.installed
+
+.PHONY: bench bench-quick bench-venv
+
+$(BENCH_STAMP): backend/pyproject.toml bench/requirements-peers.txt
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_PY) -m pip install --quiet --upgrade pip
+	$(BENCH_PY) -c 'import tomllib; print("\n".join(tomllib.load(open("backend/pyproject.toml", "rb"))["project"]["dependencies"]))' > $(BENCH_VENV)/product-requirements.txt
+	$(BENCH_PY) -m pip install --quiet -r $(BENCH_VENV)/product-requirements.txt -r bench/requirements-peers.txt
+	touch $(BENCH_STAMP)
+
+bench-venv: $(BENCH_STAMP) ## the peers' venv: mem0, LangGraph, bm25s, matplotlib + Prism's deps
+
+bench: $(BENCH_STAMP) ## every benchmark, Prism and peers side by side: bench/results/latest.md
+	$(BENCH_PY) bench/run.py --tune $(BENCH_ARGS)
+
+bench-quick: $(BENCH_STAMP) ## a reduced benchmark run (under 5 minutes once the caches are warm)
+	$(BENCH_PY) bench/run.py --quick $(BENCH_ARGS)

@@ -8,11 +8,13 @@ from uuid import UUID
 from app.domain.ids import new_id, uuid_for
 from app.domain.records import SessionContext
 from app.embeddings.port import Embedder
-from app.errors import FieldError, InvalidInput
+from app.errors import FieldError, InvalidInput, StorageError
+from app.services.auth_service import AuthService
+from app.services.brief_service import BriefService
 from app.services.memorule_service import MemoruleService
 from app.services.memory_service import MemoryService
 from app.settings import Settings
-from app.trigraph.port import TriGraphStore
+from app.trigraph.port import ApiKeyStore, TriGraphStore
 
 
 @dataclass
@@ -24,6 +26,7 @@ class Services:
     embedder: Embedder
     memory: MemoryService
     memorules: MemoruleService
+    brief: BriefService
 
     def close(self) -> None:
         self.store.close()
@@ -32,17 +35,9 @@ class Services:
 def build_store(settings: Settings) -> TriGraphStore:
     """The storage engine the settings select (SQLite unless a database URL is given)."""
     if settings.database_url:
-        raise InvalidInput(
-            [
-                FieldError(
-                    "database_url",
-                    "unsupported",
-                    "the PostgreSQL engine is not available in this build; "
-                    "unset PRISM_DATABASE_URL "
-                    "to use the embedded SQLite engine",
-                )
-            ]
-        )
+        from app.trigraph.postgres import PostgresStore
+
+        return PostgresStore(settings.database_url)
     from app.trigraph.sqlite import SQLiteStore
 
     return SQLiteStore(settings.db_path(), synchronous=settings.sqlite_synchronous)
@@ -66,8 +61,10 @@ def build_services(settings: Settings, *, migrate: bool = True) -> Services:
         store.migrate()
     embedder = build_embedder(settings)
     memorules = MemoruleService(store, embedder, settings.near_duplicate_threshold)
-    memory = MemoryService(store, embedder, memorules, settings.ranking_weights())
-    return Services(settings, store, embedder, memory, memorules)
+    memory = MemoryService(
+        store, embedder, memorules, settings.ranking_weights(), settings.recall_preselect_above
+    )
+    return Services(settings, store, embedder, memory, memorules, BriefService(memory))
 
 
 def context_from(
@@ -115,3 +112,34 @@ def context_from(
         surface=surface or settings.surface,
         specialization=specialization or settings.specialization,
     )
+
+
+def build_key_store(store: TriGraphStore) -> ApiKeyStore:
+    """The API-key store on the engine of ``store``, sharing its connections.
+
+    Raises:
+        StorageError: the engine has no API-key store.
+    """
+    from app.trigraph.sqlite import SQLiteStore
+
+    if isinstance(store, SQLiteStore):
+        from app.trigraph.sqlite_keys import SQLiteKeyStore
+
+        return SQLiteKeyStore(store)
+    from app.trigraph.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        from app.trigraph.postgres_keys import PostgresKeyStore
+
+        return PostgresKeyStore(store)
+    raise StorageError(f"API keys are not available on {type(store).__name__}")
+
+
+def build_auth(services: Services) -> AuthService:
+    """API-key checks for the HTTP API; a request naming no project gets the settings' one.
+
+    Raises:
+        InvalidInput: the settings' tenant or project is malformed.
+        StorageError: the engine has no API-key store.
+    """
+    return AuthService(build_key_store(services.store), context_from(services.settings).project_id)

@@ -14,6 +14,8 @@ the entry point, via :meth:`PrismError.to_payload` and :attr:`PrismError.http_st
     │   └── NearDuplicate       near_duplicate      refused by a strict write
     ├── PermissionDenied        forbidden           the caller's role or scope forbids it (403)
     ├── Unauthenticated         unauthenticated     no or unknown credentials (401)
+    ├── TooLarge                too_large           the request body is over the limit (413)
+    ├── RequestTimeout          request_timeout     the request body came too slowly (408)
     ├── EmbeddingUnavailable    embedding_unavailable the model could not be loaded (503)
     └── StorageError            storage_error       the database failed (503)
 """
@@ -119,6 +121,20 @@ class Unauthenticated(PrismError):
 
     code = "unauthenticated"
     http_status = 401
+
+
+class TooLarge(PrismError):
+    """The request is larger than the server accepts."""
+
+    code = "too_large"
+    http_status = 413
+
+
+class RequestTimeout(PrismError):
+    """The client did not finish sending its request in time."""
+
+    code = "request_timeout"
+    http_status = 408
 
 
 class EmbeddingUnavailable(PrismError):

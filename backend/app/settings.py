@@ -47,6 +47,32 @@ class Settings(BaseSettings):
     rank_inferred: float = 0.8
     rank_asserted: float = 0.6
     rank_note: float = 0.8
+    recall_preselect_above: int = Field(
+        0, ge=0, description="approximate preselection above this many candidates (0: exact)"
+    )
+    mcp_allow_context_override: bool = Field(
+        False,
+        description="let MCP tool calls narrow persona/surface/specialization per call",
+    )
+    # HTTP API (`prism serve`).
+    host: str = Field("127.0.0.1", description="address `prism serve` binds")
+    port: int = Field(8765, ge=1, le=65535, description="port `prism serve` listens on")
+    max_body_bytes: int = Field(
+        262_144, ge=1_024, le=16_777_216, description="largest request body accepted (413 above)"
+    )
+    http_header_timeout_s: float = Field(
+        10.0, gt=0, description="close a connection whose request headers take longer"
+    )
+    http_body_timeout_s: float = Field(
+        30.0, gt=0, description="answer 408 when a request body takes longer to arrive"
+    )
+    http_keep_alive_s: int = Field(5, ge=1, description="close idle keep-alive connections after")
+    http_max_concurrency: int = Field(
+        128, ge=1, description="connections + in-flight requests before answering 503"
+    )
+    http_shutdown_grace_s: int = Field(
+        30, ge=1, description="on SIGTERM/SIGINT, how long in-flight requests may finish"
+    )
 
     def db_path(self) -> Path:
         return self.db if self.db is not None else default_db_path()

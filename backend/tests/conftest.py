@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -15,6 +17,7 @@ from app.bootstrap import Services, build_services
 from app.domain.ids import new_id, uuid_for
 from app.domain.records import SessionContext
 from app.settings import Settings, load_settings
+from tests.pgtest import TestPostgres
 
 ContextFactory = Callable[..., SessionContext]
 
@@ -24,10 +27,48 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "prism.db"
 
 
-@pytest.fixture(params=["sqlite"])
+PG_STARTED = pytest.StashKey[str]()
+
+
+@pytest.fixture(scope="session")
+def pg_server(pytestconfig: pytest.Config) -> Iterator[TestPostgres]:
+    """The session's PostgreSQL (throwaway, or ``$PRISM_TEST_DATABASE_URL``).
+
+    Where it cannot start the PostgreSQL tests are skipped, except in CI (``CI=true``),
+    where nothing may be skipped on PostgreSQL: they fail.
+    """
+    try:
+        server = TestPostgres.start()
+        pytestconfig.stash[PG_STARTED] = server.describe()
+    except Exception as exc:
+        message = f"PostgreSQL is unavailable: {type(exc).__name__}: {exc}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server: TestPostgres) -> Iterator[str]:
+    """A URL into a fresh, empty schema of the session's PostgreSQL."""
+    schema, url = pg_server.fresh_schema()
+    try:
+        yield url
+    finally:
+        pg_server.drop_schema(schema)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def engine_settings(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Settings]:
     """Settings for a fresh, empty store on each engine."""
-    yield load_settings(db=db_path, embedder="fake")
+    if request.param == "postgres":
+        url = request.getfixturevalue("pg_url")
+        yield load_settings(database_url=url, embedder="fake")
+    else:  # an empty URL overrides a PRISM_DATABASE_URL the developer may have set
+        yield load_settings(db=db_path, embedder="fake", database_url="")
 
 
 @pytest.fixture
@@ -89,3 +130,9 @@ def raw_sql(services: Services, sql: str, params: tuple[object, ...] = ()) -> No
         conn.commit()
     finally:
         conn.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Say which PostgreSQL the session used and how long it took to start."""
+    if PG_STARTED in config.stash:
+        terminalreporter.write_line(config.stash[PG_STARTED])

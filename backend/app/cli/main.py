@@ -20,7 +20,10 @@ from uuid import UUID
 import click
 
 from app.bootstrap import Services, build_services, context_from
-from app.cli import render
+from app.cli import db_cmd, render, rules_cmd, transfer_cmd
+from app.cli.keys_cmd import keys_group
+from app.cli.mcp_cmd import mcp_command
+from app.cli.serve_cmd import serve_command
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
 from app.services.memory_service import memory_dict, state_dict
@@ -72,6 +75,10 @@ def common(func: F) -> F:
         type=click.Path(dir_okay=False, path_type=Path),
         help="SQLite file [env PRISM_DB; default: the user data directory]",
     )
+    @click.option(
+        "--database-url",
+        help="postgresql://... selects the PostgreSQL engine instead [env PRISM_DATABASE_URL]",
+    )
     @click.option("--tenant", help="tenant UUID or slug [env PRISM_TENANT; default: default]")
     @click.option("--project", help="project UUID or slug [env PRISM_PROJECT; default: default]")
     @click.option("--persona", help="who is acting, e.g. donna [env PRISM_PERSONA]")
@@ -83,6 +90,7 @@ def common(func: F) -> F:
     def wrapper(**kwargs: Any) -> None:
         keys = (
             "db",
+            "database_url",
             "tenant",
             "project",
             "persona",
@@ -344,8 +352,35 @@ def audit(
     rt.emit(rt.services.memorules.audit(rt.ctx, flt).to_dict(), render.audit_events)
 
 
+@cli.command()
+@common
+def reindex(rt: Runtime) -> None:
+    """Re-embed memories written with another embedding model (after changing the model)."""
+    from app.services.memory_service import reindex as run_reindex
+
+    services = rt.services
+
+    def progress(done: int) -> None:
+        click.echo(f"re-embedded {done}", err=True)
+
+    count = run_reindex(services.store, services.embedder, progress=progress)
+    rt.emit(
+        {"ok": True, "reindexed": count, "embedding_model": services.embedder.model_id},
+        lambda d: f"re-embedded {d['reindexed']} memories with {d['embedding_model']}",
+    )
+
+
 # Front-door commands live in their own modules; register each here with one line.
 # (keep this block: one `cli.add_command(...)` per command)
+cli.add_command(db_cmd.migrate_command(common))
+cli.add_command(transfer_cmd.dump_command(common))
+cli.add_command(transfer_cmd.import_command(common))
+cli.add_command(mcp_command)
+cli.add_command(serve_command)
+cli.add_command(keys_group)
+cli.add_command(rules_cmd.import_rules(common))
+cli.add_command(rules_cmd.export_rules(common))
+cli.add_command(rules_cmd.export_graph(common))
 
 
 def main() -> None:

@@ -9,18 +9,22 @@ score = confidence_weight × (relevance·w_relevance + matched_keys·w_overlap
 - scope_rank: narrower wins (SPEC-077): global 0, org 1, project 2, persona 3. Notes rank as
   project records.
 - confidence_weight: observed > inferred > asserted; notes take ``note``.
-Ties: newer ``written_at`` first, then the larger (newer) id.
+Ties: newer ``written_at`` first, then the newer (larger) id.
+
+Candidates are columns of numbers (categorical codes), so ranking 100k memories is a few
+numpy passes, not a Python loop.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from app.domain.records import APPLIES_TO_KEYS, Confidence, Scope, SessionContext
+from app.domain.records import APPLIES_TO_KEYS, Confidence, Scope, SessionContext, parse_iso
 
 SCOPE_RANK: dict[str | None, int] = {
     Scope.GLOBAL.value: 0,
@@ -29,6 +33,18 @@ SCOPE_RANK: dict[str | None, int] = {
     None: 2,
     Scope.PERSONA.value: 3,
 }
+CONFIDENCE_CODE: dict[str | None, int] = {
+    Confidence.OBSERVED.value: 0,
+    Confidence.INFERRED.value: 1,
+    Confidence.ASSERTED.value: 2,
+    None: 3,
+}
+NONE = -1  # code of "the rule names no value for this key"
+ABSENT = -2  # code of a context value no candidate names
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -44,14 +60,8 @@ class RankingWeights:
     asserted: float = 0.6
     note: float = 0.8
 
-    def confidence_weight(self, confidence: str | None) -> float:
-        if confidence == Confidence.OBSERVED.value:
-            return self.observed
-        if confidence == Confidence.INFERRED.value:
-            return self.inferred
-        if confidence == Confidence.ASSERTED.value:
-            return self.asserted
-        return self.note
+    def by_confidence_code(self) -> FloatArray:
+        return np.array([self.observed, self.inferred, self.asserted, self.note])
 
     def to_dict(self) -> dict[str, float]:
         return dict(self.__dict__)
@@ -62,31 +72,80 @@ def normalise_key(value: str | None) -> str | None:
     return value.strip().lower() if value else None
 
 
+def encode(values: Sequence[str | None], vocab: dict[str, int]) -> IntArray:
+    """Categorical codes of ``values`` (``NONE`` for None), growing ``vocab`` as needed."""
+    out = np.empty(len(values), dtype=np.int64)
+    for i, v in enumerate(values):
+        out[i] = NONE if v is None else vocab.setdefault(v, len(vocab))
+    return out
+
+
+def tiebreak_of(memory_id: str) -> int:
+    """A sortable integer from a UUIDv7 string's first 60 bits (time, then counter)."""
+    return int(memory_id.replace("-", "")[:15], 16)
+
+
+def micros_of(written_at: str) -> int:
+    ts = parse_iso(written_at)
+    return int(ts.timestamp()) * 1_000_000 + ts.microsecond
+
+
 @dataclass
 class Candidates:
-    """Recall candidates as columns, as a store returns them."""
+    """Recall candidates as columns. ``selected`` marks the rows the filters kept."""
 
-    memory_ids: list[str] = field(default_factory=list)
-    is_memorule: list[bool] = field(default_factory=list)
-    scopes: list[str | None] = field(default_factory=list)
-    persona: list[str | None] = field(default_factory=list)
-    surface: list[str | None] = field(default_factory=list)
-    specialization: list[str | None] = field(default_factory=list)
-    confidences: list[str | None] = field(default_factory=list)
-    written_at: list[str] = field(default_factory=list)
+    ids: npt.NDArray[np.object_] = field(default_factory=lambda: np.empty(0, dtype=object))
+    is_memorule: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    scope_rank: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    confidence: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    written_us: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    tiebreak: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    keys: dict[str, IntArray] = field(default_factory=dict)
+    vocab: dict[str, dict[str, int]] = field(default_factory=dict)
     matrix: npt.NDArray[np.float32] = field(
         default_factory=lambda: np.zeros((0, 0), dtype=np.float32)
     )
+    selected: BoolArray | None = None
+    coarse: npt.NDArray[np.float32] | None = None  # matrix @ projection, for preselection
+    projection: npt.NDArray[np.float32] | None = None
 
     def __len__(self) -> int:
-        return len(self.memory_ids)
+        return int(self.selected.sum()) if self.selected is not None else len(self.ids)
+
+    @classmethod
+    def from_rows(
+        cls,
+        ids: Sequence[str],
+        is_memorule: Sequence[bool],
+        scopes: Sequence[str | None],
+        applies: dict[str, Sequence[str | None]],
+        confidences: Sequence[str | None],
+        written_at: Sequence[str],
+        matrix: npt.NDArray[np.float32],
+    ) -> Candidates:
+        """Build columns from plain row values (applies_to values already normalised)."""
+        vocab: dict[str, dict[str, int]] = {k: {} for k in APPLIES_TO_KEYS}
+        return cls(
+            ids=np.asarray(list(ids), dtype=object),
+            is_memorule=np.asarray(list(is_memorule), dtype=bool),
+            scope_rank=np.fromiter((SCOPE_RANK.get(s, 2) for s in scopes), np.int64, len(ids)),
+            confidence=np.fromiter(
+                (CONFIDENCE_CODE.get(c, 3) for c in confidences), np.int64, len(ids)
+            ),
+            written_us=np.fromiter((micros_of(w) for w in written_at), np.int64, len(ids)),
+            tiebreak=np.fromiter((tiebreak_of(i) for i in ids), np.int64, len(ids)),
+            keys={k: encode(applies[k], vocab[k]) for k in APPLIES_TO_KEYS},
+            vocab=vocab,
+            matrix=matrix,
+        )
 
 
 @dataclass(frozen=True)
 class Ranked:
-    """One candidate's place: its index in the candidates, score and reasons."""
+    """One candidate's place: its row in the candidates, score and reasons."""
 
     index: int
+    memory_id: str
     score: float
     applicable: bool
     why: dict[str, Any]
@@ -99,134 +158,146 @@ def rank(
     weights: RankingWeights,
     top_k: int,
     include_inapplicable: bool = False,
+    preselect_above: int = 0,
 ) -> list[Ranked]:
     """Order candidates for a context and return the best ``top_k``.
 
     Args:
-        candidates: visible candidates (the store already applied tenant, visibility and
-            filters).
+        candidates: visible candidates (the store already applied tenant and visibility).
         context: the session context the rules are matched against.
         query_vector: the unit query vector, or None for an empty query.
         weights: the ranking weights.
         top_k: how many to return.
         include_inapplicable: also return rules that conflict with the context, after all
             applicable ones, marked ``applicable: False``.
+        preselect_above: above this many candidates, preselect on the 64-d sketch and
+            rescore exactly (approximate); 0 scores every candidate exactly.
 
     Returns:
         At most ``top_k`` ranked entries, best first.
     """
-    n = len(candidates)
+    n = len(candidates.ids)
     if n == 0:
         return []
-    if query_vector is not None and candidates.matrix.shape[0] == n:
-        relevance = np.clip(candidates.matrix @ query_vector, 0.0, 1.0).astype(np.float64)
-    else:
-        relevance = np.zeros(n)
-    is_rule = np.asarray(candidates.is_memorule, dtype=bool)
     matches = np.zeros(n)
     conflicts = np.zeros(n, dtype=bool)
-    columns = {k: np.asarray(getattr(candidates, k), dtype=object) for k in APPLIES_TO_KEYS}
     for key in APPLIES_TO_KEYS:
         wanted = normalise_key(context.value(key))
-        if wanted is None:
+        if wanted is None or key not in candidates.keys:
             continue
-        col = columns[key]
-        named = np.fromiter((v is not None for v in col), bool, n)
-        same = np.equal(col, wanted)
-        matches += same & is_rule
-        conflicts |= named & ~same & is_rule
-    scope_rank = np.fromiter((SCOPE_RANK.get(s, 2) for s in candidates.scopes), float, n)
-    conf_w = np.fromiter(
-        (
-            weights.confidence_weight(c) if r else weights.note
-            for c, r in zip(candidates.confidences, candidates.is_memorule, strict=True)
-        ),
-        float,
-        n,
-    )
-    raw = (
-        weights.relevance * relevance
-        + weights.overlap * matches
-        + weights.scope * scope_rank
-        + weights.prior
-    )
-    score = conf_w * raw
+        col = candidates.keys[key]
+        same = col == candidates.vocab[key].get(wanted, ABSENT)
+        matches += same
+        conflicts |= (col != NONE) & ~same
+    matches *= candidates.is_memorule
+    conflicts &= candidates.is_memorule
+    conf_w = weights.by_confidence_code()[candidates.confidence]
+    rest = weights.overlap * matches + weights.scope * candidates.scope_rank + weights.prior
     applicable = ~conflicts
-    keep = np.arange(n) if include_inapplicable else np.flatnonzero(applicable)
-    if keep.size == 0:
+    keep = applicable.copy() if not include_inapplicable else np.ones(n, dtype=bool)
+    if candidates.selected is not None:
+        keep &= candidates.selected
+    idx = np.flatnonzero(keep)
+    if idx.size == 0:
         return []
-    written = np.asarray(candidates.written_at, dtype=object)[keep]
-    ids = np.asarray(candidates.memory_ids, dtype=object)[keep]
-    # lexsort: last key is primary. Applicable first, score desc, newer first, larger id first.
+    idx, relevance = _relevance(
+        candidates, query_vector, idx, conf_w, rest, applicable, weights, top_k, preselect_above
+    )
+    score_idx = conf_w[idx] * (weights.relevance * relevance + rest[idx])
+    rounded = np.round(score_idx, 9)
+    primary = rounded + applicable[idx] * 1e6
+    if idx.size > top_k:
+        kth = np.partition(primary, idx.size - top_k)[idx.size - top_k]
+        close = primary >= kth
+        idx, rounded, relevance, score_idx = (
+            idx[close],
+            rounded[close],
+            relevance[close],
+            score_idx[close],
+        )
     order = np.lexsort(
         (
-            _desc_text(ids),
-            _desc_text(written),
-            -np.round(score[keep], 12),
-            (~applicable[keep]).astype(int),
+            -candidates.tiebreak[idx],
+            -candidates.written_us[idx],
+            -rounded,
+            (~applicable[idx]).astype(np.int64),
         )
     )[:top_k]
     out = []
     for pos in order:
-        i = int(keep[pos])
+        i = int(idx[pos])
+        matched, conflicting = _keys_of(candidates, context, i)
+        score = float(score_idx[pos])
         out.append(
             Ranked(
                 index=i,
-                score=float(score[i]),
+                memory_id=str(candidates.ids[i]),
+                score=score,
                 applicable=bool(applicable[i]),
-                why=_why(
-                    candidates,
-                    context,
-                    i,
-                    relevance[i],
-                    matches[i],
-                    scope_rank[i],
-                    conf_w[i],
-                    score[i],
-                    weights,
-                ),
+                why={
+                    "relevance": round(float(relevance[pos]), 6),
+                    "matched": matched,
+                    "conflicts": conflicting,
+                    "overlap": round(weights.overlap * float(matches[i]), 6),
+                    "scope": _SCOPE_NAME[int(candidates.scope_rank[i])],
+                    "scope_bonus": round(weights.scope * float(candidates.scope_rank[i]), 6),
+                    "prior": weights.prior,
+                    "confidence": _CONFIDENCE_NAME[int(candidates.confidence[i])],
+                    "confidence_weight": float(conf_w[i]),
+                    "score": round(score, 6),
+                },
             )
         )
     return out
 
 
-def _desc_text(values: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-    """Sort keys that order text descending (lexsort sorts ascending)."""
-    uniq = sorted(set(values.tolist()))
-    pos = {v: i for i, v in enumerate(uniq)}
-    return -np.fromiter((pos[v] for v in values.tolist()), np.int64, len(values))
+PRESELECT_MIN = 4096  # below this many vectors a cache keeps no sketch
 
 
-def _why(
+def _relevance(
     c: Candidates,
-    context: SessionContext,
-    i: int,
-    relevance: float,
-    matches: float,
-    scope_rank: float,
-    conf_w: float,
-    score: float,
-    w: RankingWeights,
-) -> dict[str, Any]:
+    q: npt.NDArray[np.float32] | None,
+    idx: IntArray,
+    conf_w: FloatArray,
+    rest: FloatArray,
+    applicable: BoolArray,
+    weights: RankingWeights,
+    top_k: int,
+    preselect_above: int,
+) -> tuple[IntArray, FloatArray]:
+    """Exact relevance for the rows worth scoring.
+
+    Large candidate sets are first scored on a low-dimensional projection of the vectors
+    (``coarse``); only the best ``max(256, 16·top_k)`` by that approximate score are
+    rescored exactly. Small sets are scored exactly throughout.
+    """
+    m = c.matrix
+    if q is None or m.shape[0] != len(c.ids) or m.shape[1] != q.shape[0]:
+        return idx, np.zeros(idx.size)
+    preselect = 0 < preselect_above < idx.size
+    if preselect and c.coarse is not None and c.projection is not None:
+        approx = np.clip(c.coarse @ (q @ c.projection), 0.0, 1.0)[idx]
+        guess = conf_w[idx] * (weights.relevance * approx + rest[idx]) + applicable[idx] * 1e6
+        keep = max(256, 16 * top_k)
+        if idx.size > keep:
+            idx = idx[np.argpartition(-guess, keep)[:keep]]
+    exact = (m @ q)[idx] if idx.size * 2 > m.shape[0] else m[idx] @ q
+    return idx, np.clip(exact, 0.0, 1.0).astype(np.float64)
+
+
+_SCOPE_NAME = {0: "global", 1: "org", 2: "project", 3: "persona"}
+_CONFIDENCE_NAME: dict[int, str | None] = {0: "observed", 1: "inferred", 2: "asserted", 3: None}
+
+
+def _keys_of(c: Candidates, context: SessionContext, i: int) -> tuple[list[str], list[str]]:
     matched: list[str] = []
     conflicting: list[str] = []
-    if c.is_memorule[i]:
-        for key in APPLIES_TO_KEYS:
-            wanted = normalise_key(context.value(key))
-            have = getattr(c, key)[i]
-            if wanted is None or have is None:
-                continue
-            (matched if have == wanted else conflicting).append(key)
-    scope = c.scopes[i] or Scope.PROJECT.value
-    return {
-        "relevance": round(relevance, 6),
-        "matched": matched,
-        "conflicts": conflicting,
-        "overlap": round(w.overlap * matches, 6),
-        "scope": scope if c.is_memorule[i] else "project",
-        "scope_bonus": round(w.scope * scope_rank, 6),
-        "prior": w.prior,
-        "confidence": c.confidences[i] if c.is_memorule[i] else None,
-        "confidence_weight": conf_w,
-        "score": round(score, 6),
-    }
+    if not c.is_memorule[i]:
+        return matched, conflicting
+    for key in APPLIES_TO_KEYS:
+        wanted = normalise_key(context.value(key))
+        have = int(c.keys[key][i]) if key in c.keys else NONE
+        if wanted is None or have == NONE:
+            continue
+        (matched if have == c.vocab[key].get(wanted, ABSENT) else conflicting).append(key)
+    return matched, conflicting

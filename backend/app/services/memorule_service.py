@@ -14,7 +14,7 @@ import numpy as np
 
 from app.domain import audit as chain
 from app.domain.ids import new_id
-from app.domain.ranking import normalise_key
+from app.domain.ranking import ABSENT, NONE, Candidates, normalise_key
 from app.domain.records import (
     APPLIES_TO_KEYS,
     AppliesTo,
@@ -188,16 +188,20 @@ class MemoruleService:
         if not len(cands) or cands.matrix.shape[1] != vector.shape[0]:
             return []
         sims = cands.matrix @ vector
+        hit = sims >= self.near_duplicate_threshold
+        if cands.selected is not None:
+            hit &= cands.selected
         out = []
-        for i in np.flatnonzero(sims >= self.near_duplicate_threshold):
-            if exclude is not None and cands.memory_ids[i] == str(exclude):
+        for i in np.flatnonzero(hit):
+            memorule_id = str(cands.ids[i])
+            if exclude is not None and memorule_id == str(exclude):
                 continue
             if not _compatible(write.applies_to, cands, int(i)):
                 continue
             out.append(
                 {
                     "code": "near_duplicate",
-                    "memorule_id": cands.memory_ids[i],
+                    "memorule_id": memorule_id,
                     "similarity": round(float(sims[i]), 4),
                 }
             )
@@ -233,11 +237,12 @@ class MemoruleService:
         return chain.verify(self.store.audit_chain(ctx.tenant_id))
 
 
-def _compatible(applies_to: AppliesTo, cands: Any, i: int) -> bool:
+def _compatible(applies_to: AppliesTo, cands: Candidates, i: int) -> bool:
+    """No applies_to key names a value the other rule contradicts."""
     for key in APPLIES_TO_KEYS:
         mine = normalise_key(getattr(applies_to, key))
-        theirs = getattr(cands, key)[i]
-        if mine is not None and theirs is not None and mine != theirs:
+        theirs = int(cands.keys[key][i]) if key in cands.keys else NONE
+        if mine is not None and theirs != NONE and cands.vocab[key].get(mine, ABSENT) != theirs:
             return False
     return True
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -81,6 +81,8 @@ class MemoryService:
         embedder: the embedding model (loaded on first use).
         memorules: the memorule service writes of ``kind='memorule'`` route to.
         weights: recall ranking weights.
+        preselect_above: candidate count above which recall preselects approximately
+            (0: always exact).
     """
 
     def __init__(
@@ -89,8 +91,10 @@ class MemoryService:
         embedder: Embedder,
         memorules: MemoruleService,
         weights: RankingWeights | None = None,
+        preselect_above: int = 0,
     ) -> None:
         self.store = store
+        self.preselect_above = preselect_above
         self.embedder = embedder
         self.memorules = memorules
         self.weights = weights or RankingWeights()
@@ -377,16 +381,129 @@ class MemoryService:
         )
         cands = self.store.candidates(ctx.tenant_id, flt, self.embedder.model_id)
         qvec = self.embedder.embed([q.query])[0] if q.query.strip() and len(cands) else None
-        ranked = rank(cands, ctx, qvec, self.weights, q.top_k, q.include_inapplicable)
-        found = self.store.get_many(
-            ctx.tenant_id, [UUID(cands.memory_ids[r.index]) for r in ranked]
+        ranked = rank(
+            cands, ctx, qvec, self.weights, q.top_k, q.include_inapplicable, self.preselect_above
         )
+        found = self.store.get_many(ctx.tenant_id, [UUID(r.memory_id) for r in ranked])
         matches = []
         for r in ranked:
-            pair = found.get(UUID(cands.memory_ids[r.index]))
+            pair = found.get(UUID(r.memory_id))
             if pair is not None:
                 matches.append(RecallMatch(pair[0], pair[1], r.score, r.why, r.applicable))
         return RecallResult(matches, self.embedder.model_id, len(cands))
+
+    # -- bulk import -------------------------------------------------------------------
+
+    def remember_many(
+        self, ctx: SessionContext, raws: Sequence[Mapping[str, Any]], chunk: int = 256
+    ) -> list[WriteResult]:
+        """Bulk ``prism_remember``: validate every item, embed in batches, write by chunks.
+
+        Each item becomes the same memory, state and audit event as :meth:`remember` would
+        write. Differences: near-duplicate warnings compare an item with the store as it
+        was before the item's chunk (not with earlier items of the same chunk), and an
+        ``idempotency_key`` is refused (retried writes go through :meth:`remember`).
+
+        Args:
+            ctx: the session context every item is written in.
+            raws: the requests, as for :meth:`remember`.
+            chunk: items per embedding batch and per transaction.
+
+        Returns:
+            One result per item, in order.
+
+        Raises:
+            InvalidInput: every field error of every item (fields prefixed ``items[i].``);
+                nothing is written.
+            NearDuplicate: a strict item found a near duplicate; its chunk and later ones
+                are not written.
+        """
+        writes: list[NoteWrite | MemoruleWrite] = []
+        errors: list[FieldError] = []
+        for i, raw in enumerate(raws):
+            try:
+                write = validation.validate_remember(raw)
+            except InvalidInput as exc:
+                errors.extend(
+                    FieldError(f"items[{i}].{e.field}", e.code, e.message, e.details)
+                    for e in exc.errors
+                )
+                continue
+            if write.idempotency_key is not None:
+                errors.append(
+                    FieldError(
+                        f"items[{i}].idempotency_key",
+                        "not_allowed",
+                        "bulk writes take no idempotency key; retry a single write instead",
+                    )
+                )
+            writes.append(write)
+        if errors:
+            raise InvalidInput(errors)
+        results: list[WriteResult] = []
+        for start in range(0, len(writes), max(1, chunk)):
+            part = writes[start : start + max(1, chunk)]
+            vectors = self.embedder.embed([_text(w.subject, w.body) for w in part])
+            merged = WriteBatch(tenant_id=ctx.tenant_id)
+            for write, vector in zip(part, vectors, strict=True):
+                warnings: list[dict[str, Any]] = []
+                audit_id: UUID | None = None
+                if isinstance(write, MemoruleWrite):
+                    batch, memory, state, audit, warnings = self.memorules.build_create(
+                        ctx, write, vector
+                    )
+                    audit_id = audit.id
+                else:
+                    batch, memory, state = self._build_note(ctx, write, vector)
+                merged.new_memories.extend(batch.new_memories)
+                merged.states.extend(batch.states)
+                merged.status_changes.extend(batch.status_changes)
+                merged.audits.extend(batch.audits)
+                merged.expected_versions.update(batch.expected_versions)
+                results.append(
+                    WriteResult(
+                        memory.id,
+                        state.id,
+                        1,
+                        memory.kind,
+                        state.written_at,
+                        audit_id,
+                        tuple(warnings),
+                    )
+                )
+            self.store.write(merged)
+        return results
+
+
+def reindex(
+    store: TriGraphStore,
+    embedder: Embedder,
+    batch: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Re-embed every memory whose vector another model made (after a model change).
+
+    Args:
+        store: the engine.
+        embedder: the model now in force.
+        batch: texts embedded per call.
+        progress: called with the running count after each batch.
+
+    Returns:
+        How many memories were re-embedded.
+    """
+    done = 0
+    while stale := store.stale_vectors(embedder.model_id, batch):
+        vectors = embedder.embed([text for _, _, text in stale])
+        by_tenant: dict[UUID, list[tuple[UUID, Any]]] = {}
+        for (tenant_id, memory_id, _), vector in zip(stale, vectors, strict=True):
+            by_tenant.setdefault(tenant_id, []).append((memory_id, vector))
+        for tenant_id, items in by_tenant.items():
+            store.set_vectors(tenant_id, items, embedder.model_id)
+        done += len(stale)
+        if progress is not None:
+            progress(done)
+    return done
 
 
 def _text(subject: str | None, body: str) -> str:

@@ -1,18 +1,20 @@
 """The TriGraph storage port: what services need from an engine.
 
 The graph (SPEC-020): ``(:Memory)-[:HAS_STATE]->(:MemoryState)`` and ``(:MemoruleAudit)``.
-Adapters: :mod:`app.trigraph.sqlite` (embedded default) and, later, PostgreSQL. Every
-adapter passes the same contract suite (``tests/test_trigraph_contract.py``).
+Adapters: :mod:`app.trigraph.sqlite` (embedded default) and :mod:`app.trigraph.postgres`
+(PostgreSQL with pgvector). Every adapter passes the same contract suites: the service and
+storage tests run parametrised over both engines (the ``engine_settings`` fixture).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
 
+from app.domain.access import ApiKey
 from app.domain.ranking import Candidates
 from app.domain.records import (
     AuditDraft,
@@ -102,6 +104,34 @@ class AuditFilter:
     limit: int = 50
 
 
+@dataclass(frozen=True)
+class MemoryDump:
+    """One stored memory, whole: the node, every state (version 1 first), the current vector.
+
+    ``vector_model`` names the model that embedded ``vector`` (None with no vector).
+    """
+
+    memory: Memory
+    states: list[MemoryState]
+    vector: Vector | None
+    vector_model: str | None
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """A stored idempotency claim with its tenant and time (what a dump carries)."""
+
+    tenant_id: UUID
+    key: str
+    request_hash: str
+    result: dict[str, Any]
+    created_at: datetime
+
+
+DumpItem = MemoryDump | MemoruleAudit | IdempotencyRecord
+"""What ``dump`` yields and ``load`` takes: audit events are chained rows, copied verbatim."""
+
+
 class TriGraphStore(Protocol):
     """A storage engine holding the TriGraph for many tenants."""
 
@@ -166,5 +196,93 @@ class TriGraphStore(Protocol):
         ...
 
     def stats(self, tenant_id: UUID) -> dict[str, int]:
-        """Counts: memories, states, audit events, stale vectors."""
+        """Counts: memories, states, audit events."""
+        ...
+
+    def stale_vectors(self, model: str, limit: int) -> list[tuple[UUID, UUID, str]]:
+        """Up to ``limit`` memories (any tenant) whose vector was made by another model.
+
+        Returns:
+            ``(tenant_id, memory_id, text)`` with the current state's subject and body.
+        """
+        ...
+
+    def set_vectors(self, tenant_id: UUID, vectors: list[tuple[UUID, Vector]], model: str) -> None:
+        """Replace memories' current vectors (``prism reindex``); recall caches see it."""
+        ...
+
+    def dump(self, tenant_id: UUID | None = None) -> Iterator[DumpItem]:
+        """Everything stored for one tenant (or all), exactly as stored.
+
+        Tenants in id order; per tenant: its memories by id (each with its states and
+        current vector), then its audit chain by ``seq``, then its idempotency claims by key.
+
+        Raises:
+            StorageError: the engine failed.
+        """
+        ...
+
+    def load(self, items: Iterable[DumpItem]) -> dict[str, int]:
+        """Insert dumped records verbatim (audit rows keep their seq and hashes), all or none.
+
+        A memory must come before the audit events that name it (``dump`` order).
+
+        Returns:
+            Counts loaded: memories, states, audit_events, idempotency.
+
+        Raises:
+            Conflict: a tenant in ``items`` already has data in this store.
+            StorageError: the engine failed, or an item breaks a key (e.g. an audit event
+                before its memory).
+        """
+        ...
+
+
+class ApiKeyStore(Protocol):
+    """Where HTTP API keys live, on the same engine as the TriGraph.
+
+    Secrets are never stored, only their SHA-256 (:func:`app.domain.access.hash_secret`).
+    """
+
+    def ready(self) -> bool:
+        """True when the engine answers and its schema is fully migrated (keys included).
+
+        Never raises: an unreachable or unmigrated engine is simply not ready.
+        """
+        ...
+
+    def add_key(self, key: ApiKey, secret_hash: str) -> None:
+        """Store a new key.
+
+        Raises:
+            Conflict: the key id or the secret hash is already stored.
+            StorageError: the engine failed (e.g. it is not migrated).
+        """
+        ...
+
+    def key_by_hash(self, secret_hash: str) -> ApiKey | None:
+        """The key whose secret hashes to ``secret_hash`` (revoked ones too), by index.
+
+        Raises:
+            StorageError: the engine failed.
+        """
+        ...
+
+    def keys(self, tenant_id: UUID | None = None) -> list[ApiKey]:
+        """Every key (of one tenant, or of all), oldest first, revoked ones included.
+
+        Raises:
+            StorageError: the engine failed.
+        """
+        ...
+
+    def revoke_key(self, key_id: str, when: datetime) -> ApiKey | None:
+        """Mark a key revoked at ``when`` (a key already revoked keeps its first time).
+
+        Returns:
+            The key as stored afterwards, or None when no key has that id.
+
+        Raises:
+            StorageError: the engine failed.
+        """
         ...

@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,10 +39,12 @@ from app.errors import Conflict, IdempotencyConflict, NotFound, StorageError
 from app.trigraph.port import (
     AuditFilter,
     CandidateFilter,
+    DumpItem,
     IdempotencyClaim,
     WriteBatch,
     WriteOutcome,
 )
+from app.trigraph.recall_cache import IndexRow, ProjectCache
 from app.trigraph.sqlite_schema import MIGRATIONS
 
 T = TypeVar("T")
@@ -66,14 +68,17 @@ class SQLiteStore:
         path: the database file; its folder is created if missing.
         synchronous: ``NORMAL`` (default; survives process crashes) or ``FULL`` (also power
             loss, slower).
+        cache_entries: how many projects' recall candidates to keep in memory.
     """
 
-    def __init__(self, path: Path, synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: Path, synchronous: str = "NORMAL", cache_entries: int = 8) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._guard = threading.Lock()
+        self._caches: dict[tuple[str, str, str], ProjectCache] = {}
+        self.cache_entries = cache_entries
 
     # -- connections -------------------------------------------------------------------
 
@@ -92,12 +97,20 @@ class SQLiteStore:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self._local.conn = conn
             with self._guard:
-                self._all.append(conn)
+                # Worker pools (uvicorn's, anyio's) retire idle threads: close what they
+                # left behind, or every retired thread leaks a connection and its files.
+                kept = [(threading.current_thread(), conn)]
+                for thread, old in self._all:
+                    if thread.is_alive():
+                        kept.append((thread, old))
+                    else:
+                        old.close()
+                self._all = kept
         return conn
 
     def close(self) -> None:
         with self._guard:
-            for conn in self._all:
+            for _, conn in self._all:
                 conn.close()
             self._all.clear()
         self._local = threading.local()
@@ -165,6 +178,11 @@ class SQLiteStore:
                         key=claim.key,
                     )
                 return WriteOutcome([], IdempotencyClaim(claim.key, row[0], json.loads(row[1])))
+        clock = conn.execute(
+            "INSERT INTO tenant_clock VALUES (?, 1) ON CONFLICT (tenant_id) "
+            "DO UPDATE SET n = n + 1 RETURNING n",
+            (t,),
+        ).fetchone()[0]
         for memory_id, expected in batch.expected_versions.items():
             row = conn.execute(
                 "SELECT current_version FROM memory WHERE tenant_id = ? AND id = ?",
@@ -194,7 +212,7 @@ class SQLiteStore:
                 ),
             )
         for sw in batch.states:
-            self._insert_state(conn, t, sw.state, sw.vector)
+            self._insert_state(conn, t, sw.state, sw.vector, clock)
         for memory_id, status in batch.status_changes:
             cur = conn.execute(
                 "UPDATE memory SET status = ? WHERE tenant_id = ? AND id = ?",
@@ -203,8 +221,9 @@ class SQLiteStore:
             if cur.rowcount != 1:
                 raise NotFound(f"no memory {memory_id}", id=str(memory_id))
             conn.execute(
-                "UPDATE recall_index SET active = ? WHERE tenant_id = ? AND memory_id = ?",
-                (int(status is Status.ACTIVE), t, str(memory_id)),
+                "UPDATE recall_index SET active = ?, clock = ? "
+                "WHERE tenant_id = ? AND memory_id = ?",
+                (int(status is Status.ACTIVE), clock, t, str(memory_id)),
             )
         audits = []
         if batch.audits:
@@ -254,7 +273,7 @@ class SQLiteStore:
         return WriteOutcome(audits)
 
     def _insert_state(
-        self, conn: sqlite3.Connection, t: str, s: MemoryState, vector: Vector | None
+        self, conn: sqlite3.Connection, t: str, s: MemoryState, vector: Vector | None, clock: int
     ) -> None:
         mem = conn.execute(
             "SELECT project_id, kind, namespace, status, current_version FROM memory "
@@ -305,9 +324,9 @@ class SQLiteStore:
         if vector is None:
             cur = conn.execute(
                 "UPDATE recall_index SET memorule_kind = ?, confidence = ?, scope = ?, "
-                "a_persona = ?, a_surface = ?, a_specialization = ?, written_at = ? "
+                "a_persona = ?, a_surface = ?, a_specialization = ?, written_at = ?, clock = ? "
                 "WHERE tenant_id = ? AND memory_id = ?",
-                (*index, t, str(s.memory_id)),
+                (*index, clock, t, str(s.memory_id)),
             )
             if cur.rowcount != 1:
                 raise StorageError(f"memory {s.memory_id} has no vector to keep")
@@ -316,13 +335,14 @@ class SQLiteStore:
         conn.execute(
             "INSERT INTO recall_index (tenant_id, project_id, memory_id, active, kind, namespace, "
             "memorule_kind, confidence, scope, a_persona, a_surface, a_specialization, "
-            "written_at, model, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "written_at, model, clock, vector) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (tenant_id, memory_id) DO UPDATE SET "
             "memorule_kind = excluded.memorule_kind, "
             "confidence = excluded.confidence, scope = excluded.scope, "
             "a_persona = excluded.a_persona, a_surface = excluded.a_surface, "
             "a_specialization = excluded.a_specialization, written_at = excluded.written_at, "
-            "model = excluded.model, vector = excluded.vector",
+            "model = excluded.model, clock = excluded.clock, vector = excluded.vector",
             (
                 t,
                 project_id,
@@ -332,6 +352,7 @@ class SQLiteStore:
                 namespace,
                 *index,
                 s.embedding_model,
+                clock,
                 blob,
             ),
         )
@@ -401,57 +422,69 @@ class SQLiteStore:
         return np.frombuffer(row[0], dtype=np.float32).copy() if row else None
 
     def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-        where = [
-            "tenant_id = ?",
-            "active = 1",
-            "((project_id = ? AND (scope IS NULL OR scope = 'project' "
-            "OR (scope = 'persona' AND a_persona = ?))) OR scope IN ('global', 'org'))",
-        ]
-        args: list[Any] = [str(tenant_id), str(flt.project_id), normalise_key(flt.persona)]
-        if flt.memorules_only:
-            where.append("kind = 'memorule'")
-        if flt.namespace is not None:
-            where.append("namespace = ?")
-            args.append(flt.namespace)
-        if flt.memorule_kinds:
-            where.append(f"memorule_kind IN ({','.join('?' * len(flt.memorule_kinds))})")
-            args.extend(k.value for k in flt.memorule_kinds)
-        if flt.confidences:
-            where.append(f"confidence IN ({','.join('?' * len(flt.confidences))})")
-            args.extend(c.value for c in flt.confidences)
-        for key, value in flt.exclude_conflicts.items():
-            where.append(f"(a_{key} IS NULL OR a_{key} = ?)")
-            args.append(value)
-        rows = (
-            self._conn()
-            .execute(
-                "SELECT memory_id, kind, scope, a_persona, a_surface, a_specialization, "
-                "confidence, written_at, model, vector FROM recall_index WHERE "
-                + " AND ".join(where),
-                args,
-            )
-            .fetchall()
+        cache = self._cache(str(tenant_id), str(flt.project_id), model)
+        with cache.lock:
+            conn = self._conn()
+            conn.execute("BEGIN")
+            try:
+                row = conn.execute(
+                    "SELECT n FROM tenant_clock WHERE tenant_id = ?", (str(tenant_id),)
+                ).fetchone()
+                clock = int(row[0]) if row else 0
+                if cache.needs_rebuild:
+                    cache = self._cache(str(tenant_id), str(flt.project_id), model, fresh=True)
+                if cache.clock != clock:
+                    cache.apply(self._changed_rows(conn, tenant_id, cache, model), clock)
+            finally:
+                conn.execute("COMMIT")
+            return cache.snapshot(flt)
+
+    def _cache(self, tenant: str, project: str, model: str, fresh: bool = False) -> ProjectCache:
+        key = (tenant, project, model)
+        with self._guard:
+            cache = self._caches.pop(key, None)
+            if cache is None or fresh:
+                cache = ProjectCache(project)
+            self._caches[key] = cache  # most recently used last
+            while len(self._caches) > self.cache_entries:
+                self._caches.pop(next(iter(self._caches)))
+            return cache
+
+    def _changed_rows(
+        self, conn: sqlite3.Connection, tenant_id: UUID, cache: ProjectCache, model: str
+    ) -> Iterator[IndexRow]:
+        cols = (
+            "memory_id, project_id, active, kind, namespace, memorule_kind, confidence, scope, "
+            "a_persona, a_surface, a_specialization, written_at, model, vector"
         )
-        c = Candidates()
-        blobs = []
-        dim = 0
-        for r in rows:
-            c.memory_ids.append(r[0])
-            c.is_memorule.append(r[1] == Kind.MEMORULE.value)
-            c.scopes.append(r[2])
-            c.persona.append(r[3])
-            c.surface.append(r[4])
-            c.specialization.append(r[5])
-            c.confidences.append(r[6])
-            c.written_at.append(r[7])
-            blobs.append(r[9] if r[8] == model else None)
-            if r[8] == model:
-                dim = len(r[9]) // 4
-        if rows and dim:
-            zero = bytes(dim * 4)
-            raw = b"".join(b if b is not None else zero for b in blobs)
-            c.matrix = np.frombuffer(raw, dtype=np.float32).reshape(len(rows), dim)
-        return c
+        if cache.clock < 0:  # first load: only what the project can see, by index
+            cur = conn.execute(
+                f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND project_id = ? "
+                f"UNION ALL SELECT {cols} FROM recall_index WHERE tenant_id = ? "
+                "AND scope IN ('global', 'org') AND project_id != ?",
+                (str(tenant_id), cache.project_id, str(tenant_id), cache.project_id),
+            )
+        else:
+            cur = conn.execute(
+                f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND clock > ?",
+                (str(tenant_id), cache.clock),
+            )
+        for r in cur:
+            yield IndexRow(
+                memory_id=r[0],
+                project_id=r[1],
+                active=bool(r[2]),
+                is_memorule=r[3] == Kind.MEMORULE.value,
+                namespace=r[4],
+                memorule_kind=r[5],
+                confidence=r[6],
+                scope=r[7],
+                persona=r[8],
+                surface=r[9],
+                specialization=r[10],
+                written_at=r[11],
+                vector=r[13] if r[12] == model else None,
+            )
 
     def audit_events(self, tenant_id: UUID, flt: AuditFilter) -> list[MemoruleAudit]:
         where: list[str] = ["tenant_id = ?"]
@@ -515,6 +548,51 @@ class SQLiteStore:
             "states": count("SELECT count(*) FROM memory_state WHERE tenant_id = ?"),
             "audit_events": count("SELECT count(*) FROM memorule_audit WHERE tenant_id = ?"),
         }
+
+    def stale_vectors(self, model: str, limit: int) -> list[tuple[UUID, UUID, str]]:
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT r.tenant_id, r.memory_id, s.subject, s.body FROM recall_index r "
+                "JOIN memory m ON m.tenant_id = r.tenant_id AND m.id = r.memory_id "
+                "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
+                "AND s.version = m.current_version WHERE r.model != ? LIMIT ?",
+                (model, limit),
+            )
+            .fetchall()
+        )
+        return [(UUID(r[0]), UUID(r[1]), f"{r[2]}\n{r[3]}" if r[2] else r[3]) for r in rows]
+
+    def set_vectors(self, tenant_id: UUID, vectors: list[tuple[UUID, Vector]], model: str) -> None:
+        def run(conn: sqlite3.Connection) -> None:
+            t = str(tenant_id)
+            clock = conn.execute(
+                "INSERT INTO tenant_clock VALUES (?, 1) ON CONFLICT (tenant_id) "
+                "DO UPDATE SET n = n + 1 RETURNING n",
+                (t,),
+            ).fetchone()[0]
+            conn.executemany(
+                "UPDATE recall_index SET model = ?, vector = ?, clock = ? "
+                "WHERE tenant_id = ? AND memory_id = ?",
+                [
+                    (model, np.ascontiguousarray(v, dtype=np.float32).tobytes(), clock, t, str(mid))
+                    for mid, v in vectors
+                ],
+            )
+
+        self._transaction(run)
+
+    # -- moving data (app.trigraph.sqlite_transfer) -------------------------------------
+
+    def dump(self, tenant_id: UUID | None = None) -> Iterator[DumpItem]:
+        from app.trigraph import sqlite_transfer  # it imports this module's row converters
+
+        return sqlite_transfer.dump(self.path, tenant_id)
+
+    def load(self, items: Iterable[DumpItem]) -> dict[str, int]:
+        from app.trigraph import sqlite_transfer
+
+        return self._transaction(lambda conn: sqlite_transfer.load(conn, items))
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

@@ -2,7 +2,8 @@
 
 Table names are the TriGraph's: ``memory`` (:Memory), ``memory_state`` (:MemoryState, whose
 ``memory_id`` column is the HAS_STATE edge), ``memorule_audit`` (:MemoruleAudit). ``recall_index``
-is derived: one narrow row per memory with its current vector and filter columns.
+is derived: one narrow row per memory with its current vector and filter columns, stamped with
+the tenant's change clock (``tenant_clock``) so recall caches fold in only what changed.
 Every key leads with ``tenant_id``.
 """
 
@@ -86,9 +87,15 @@ MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
                 a_specialization TEXT,
                 written_at TEXT NOT NULL,
                 model TEXT NOT NULL,
+                clock INTEGER NOT NULL,
                 vector BLOB NOT NULL,
                 UNIQUE (tenant_id, memory_id)
             )""",
+            "CREATE INDEX recall_index_by_clock ON recall_index (tenant_id, clock)",
+            """CREATE TABLE tenant_clock (
+                tenant_id TEXT PRIMARY KEY,
+                n INTEGER NOT NULL
+            ) WITHOUT ROWID""",
             "CREATE INDEX recall_index_by_project ON recall_index (tenant_id, project_id, active)",
             "CREATE INDEX recall_index_by_scope ON recall_index (tenant_id, scope, active)",
             """CREATE TABLE idempotency (
@@ -99,6 +106,29 @@ MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
                 created_at TEXT NOT NULL,
                 PRIMARY KEY (tenant_id, key)
             ) WITHOUT ROWID""",
+        ],
+    ),
+    (
+        2,
+        "api_key",
+        [
+            # HTTP API keys: only a SHA-256 of the secret is kept; ``key_id`` is public.
+            # ``projects`` is a JSON list of project UUIDs (NULL: every project).
+            """CREATE TABLE api_key (
+                tenant_id TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                secret_hash TEXT NOT NULL,
+                prefix TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('reader', 'writer', 'admin')),
+                projects TEXT,
+                persona TEXT,
+                label TEXT,
+                created_at TEXT NOT NULL,
+                revoked_at TEXT,
+                PRIMARY KEY (tenant_id, key_id)
+            ) WITHOUT ROWID""",
+            "CREATE UNIQUE INDEX api_key_by_hash ON api_key (secret_hash)",
+            "CREATE UNIQUE INDEX api_key_by_id ON api_key (key_id)",
         ],
     ),
 ]

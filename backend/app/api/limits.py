@@ -1,0 +1,93 @@
+"""Request limits enforced before any parsing: body size (413) and body arrival time (408).
+
+A pure ASGI middleware: it reads a request body up to ``max_bytes`` within ``timeout_s``,
+answers 413/408 itself when either is exceeded, and otherwise replays the body to the app.
+Bodies are small (256 KiB by default), so holding one in memory is cheap, and it means no
+route — the API's or the mounted MCP app's — ever sees an unbounded body.
+"""
+
+from __future__ import annotations
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.errors import error_response
+from app.errors import PrismError, RequestTimeout, TooLarge
+
+
+class BodyLimitMiddleware:
+    """Bounds every HTTP request body in size and in arrival time.
+
+    Args:
+        app: the wrapped application.
+        max_bytes: the largest body accepted.
+        timeout_s: how long the whole body may take to arrive.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        chunked = b"chunked" in headers.get(b"transfer-encoding", b"").lower()
+        if length is None and not chunked:
+            await self.app(scope, receive, send)
+            return
+        try:
+            if length is not None and int(length) > self.max_bytes:
+                raise self._too_large()
+            body, tail = await self._read(receive)
+        except PrismError as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        except ValueError:
+            await error_response(TooLarge("malformed Content-Length"))(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, tail, receive), send)
+
+    async def _read(self, receive: Receive) -> tuple[bytes, Message | None]:
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            with anyio.fail_after(self.timeout_s):
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return b"".join(chunks), message  # e.g. the client went away
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise self._too_large()
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        return b"".join(chunks), None
+        except TimeoutError:
+            raise RequestTimeout(
+                f"the request body did not arrive within {self.timeout_s:g} s"
+            ) from None
+
+    def _too_large(self) -> TooLarge:
+        return TooLarge(
+            f"the request body is larger than {self.max_bytes} bytes", max_bytes=self.max_bytes
+        )
+
+
+def _replay(body: bytes, tail: Message | None, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            if tail is not None:
+                return tail
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

@@ -1,0 +1,263 @@
+"""The ``/v1`` routes: thin — parse, call the access service once, return its record.
+
+The core is sync: each route hands authentication and its service call to ONE worker
+thread (:meth:`app.api.deps.Call.run`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query
+
+from app.api import models as m
+from app.api.deps import CallDep, Caller, JsonBody, StateDep
+from app.api.models import ErrorPublic
+from app.domain.records import AuditEventType
+from app.errors import FieldError, InvalidInput
+from app.services.memory_service import memory_dict, state_dict
+from app.trigraph.port import AuditFilter
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorPublic, "description": text}
+    for status, text in (
+        (401, "missing, unknown or revoked API key"),
+        (403, "the key's role, projects or persona forbid it"),
+        (408, "the request body arrived too slowly"),
+        (413, "the request body is too large"),
+        (422, "validation failed: every field error at once"),
+        (503, "the store is not ready"),
+    )
+}
+_BY_ID = {**_ERRORS, 404: {"model": ErrorPublic, "description": "no such memory (for this key)"}}
+_WRITE = {**_BY_ID, 409: {"model": ErrorPublic, "description": "conflict with the stored state"}}
+_BRIEF_FIELDS = frozenset(m.BriefCreate.model_fields)
+
+
+def _body_doc(model: type[Any], *alternatives: type[Any]) -> dict[str, Any]:
+    """An OpenAPI requestBody for a raw JSON route (validated by the service, not FastAPI)."""
+    refs = [{"$ref": f"#/components/schemas/{t.__name__}"} for t in (model, *alternatives)]
+    schema = refs[0] if len(refs) == 1 else {"oneOf": refs}
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+# Models only referenced by _body_doc; app.create_app adds them to the OpenAPI components.
+DOC_ONLY_MODELS = (m.NoteCreate, m.MemoruleCreate, m.RecallCreate, m.BriefCreate)
+
+router = APIRouter(prefix="/v1")
+
+
+@router.post(
+    "/memories",
+    status_code=201,
+    response_model=m.WriteResultPublic,
+    responses=_WRITE,
+    openapi_extra=_body_doc(m.NoteCreate, m.MemoruleCreate),
+    summary="Remember a note or a memorule (prism_remember)",
+    tags=["memories"],
+)
+async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
+    """Write a note (``kind='note'``, the default) or a memorule, in the request's project,
+    as the key's persona when the key is bound to one. A replayed ``idempotency_key`` returns
+    the first result (``replayed: true``)."""
+    return await call.run(lambda key, ctx: state.access.remember(key, ctx, body).to_dict())
+
+
+@router.post(
+    "/recall",
+    response_model=m.RecallPublic,
+    responses=_ERRORS,
+    openapi_extra=_body_doc(m.RecallCreate),
+    summary="Recall what applies (semantic_recall)",
+    tags=["memories"],
+)
+async def recall(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
+    """The memories that apply to the request's context, best first; ``query`` may be empty."""
+    return await call.run(lambda key, ctx: state.access.recall(key, ctx, body).to_dict())
+
+
+@router.get(
+    "/memories/{memory_id}",
+    response_model=m.MemoryWithStatePublic,
+    responses=_BY_ID,
+    summary="Read one memory and its current version",
+    tags=["memories"],
+)
+async def get_memory(state: StateDep, call: CallDep, memory_id: UUID) -> dict[str, Any]:
+    """A memory (retired ones too) and its current state."""
+    memory, current = await call.run(lambda key, ctx: state.access.get(key, ctx, memory_id))
+    return {"ok": True, "memory": memory_dict(memory), "state": state_dict(current)}
+
+
+@router.patch(
+    "/memories/{memory_id}",
+    response_model=m.WriteResultPublic,
+    responses=_WRITE,
+    summary="Update a memory (a new version; history keeps the old ones)",
+    tags=["memories"],
+)
+async def update_memory(
+    state: StateDep, call: CallDep, memory_id: UUID, body: m.MemoryUpdate
+) -> dict[str, Any]:
+    """Supersede the memory's current state; the result is validated as a new write."""
+    result = await call.run(
+        lambda key, ctx: state.access.update(
+            key,
+            ctx,
+            memory_id,
+            body.changes,
+            reason=body.reason,
+            evidence_signal_id=body.evidence_signal_id,
+            idempotency_key=body.idempotency_key,
+        )
+    )
+    return result.to_dict()
+
+
+@router.post(
+    "/memories/{memory_id}/retire",
+    response_model=m.WriteResultPublic,
+    responses=_WRITE,
+    summary="Retire a memory (recall stops returning it)",
+    tags=["memories"],
+)
+async def retire_memory(
+    state: StateDep, call: CallDep, memory_id: UUID, body: m.StatusChange
+) -> dict[str, Any]:
+    """Retire a memory; it stays readable by id and in its history."""
+    result = await call.run(
+        lambda key, ctx: state.access.retire(key, ctx, memory_id, body.reason, body.idempotency_key)
+    )
+    return result.to_dict()
+
+
+@router.post(
+    "/memories/{memory_id}/restore",
+    response_model=m.WriteResultPublic,
+    responses=_WRITE,
+    summary="Restore a retired memory",
+    tags=["memories"],
+)
+async def restore_memory(
+    state: StateDep, call: CallDep, memory_id: UUID, body: m.StatusChange
+) -> dict[str, Any]:
+    """Bring a retired memory back into recall."""
+    result = await call.run(
+        lambda key, ctx: state.access.restore(
+            key, ctx, memory_id, body.reason, body.idempotency_key
+        )
+    )
+    return result.to_dict()
+
+
+@router.get(
+    "/memories/{memory_id}/history",
+    response_model=m.HistoryPublic,
+    responses=_BY_ID,
+    summary="Every version of a memory and its audit events",
+    tags=["memories"],
+)
+async def memory_history(state: StateDep, call: CallDep, memory_id: UUID) -> dict[str, Any]:
+    """Versions oldest first, with who wrote each and when; audit events newest first."""
+    return await call.run(lambda key, ctx: state.access.history(key, ctx, memory_id).to_dict())
+
+
+@router.get(
+    "/audit",
+    response_model=m.AuditPagePublic,
+    responses=_BY_ID,
+    summary="List memorule audit events (cursor pages)",
+    tags=["audit"],
+)
+async def list_audit(
+    state: StateDep,
+    call: CallDep,
+    memorule: Annotated[UUID | None, Query(description="only this memorule's events")] = None,
+    session: Annotated[UUID | None, Query(description="only events of this session")] = None,
+    persona: Annotated[str | None, Query(max_length=100, description="written by")] = None,
+    event: Annotated[list[AuditEventType] | None, Query(max_length=4)] = None,
+    since: Annotated[datetime | None, Query(description="at or after (ISO 8601)")] = None,
+    until: Annotated[datetime | None, Query(description="before (ISO 8601)")] = None,
+    before: Annotated[
+        int | None, Query(ge=1, le=2**62, description="cursor: a page's next_cursor")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
+    """Newest first. Without ``memorule`` this reads the whole tenant's trail: admin keys
+    that are not restricted to projects only."""
+    flt = AuditFilter(
+        memorule_id=memorule,
+        session_id=session,
+        persona=persona,
+        events=tuple(event or ()),
+        since=_utc(since),
+        until=_utc(until),
+        before_seq=before,
+        limit=limit,
+    )
+    return await call.run(lambda key, ctx: state.access.audit(key, ctx, flt).to_dict())
+
+
+@router.get(
+    "/audit/verify",
+    response_model=m.ChainReportPublic,
+    responses=_ERRORS,
+    summary="Verify the tenant's audit hash chain",
+    tags=["audit"],
+)
+async def verify_audit(state: StateDep, call: CallDep) -> dict[str, Any]:
+    """Recompute the chain; ``ok: false`` names the first broken link (admin keys that are
+    not restricted to projects only)."""
+    return await call.run(lambda key, ctx: dict(state.access.verify_chain(key, ctx).to_dict()))
+
+
+@router.post(
+    "/brief",
+    response_model=m.BriefPublic,
+    responses=_ERRORS,
+    openapi_extra=_body_doc(m.BriefCreate),
+    summary="The task-start brief: the memorules that apply, as Markdown",
+    tags=["memories"],
+)
+async def brief(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
+    """Memorules that apply to the context (and the task), grouped by kind, in a budget."""
+    unknown = sorted(set(body) - _BRIEF_FIELDS)
+    if unknown:
+        raise InvalidInput(
+            [
+                FieldError(k, "unknown_field", f"'{k}' is not a field of this request")
+                for k in unknown
+            ]
+        )
+    args = {k: body[k] for k in _BRIEF_FIELDS if k in body}
+    return await call.run(lambda key, ctx: state.access.brief(key, ctx, **args).to_dict())
+
+
+@router.get(
+    "/whoami",
+    response_model=m.WhoAmIPublic,
+    responses=_ERRORS,
+    summary="The caller's key and the project the request runs in",
+    tags=["keys"],
+)
+async def whoami(call: CallDep) -> dict[str, Any]:
+    """Check a key: its tenant, role, projects and persona (never its secret)."""
+    caller = await call.run(Caller)
+    key = caller.key
+    return {
+        "ok": True,
+        "key_id": key.key_id,
+        "tenant_id": key.tenant_id,
+        "role": key.role,
+        "projects": list(key.projects),
+        "persona": key.persona,
+        "project_id": caller.ctx.project_id,
+    }
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None or value.tzinfo is not None:
+        return value.astimezone(UTC) if value is not None else None
+    return value.replace(tzinfo=UTC)

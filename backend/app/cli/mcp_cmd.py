@@ -1,0 +1,101 @@
+"""``prism mcp``: serve MCP over stdio (what Claude Code, Claude Desktop and Cursor launch).
+
+stdout carries the protocol: everything else (errors before serving, logs) goes to stderr.
+The MCP SDK is imported when the command runs, not when the CLI loads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+import pydantic
+
+from app.errors import FieldError, InvalidInput, PrismError
+
+if TYPE_CHECKING:
+    from app.bootstrap import Services
+
+EXIT_INVALID = 2
+EXIT_REFUSED = 1
+
+
+@click.command(name="mcp")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SQLite file [env PRISM_DB; default: the user data directory]",
+)
+@click.option("--tenant", help="tenant UUID or slug [env PRISM_TENANT; default: default]")
+@click.option("--project", help="project UUID or slug [env PRISM_PROJECT; default: default]")
+@click.option("--persona", help="who is acting, e.g. donna [env PRISM_PERSONA]")
+@click.option("--surface", help="where, e.g. python or github [env PRISM_SURFACE]")
+@click.option("--specialization", help="in what role, e.g. backend [env PRISM_SPECIALIZATION]")
+@click.option(
+    "--session-id", help="a fixed session UUID [env PRISM_SESSION_ID; default: one per process]"
+)
+@click.option(
+    "--allow-context-override",
+    "mcp_allow_context_override",
+    is_flag=True,
+    default=None,
+    help="let a tool call narrow persona/surface/specialization "
+    "[env PRISM_MCP_ALLOW_CONTEXT_OVERRIDE; default: off]",
+)
+def mcp_command(**options: Any) -> None:
+    """Serve the Prism tools over MCP on stdin/stdout.
+
+    One process per client: the process is the MCP session, and its session id is recorded
+    on every write. Several processes may share one database file.
+    """
+    from app.bootstrap import build_services, context_from
+    from app.settings import load_settings
+
+    try:
+        settings = load_settings(**options)
+        context_from(settings)  # a bad tenant, project or persona stops here, before any work
+        services = build_services(settings)
+    except pydantic.ValidationError as exc:
+        _fail(_invalid_settings(exc))
+    except PrismError as exc:
+        _fail(exc)
+    try:
+        from app.mcp_server.server import build_mcp_server  # the SDK: the slow import
+
+        server = build_mcp_server(services, settings)
+        # Load the embedding model in the background once the server is ready to answer:
+        # the handshake is not slowed, and the model is loaded by the agent's first recall.
+        # A daemon thread, so it never keeps a finished server alive.
+        threading.Thread(
+            target=_warm_up, args=(services,), name="prism-embedder-warm-up", daemon=True
+        ).start()
+        server.run("stdio")
+    finally:
+        services.close()
+
+
+def _invalid_settings(exc: pydantic.ValidationError) -> InvalidInput:
+    return InvalidInput(
+        [
+            FieldError(".".join(str(p) for p in e["loc"]), "invalid_setting", e["msg"])
+            for e in exc.errors()
+        ]
+    )
+
+
+def _warm_up(services: Services) -> None:
+    try:
+        services.embedder.embed(["warm up"])
+    except PrismError as exc:
+        # Not fatal here: every call that needs the model reports this error itself.
+        logging.getLogger("prism.mcp").warning("embedding model not loaded: %s", exc)
+
+
+def _fail(exc: PrismError) -> NoReturn:
+    click.echo(json.dumps(exc.to_payload(), ensure_ascii=False), err=True)
+    sys.exit(EXIT_INVALID if isinstance(exc, InvalidInput) else EXIT_REFUSED)

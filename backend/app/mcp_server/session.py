@@ -1,0 +1,156 @@
+"""Who is calling: the session context of every MCP request.
+
+Tenant, project, persona, surface and specialization come from the server's settings
+(``PRISM_*`` variables or ``prism mcp`` flags). The ``session_id`` recorded as
+``written_by_session_id`` is:
+
+- ``PRISM_SESSION_ID`` when it is set (every call, every transport);
+- on stdio (and in-process clients): one id per server process, minted at start. Each MCP
+  client launches its own ``prism mcp``, so the process is the session, whichever protocol
+  era the client speaks;
+- over Streamable HTTP: the ``Mcp-Session-Id`` of the MCP session, where the protocol has
+  one (handshake-era clients, stateful server). Protocol ``2026-07-28`` requests (and a
+  stateless server) carry no session: each such request is its own session and gets a
+  fresh id. Prism does not invent a session the protocol does not have.
+
+A call may narrow persona, surface or specialization with a ``context`` argument only when
+``PRISM_MCP_ALLOW_CONTEXT_OVERRIDE`` is true; otherwise it is refused as ``forbidden``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Mapping
+from enum import StrEnum
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from app.bootstrap import context_from
+from app.domain.ids import new_id
+from app.domain.records import SessionContext
+from app.errors import FieldError, InvalidInput, PermissionDenied
+from app.mcp_server.arguments import ContextArgument
+from app.mcp_server.parsing import parse
+from app.settings import Settings
+
+# (HTTP request or None, action) -> the caller's base context; see build_mcp_asgi_app.
+RequestContextHook = Callable[[Any, str], SessionContext]
+OVERRIDE_SETTING = "PRISM_MCP_ALLOW_CONTEXT_OVERRIDE"
+_SESSION_HEADER = "mcp-session-id"
+_HEADER_NAMESPACE = uuid.UUID("0c4b7a52-6a53-4f0e-9d55-094a11c0e5e1")
+
+
+class SessionScope(StrEnum):
+    """Where session ids come from."""
+
+    PROCESS = "process"  # stdio and in-process clients: one per server
+    TRANSPORT = "transport"  # HTTP: the MCP session's Mcp-Session-Id, else one per request
+
+
+class Sessions:
+    """Resolves the :class:`SessionContext` of each request.
+
+    Args:
+        settings: the server's settings; the base context is validated now, so a bad
+            tenant or project stops the server at start rather than at the first call.
+        scope: where session ids come from.
+        request_context: an optional hook returning the caller's base context from the HTTP
+            request (e.g. the tenant bound to an API key); it may raise a ``PrismError``.
+
+    Raises:
+        InvalidInput: the settings name an invalid tenant, project or context value.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        scope: SessionScope = SessionScope.PROCESS,
+        request_context: RequestContextHook | None = None,
+    ) -> None:
+        self.base = context_from(settings)
+        self.fixed_session = bool(settings.session_id)
+        self.allow_override = settings.mcp_allow_context_override
+        self.scope = scope
+        self.request_context = request_context
+
+    @property
+    def per_request(self) -> bool:
+        """Whether the base context depends on the request (an HTTP hook is installed)."""
+        return self.request_context is not None
+
+    def resolve(self, mcp_ctx: Context, action: str, override: Any = None) -> SessionContext:
+        """The context one request runs in.
+
+        Args:
+            mcp_ctx: the SDK's request context.
+            action: the tool name, or ``read_resource`` / ``get_prompt``.
+            override: the call's ``context`` argument, if any.
+
+        Raises:
+            PermissionDenied: the call narrows the context and the settings forbid it.
+            InvalidInput: the override is malformed.
+        """
+        if self.request_context is not None:
+            base = self.request_context(mcp_ctx.request_context.request, action)
+        else:
+            base = self.base
+        ctx = dataclasses.replace(base, session_id=self._session_id(mcp_ctx))
+        return self.narrow(ctx, override)
+
+    def _session_id(self, mcp_ctx: Context) -> uuid.UUID:
+        if self.fixed_session or self.scope is SessionScope.PROCESS:
+            return self.base.session_id
+        header = (mcp_ctx.headers or {}).get(_SESSION_HEADER)
+        if not header:
+            return new_id()
+        try:
+            return uuid.UUID(header)
+        except ValueError:
+            return uuid.uuid5(_HEADER_NAMESPACE, header)
+
+    def narrow(self, ctx: SessionContext, override: Any) -> SessionContext:
+        """``ctx`` with the override's persona, surface and specialization on top.
+
+        Raises:
+            PermissionDenied: a value is given and the settings forbid overrides.
+            InvalidInput: the override is not an object of those three short strings.
+        """
+        if override is None or (isinstance(override, Mapping) and not any(override.values())):
+            return ctx
+        if not self.allow_override:
+            raise PermissionDenied(
+                "this server does not let a call change its persona, surface or "
+                f"specialization; start it with {OVERRIDE_SETTING}=true (or "
+                "--allow-context-override) to allow that",
+                field="context",
+                setting=OVERRIDE_SETTING,
+            )
+        if not isinstance(override, Mapping):
+            raise InvalidInput(
+                [
+                    FieldError(
+                        "context",
+                        "wrong_type",
+                        "'context' must be an object",
+                        {"expected": "object"},
+                    )
+                ]
+            )
+        try:
+            given = parse(ContextArgument, override)
+        except InvalidInput as exc:
+            raise InvalidInput(
+                [dataclasses.replace(e, field=f"context.{e.field}") for e in exc.errors]
+            ) from None
+        values = {k: val.strip() for k, val in given.model_dump().items() if val is not None}
+        blank = sorted(k for k, val in values.items() if not val)
+        if blank:
+            raise InvalidInput(
+                [
+                    FieldError(f"context.{k}", "empty", f"'context.{k}' must not be blank")
+                    for k in blank
+                ]
+            )
+        return dataclasses.replace(ctx, **values)

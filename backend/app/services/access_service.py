@@ -1,0 +1,183 @@
+"""Every memory operation as an API key may do it: the role, project and persona rules of
+:mod:`app.domain.access` in front of :class:`MemoryService` and :class:`MemoruleService`.
+
+Anything the key cannot see is reported exactly as a missing id would be (the same
+:class:`NotFound`), so a key learns nothing about other tenants, projects or personas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
+from app.domain import access
+from app.domain.access import ApiKey, Role
+from app.domain.audit import ChainReport
+from app.domain.records import Memory, MemoryState, RecallResult, SessionContext, WriteResult
+from app.errors import NotFound
+from app.services.brief_service import Brief, BriefService
+from app.services.memorule_service import AuditPage, MemoruleService
+from app.services.memory_service import History, MemoryService
+from app.trigraph.port import AuditFilter
+
+
+class AccessService:
+    """Guarded reads and writes.
+
+    Args:
+        memory: the memory service.
+        memorules: the memorule service (audit reads).
+        briefs: the task-start brief service.
+    """
+
+    def __init__(
+        self, memory: MemoryService, memorules: MemoruleService, briefs: BriefService
+    ) -> None:
+        self.memory = memory
+        self.memorules = memorules
+        self.briefs = briefs
+
+    def remember(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> WriteResult:
+        """Write a note or memorule in ``ctx``'s project (already allowed for the key).
+
+        Raises:
+            PermissionDenied, NotFound: see :meth:`check_remember`.
+            InvalidInput, Conflict: as :meth:`MemoryService.remember`.
+        """
+        self.check_remember(key, ctx, raw)
+        return self.memory.remember(ctx, raw)
+
+    def check_remember(self, key: ApiKey, ctx: SessionContext, raw: Any) -> None:
+        """Whether the key may make this write (before it is validated).
+
+        Raises:
+            PermissionDenied: the key cannot write; or ``corrects`` names a memorule the key
+                may see but not change (a correction retires the rule it corrects).
+            NotFound: ``corrects`` names a memorule the key cannot see.
+        """
+        access.require_role(key, Role.WRITER, "write memories")
+        corrects = raw.get("corrects") if isinstance(raw, Mapping) else None
+        if not isinstance(corrects, str):
+            return  # absent, or a wrong type the validator reports with the other errors
+        try:
+            target = UUID(corrects)
+        except ValueError:
+            return  # the validator reports it as 'invalid_format'
+        found = self._visible(key, ctx, target)
+        if found is None:
+            raise NotFound(f"no memorule {target} to correct", id=str(target))
+        access.require_change(key, found[0])
+
+    def recall(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> RecallResult:
+        """``semantic_recall`` in ``ctx``'s project (already allowed for the key)."""
+        access.require_role(key, Role.READER, "recall")
+        return self.memory.recall(ctx, raw)
+
+    def brief(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        task: Any = "",
+        token_budget: Any = 1_200,
+        namespace: Any = None,
+        top_k: Any = 30,
+    ) -> Brief:
+        """The task-start brief of ``ctx`` (see :meth:`BriefService.brief`)."""
+        access.require_role(key, Role.READER, "read a brief")
+        return self.briefs.brief(ctx, task, token_budget, namespace, top_k)
+
+    def get(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> tuple[Memory, MemoryState]:
+        """A memory the key can see, and its current state.
+
+        Raises:
+            NotFound: no such memory, or one the key cannot see (alike).
+        """
+        access.require_role(key, Role.READER, "read memories")
+        found = self._visible(key, ctx, memory_id)
+        if found is None:
+            raise NotFound(f"no memory {memory_id}", id=str(memory_id))
+        return found
+
+    def _visible(
+        self, key: ApiKey, ctx: SessionContext, memory_id: UUID
+    ) -> tuple[Memory, MemoryState] | None:
+        try:
+            found = self.memory.get(ctx, memory_id)
+        except NotFound:
+            return None
+        return found if access.can_see(key, *found) else None
+
+    def history(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> History:
+        """Every version of a memory the key can see, and its audit events."""
+        self.get(key, ctx, memory_id)
+        return self.memory.history(ctx, memory_id)
+
+    def check_change(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
+        """Whether the key may update, retire or restore this memory.
+
+        Raises:
+            PermissionDenied: the key cannot write, or not in the memory's project.
+            NotFound: the key cannot see the memory (or it does not exist).
+        """
+        access.require_role(key, Role.WRITER, "change memories")
+        memory, _ = self.get(key, ctx, memory_id)
+        access.require_change(key, memory)
+
+    def update(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        memory_id: UUID,
+        changes: Mapping[str, Any],
+        reason: str | None = None,
+        evidence_signal_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> WriteResult:
+        """Supersede a memory the key may change (see :meth:`MemoryService.update`)."""
+        self.check_change(key, ctx, memory_id)
+        return self.memory.update(
+            ctx, memory_id, changes, reason, evidence_signal_id, idempotency_key
+        )
+
+    def retire(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        memory_id: UUID,
+        reason: str | None,
+        idempotency_key: str | None = None,
+    ) -> WriteResult:
+        """Retire a memory the key may change."""
+        self.check_change(key, ctx, memory_id)
+        return self.memory.retire(ctx, memory_id, reason, idempotency_key)
+
+    def restore(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        memory_id: UUID,
+        reason: str | None,
+        idempotency_key: str | None = None,
+    ) -> WriteResult:
+        """Restore a retired memory the key may change."""
+        self.check_change(key, ctx, memory_id)
+        return self.memory.restore(ctx, memory_id, reason, idempotency_key)
+
+    def audit(self, key: ApiKey, ctx: SessionContext, flt: AuditFilter) -> AuditPage:
+        """Audit events: of one memorule the key can see, or (admin) of the whole tenant.
+
+        Raises:
+            NotFound: ``flt.memorule_id`` names a memory the key cannot see.
+            PermissionDenied: no memorule filter and the key may not read the tenant's trail.
+        """
+        if flt.memorule_id is not None:
+            self.get(key, ctx, flt.memorule_id)
+        else:
+            access.require_tenant_audit(key, "list the whole tenant's audit trail")
+        return self.memorules.audit(ctx, flt)
+
+    def verify_chain(self, key: ApiKey, ctx: SessionContext) -> ChainReport:
+        """Recompute the tenant's audit chain (admin keys not restricted to projects)."""
+        access.require_tenant_audit(key, "verify the audit chain")
+        return self.memorules.verify_chain(ctx)

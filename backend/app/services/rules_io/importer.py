@@ -1,0 +1,194 @@
+"""Import rule files as memorules (and notes): plan first, then write through MemoryService.
+
+Re-importing an unchanged file writes nothing; a changed rule becomes a new version of its
+memorule (``MemoryService.update``: a ``superseded`` audit event); a rule exported by Prism
+maps back to its memorule by the ``prism:id`` comment. Every write goes through the same
+validated path as ``prism_remember``; a unit that fails validation is skipped and reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from app.domain import validation
+from app.domain.records import SessionContext, Status
+from app.errors import FieldError, InvalidInput, PrismError
+from app.services.memory_service import MemoryService
+from app.services.rules_io.formats import parse_rule_file
+from app.services.rules_io.matching import stored_by_path
+from app.services.rules_io.planning import Planner, Step
+from app.services.rules_io.reading import display_path, expand_paths, read_rule_file
+from app.services.rules_io.records import (
+    Action,
+    FileWarning,
+    ImportReport,
+    Item,
+    NotesMode,
+    ParsedFile,
+)
+from app.trigraph.port import TriGraphStore
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """How to import.
+
+    Attributes:
+        applies_to: ``applies_to`` keys for new rules (persona, surface, specialization,
+            scope); they override what a file's front matter says.
+        notes: keep descriptive text as notes, or skip it.
+        dry_run: plan and report; write nothing.
+        retire_missing: retire records whose rule is no longer in its file.
+    """
+
+    applies_to: dict[str, str] = field(default_factory=dict)
+    notes: NotesMode = NotesMode.SKIP
+    dry_run: bool = False
+    retire_missing: bool = False
+
+
+def read_rule_files(paths: Sequence[Path], cwd: Path) -> list[ParsedFile]:
+    """Read and split every file (folders are searched); refuse all if any is unsafe.
+
+    Args:
+        paths: files or folders.
+        cwd: paths inside it are shown (and tagged) relative to it.
+
+    Raises:
+        InvalidInput: every missing, binary, non-UTF-8 or oversize file at once.
+    """
+    errors: list[FieldError] = []
+    parsed = []
+    for path in expand_paths(paths):
+        try:
+            parsed.append(parse_rule_file(read_rule_file(path, display_path(path, cwd))))
+        except InvalidInput as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise InvalidInput(errors)
+    return parsed
+
+
+class RulesImporter:
+    """Reads rule files and writes what they say through :class:`MemoryService`.
+
+    Args:
+        memory: the memory service every write goes through.
+        store: the TriGraph, read to find what earlier imports wrote.
+    """
+
+    def __init__(self, memory: MemoryService, store: TriGraphStore) -> None:
+        self.memory = memory
+        self.store = store
+
+    def run(
+        self,
+        ctx: SessionContext,
+        files: list[ParsedFile],
+        options: ImportOptions,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Plan the import of ``files`` and, unless it is a dry run, write it.
+
+        Raises:
+            InvalidInput: ``options.applies_to`` is not a valid ``applies_to``.
+        """
+        _check_applies_to(options.applies_to)
+        planner = Planner(
+            self.store,
+            ctx,
+            options.applies_to,
+            options.notes,
+            options.retire_missing,
+            stored_by_path(self.store, ctx),
+        )
+        steps = planner.plan(files)
+        report = ImportReport(dry_run=options.dry_run)
+        for parsed in files:
+            report.warnings.extend(parsed.warnings)
+            report.files.append(_summary(parsed))
+        report.warnings.extend(planner.warnings)
+        writes = [s for s in steps if s.request is not None]
+        done = 0
+        for step in steps:
+            if options.dry_run or step.request is None:
+                report.items.append(step.item)
+                continue
+            report.items.append(self._apply(ctx, step, report))
+            done += 1
+            if progress is not None:
+                progress(done, len(writes))
+        return report
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _apply(self, ctx: SessionContext, step: Step, report: ImportReport) -> Item:
+        item, request = step.item, step.request
+        assert request is not None
+        try:
+            if item.action in (Action.CREATE, Action.NOTE):
+                result = self.memory.remember(ctx, request)
+                if result.replayed:
+                    return self._replayed(ctx, item, result.id)
+            elif item.action is Action.UPDATE:
+                assert step.stored is not None
+                result = self.memory.update(ctx, step.stored.memory.id, **request)
+            else:
+                assert step.stored is not None
+                result = self.memory.retire(ctx, step.stored.memory.id, **request)
+        except PrismError as exc:
+            report.warnings.append(
+                FileWarning(
+                    "not_written",
+                    item.path,
+                    item.line_start,
+                    f"{item.path}:{item.line_start}: {exc.message}",
+                    {"error": exc.to_payload()["error"]},
+                )
+            )
+            return _replace(item, action=Action.SKIP, message=exc.message)
+        return _replace(item, id=result.id, version=result.version)
+
+    def _replayed(self, ctx: SessionContext, item: Item, memory_id: UUID) -> Item:
+        memory, state = self.memory.get(ctx, memory_id)
+        if memory.status is Status.RETIRED:
+            why = f"matches retired {memory.kind.value} {memory.id}; `prism restore` it"
+            return _replace(item, action=Action.SKIP, id=memory.id, message=why)
+        why = "already imported (same rule, same place)"
+        return _replace(
+            item, action=Action.UNCHANGED, id=memory.id, version=state.version, message=why
+        )
+
+
+def _check_applies_to(applies_to: dict[str, str]) -> None:
+    if not applies_to:
+        return
+    probe = {
+        "kind": "memorule",
+        "memorule_kind": "convention",
+        "subject": "probe",
+        "body": "probe of the import options",
+        "applies_to": applies_to,
+    }
+    validation.validate_remember(probe)
+
+
+def _summary(parsed: ParsedFile) -> dict[str, Any]:
+    rules = sum(1 for u in parsed.units if u.kind is not None)
+    return {
+        "path": parsed.path,
+        "format": parsed.format.value,
+        "rules": rules,
+        "descriptive": len(parsed.units) - rules,
+        "exported_by_prism": parsed.exported,
+    }
+
+
+def _replace(item: Item, **changes: Any) -> Item:
+    return Item(**{**item.__dict__, **changes})

@@ -1,0 +1,130 @@
+"""What a unit becomes: a ``prism_remember`` request (memorule or note), with its subject.
+
+- subject: the innermost context ("Testing") and the rule's first clause, at most 300
+  characters; a note's subject ends with its source tag so a later import finds it again.
+- evidence (memorules): ``file:<path>#L<start>-L<end>``; confidence ``asserted`` (the file
+  claims it; nobody observed it).
+- idempotency key: a hash of the whole request and the writer's context, so a retried or
+  concurrent import of the same rule at the same place writes it once, and any difference
+  makes a new key (never an idempotency conflict).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Final
+from uuid import UUID
+
+from app.domain.records import SessionContext
+from app.domain.validation import SUBJECT_MAX, SUBJECT_MIN
+from app.services.rules_io.records import Location, Unit, parse_tag
+from app.services.rules_io.sentences import sentence_spans
+
+CLAUSE_MAX: Final = 120
+CONTEXT_MAX: Final = 60
+_CLAUSE_END: Final = re.compile(r"(?<=[^\s.])(?:[.!?;](?=\s|$)|\s[—–]\s|\s-\s)")
+_NOTE_TAG: Final = re.compile(r"\((?P<tag>file:[^()]+#L\d+-L\d+)\)$")
+_MARKUP: Final = re.compile(r"(\*\*|__|~~)")
+
+
+def first_clause(text: str) -> str:
+    """A concise first clause of a rule: its first sentence of prose, cut at a clause end."""
+    prose = [
+        line.strip()
+        for line in text.split("\n")
+        if line.strip() and not line.lstrip().startswith(("```", "~~~", "|"))
+    ]
+    # a table or code only: its first row's cells
+    first_row = " ".join(text.strip().split("\n", 1)[0].replace("|", " ").split())
+    line = prose[0] if prose else first_row
+    line = _MARKUP.sub("", line).strip()
+    line = re.sub(r"^(?:[-*+]|\d{1,9}[.)])\s+", "", line)
+    spans = sentence_spans(line)
+    if spans:
+        line = line[: spans[0][1]]
+    for found in _CLAUSE_END.finditer(line):
+        if found.start() >= 12 and found.group().strip() != ".":
+            line = line[: found.start()]
+            break
+    return _shorten(" ".join(line.split()), CLAUSE_MAX).rstrip(" .:;")
+
+
+def subject_for(unit: Unit) -> str:
+    """``Context: first clause`` (4 to 300 characters, one line)."""
+    clause = first_clause(unit.text)
+    if len(clause) < SUBJECT_MIN:
+        clause = _shorten(" ".join(unit.text.split()), CLAUSE_MAX)
+    context = _shorten(" ".join(unit.context[-1].split()), CONTEXT_MAX) if unit.context else ""
+    subject = f"{context}: {clause}" if context and context != clause else clause
+    if len(subject) < SUBJECT_MIN:
+        subject = subject.ljust(SUBJECT_MIN, ".")
+    return subject[:SUBJECT_MAX]
+
+
+def note_subject(unit: Unit) -> str:
+    """A note's subject: what it is about and where it came from, ``... (file:X#L1-L2)``."""
+    tag = unit.location.tag()
+    head = _shorten(subject_for(unit), SUBJECT_MAX - len(tag) - 3)
+    return f"{head} ({tag})"
+
+
+def note_location(subject: str | None) -> Location | None:
+    """The source location a note's subject names, if it came from a rule file."""
+    found = _NOTE_TAG.search(subject or "")
+    return parse_tag(found["tag"]) if found else None
+
+
+def applies_to_for(unit: Unit, overrides: dict[str, str]) -> dict[str, str]:
+    """``applies_to`` for a new memorule: the file's, then the importer's options on top.
+
+    A rule that would name nothing gets ``scope='project'`` (what no scope means anyway).
+    """
+    applies = {**unit.applies_to, **overrides}
+    return applies or {"scope": "project"}
+
+
+def memorule_request(unit: Unit, overrides: dict[str, str]) -> dict[str, Any]:
+    """The ``prism_remember`` request for a rule unit (no idempotency key yet)."""
+    assert unit.kind is not None
+    return {
+        "kind": "memorule",
+        "memorule_kind": unit.kind.value,
+        "subject": subject_for(unit),
+        "body": unit.text,
+        "applies_to": applies_to_for(unit, overrides),
+        "evidence_signal_id": unit.location.tag(),
+        "confidence": "asserted",
+    }
+
+
+def note_request(unit: Unit) -> dict[str, Any]:
+    """The ``prism_remember`` request for descriptive text kept as a note."""
+    return {"kind": "note", "subject": note_subject(unit), "body": unit.text}
+
+
+def idempotency_key(ctx: SessionContext, op: str, payload: dict[str, Any]) -> str:
+    """A key that names exactly this request by this writer in this project."""
+    canonical = json.dumps(
+        {"op": op, "project": str(ctx.project_id), "persona": ctx.persona, "request": payload},
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return f"rules-import:{op}:" + hashlib.sha256(canonical.encode()).hexdigest()[:48]
+
+
+def update_key(ctx: SessionContext, memory_id: UUID, version: int, payload: dict[str, Any]) -> str:
+    """The idempotency key of one update of one version of a memory."""
+    return idempotency_key(ctx, "update", {"id": str(memory_id), "from": version, **payload})
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:") + "…"

@@ -1,0 +1,336 @@
+"""The server TriGraph engine: PostgreSQL with pgvector, behind the same port as SQLite.
+
+Connections come from a ``psycopg_pool`` pool (sync psycopg 3), opened on first use; reads run
+in autocommit. A write (:mod:`~app.trigraph.postgres_write`) is one pipelined transaction that
+first bumps the tenant's ``tenant_clock`` row: its row lock serialises the writes of ONE tenant
+(the audit chain is extended by one writer at a time, as SQLite's ``BEGIN IMMEDIATE`` does for
+the whole file) while other tenants' writes proceed in parallel. Under READ COMMITTED every
+statement after the lock sees what the previous holder committed, so idempotency claims and
+expected versions are checked against the latest state.
+
+Recall candidates come from the per-process cache shared with the SQLite engine
+(:mod:`~app.trigraph.postgres_recall`). Vectors travel in pgvector's binary format both ways
+(``%b::vector`` in, binary rows out), never as text. Rows are built and read in
+:mod:`~app.trigraph.postgres_rows`; dumps and loads live in :mod:`~app.trigraph.postgres_transfer`.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+import psycopg
+from psycopg import errors as pgerrors
+from psycopg.abc import Buffer
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+from psycopg_pool import ConnectionPool
+
+from app.domain.ranking import Candidates
+from app.domain.records import MemoruleAudit, Memory, MemoryState
+from app.embeddings.port import Vector
+from app.errors import StorageError
+from app.trigraph import postgres_recall, postgres_transfer, postgres_write
+from app.trigraph import postgres_rows as rows
+from app.trigraph.port import (
+    AuditFilter,
+    CandidateFilter,
+    DumpItem,
+    IdempotencyClaim,
+    WriteBatch,
+    WriteOutcome,
+)
+from app.trigraph.postgres_schema import (
+    MIGRATION_LOCK_KEY,
+    MIGRATIONS,
+    SCHEMA_MIGRATIONS_DDL,
+)
+from app.trigraph.recall_cache import ProjectCache
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+CHAIN_PAGE = 2000
+
+
+class VectorDumper(Dumper):
+    """numpy float vectors as pgvector's binary wire format: dim, 0, big-endian float4s.
+
+    The dumper leaves the type unknown (oid 0); queries cast the parameter with
+    ``%b::vector`` and the server decodes it with pgvector's receive function.
+    """
+
+    format = Format.BINARY
+    oid = 0
+
+    def dump(self, obj: Any) -> Buffer:
+        data = np.ascontiguousarray(obj, dtype=">f4").reshape(-1)
+        return struct.pack(">HH", data.shape[0], 0) + data.tobytes()
+
+
+def _configure(conn: Conn) -> None:
+    conn.adapters.register_dumper(np.ndarray, VectorDumper)
+
+
+class PostgresStore:
+    """The TriGraph on a PostgreSQL database with the ``vector`` extension.
+
+    Args:
+        url: a libpq URL or DSN (``postgresql://user:pass@host/db``). A ``search_path`` in
+            ``options`` selects the schema the tables live in.
+        min_size: connections the pool keeps open.
+        max_size: the most connections the pool opens (threads beyond it wait).
+        timeout: seconds to wait for a pool connection (and for the first connection).
+        cache_entries: how many projects' recall candidates to keep in memory.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 30.0,
+        cache_entries: int = 8,
+    ) -> None:
+        self.url = url
+        self.cache_entries = cache_entries
+        self._caches: dict[tuple[UUID, UUID, str], ProjectCache] = {}
+        self._min_size = min_size
+        self._max_size = max_size
+        self._timeout = timeout
+        self._pool: ConnectionPool[Conn] | None = None
+        self._guard = threading.Lock()
+        self._cache_guard = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({rows.redact(self.url)!r})"
+
+    # -- connections -------------------------------------------------------------------
+
+    def _open_pool(self) -> ConnectionPool[Conn]:
+        with self._guard:
+            if self._pool is None:
+                try:  # one direct connection first: its error says why (auth, db, host)
+                    psycopg.connect(self.url, connect_timeout=int(self._timeout)).close()
+                except psycopg.Error as exc:
+                    raise StorageError(
+                        f"cannot connect to PostgreSQL at {rows.redact(self.url)}: {exc}"
+                    ) from exc
+                pool: ConnectionPool[Conn] = ConnectionPool(
+                    self.url,
+                    min_size=self._min_size,
+                    max_size=self._max_size,
+                    kwargs={"autocommit": True},
+                    configure=_configure,
+                    timeout=self._timeout,
+                    name="prism",
+                    open=False,
+                )
+                pool.open()
+                self._pool = pool
+            return self._pool
+
+    @contextmanager
+    def _conn(self) -> Iterator[Conn]:
+        """A pooled autocommit connection; database failures become ``StorageError``."""
+        pool = self._open_pool()
+        try:
+            with pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise StorageError(f"PostgreSQL failed: {exc}") from exc
+
+    def close(self) -> None:
+        with self._guard:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    # -- schema ------------------------------------------------------------------------
+
+    def migrate(self) -> int:
+        """Apply pending migrations (one process at a time); a no-op once up to date.
+
+        An up-to-date schema needs no privilege beyond reading ``schema_migrations``, so a
+        runtime role limited to DML can start the service (docs/postgres.md, "Privileges").
+        """
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+            exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
+            if exists is None or exists[0] is None:
+                self._run_ddl(conn, 0, "schema_migrations", SCHEMA_MIGRATIONS_DDL)
+            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            for version, name, statements in MIGRATIONS:
+                if version in done:
+                    continue
+                for statement in statements:
+                    self._run_ddl(conn, version, name, statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations VALUES (%s, %s, %s)",
+                    (version, name, datetime.now(UTC)),
+                )
+            row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+            return int(row[0] or 0) if row else 0
+
+    @staticmethod
+    def _run_ddl(conn: Conn, version: int, name: str, statement: str) -> None:
+        try:
+            conn.execute(statement)
+        except pgerrors.InsufficientPrivilege as exc:
+            if "EXTENSION" in statement:
+                hint = "ask an administrator to run 'CREATE EXTENSION vector' in this database"
+            else:
+                hint = "run 'prism migrate' as the schema's owner, then start Prism as before"
+            raise StorageError(
+                f"migration {version} ({name}) needs a privilege this role lacks ({exc}): "
+                f"{hint}; see docs/postgres.md"
+            ) from exc
+
+    # -- writes ------------------------------------------------------------------------
+
+    def write(self, batch: WriteBatch) -> WriteOutcome:
+        with self._conn() as conn:
+            return postgres_write.write(conn, batch)
+
+    # -- reads -------------------------------------------------------------------------
+
+    def idempotent_result(self, tenant_id: UUID, key: str) -> IdempotencyClaim | None:
+        with self._conn() as conn:
+            return postgres_write.claim(conn, tenant_id, key)
+
+    def get(self, tenant_id: UUID, memory_id: UUID) -> tuple[Memory, MemoryState] | None:
+        return self.get_many(tenant_id, [memory_id]).get(memory_id)
+
+    def get_many(
+        self, tenant_id: UUID, memory_ids: list[UUID]
+    ) -> dict[UUID, tuple[Memory, MemoryState]]:
+        if not memory_ids:
+            return {}
+        with self._conn() as conn:
+            found = conn.execute(
+                f"SELECT {rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S} FROM memory m "
+                "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
+                "AND s.version = m.current_version WHERE m.tenant_id = %s AND m.id = ANY(%s)",
+                (tenant_id, list(memory_ids)),
+            ).fetchall()
+        out = {}
+        for row in found:
+            memory = rows.memory(row[: rows.MEMORY_WIDTH])
+            out[memory.id] = (memory, rows.state(row[rows.MEMORY_WIDTH :]))
+        return out
+
+    def states(self, tenant_id: UUID, memory_id: UUID) -> list[MemoryState]:
+        with self._conn() as conn:
+            found = conn.execute(
+                f"SELECT {rows.STATE_COLUMNS} FROM memory_state "
+                "WHERE tenant_id = %s AND memory_id = %s ORDER BY version",
+                (tenant_id, memory_id),
+            ).fetchall()
+        return [rows.state(r) for r in found]
+
+    def vector(self, tenant_id: UUID, memory_id: UUID) -> Vector | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT vector FROM recall_index WHERE tenant_id = %s AND memory_id = %s",
+                (tenant_id, memory_id),
+                binary=True,
+            ).fetchone()
+        return rows.vector_from_binary(row[0]) if row else None
+
+    def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
+        cache = self._cache(tenant_id, flt.project_id, model)
+        if cache.needs_rebuild:
+            cache = self._cache(tenant_id, flt.project_id, model, fresh=True)
+        with cache.lock, self._conn() as conn:
+            postgres_recall.refresh(conn, tenant_id, cache, model)
+        return cache.snapshot(flt)
+
+    def _cache(
+        self, tenant_id: UUID, project_id: UUID, model: str, fresh: bool = False
+    ) -> ProjectCache:
+        key = (tenant_id, project_id, model)
+        with self._cache_guard:
+            cache = self._caches.pop(key, None)
+            if cache is None or fresh:
+                cache = ProjectCache(str(project_id))
+            self._caches[key] = cache  # most recently used last
+            while len(self._caches) > self.cache_entries:
+                self._caches.pop(next(iter(self._caches)))
+            return cache
+
+    def audit_events(self, tenant_id: UUID, flt: AuditFilter) -> list[MemoruleAudit]:
+        query, args = rows.audit_query(tenant_id, flt)
+        with self._conn() as conn:
+            found = conn.execute(query, args).fetchall()
+        return [rows.audit(r) for r in found]
+
+    def audit_chain(self, tenant_id: UUID) -> Iterator[MemoruleAudit]:
+        after = 0
+        while True:  # keyset pages: no connection is held between pages
+            with self._conn() as conn:
+                page = conn.execute(
+                    f"SELECT {rows.AUDIT_COLUMNS} FROM memorule_audit "
+                    "WHERE tenant_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                    (tenant_id, after, CHAIN_PAGE),
+                ).fetchall()
+            for row in page:
+                yield rows.audit(row)
+            if len(page) < CHAIN_PAGE:
+                return
+            after = int(page[-1][2])
+
+    def tenants(self) -> list[UUID]:
+        with self._conn() as conn:
+            found = conn.execute(
+                "SELECT h.tenant_id FROM tenant_clock h "
+                "WHERE EXISTS (SELECT 1 FROM memory m WHERE m.tenant_id = h.tenant_id) "
+                "OR EXISTS (SELECT 1 FROM memorule_audit a WHERE a.tenant_id = h.tenant_id)"
+            ).fetchall()
+        return sorted(r[0] for r in found)
+
+    def stats(self, tenant_id: UUID) -> dict[str, int]:
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM memory WHERE tenant_id = %(t)s), "
+                "(SELECT count(*) FROM memory_state WHERE tenant_id = %(t)s), "
+                "(SELECT count(*) FROM memorule_audit WHERE tenant_id = %(t)s)",
+                {"t": tenant_id},
+            ).fetchone()
+        assert row is not None
+        return {"memories": int(row[0]), "states": int(row[1]), "audit_events": int(row[2])}
+
+    def stale_vectors(self, model: str, limit: int) -> list[tuple[UUID, UUID, str]]:
+        with self._conn() as conn:
+            found = conn.execute(
+                "SELECT r.tenant_id, r.memory_id, s.subject, s.body FROM recall_index r "
+                "JOIN memory m ON m.tenant_id = r.tenant_id AND m.id = r.memory_id "
+                "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
+                "AND s.version = m.current_version WHERE r.model != %s LIMIT %s",
+                (model, limit),
+            ).fetchall()
+        return [(r[0], r[1], f"{r[2]}\n{r[3]}" if r[2] else r[3]) for r in found]
+
+    def set_vectors(self, tenant_id: UUID, vectors: list[tuple[UUID, Vector]], model: str) -> None:
+        with self._conn() as conn, conn.pipeline(), conn.transaction():
+            bumped = conn.execute(rows.BUMP_CLOCK, (tenant_id,)).fetchone()
+            clock = int(bumped[0]) if bumped else 0
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "UPDATE recall_index SET model = %s, vector = %b::vector, clock = %s "
+                    "WHERE tenant_id = %s AND memory_id = %s",
+                    [(model, v, clock, tenant_id, mid) for mid, v in vectors],
+                )
+
+    # -- moving data -------------------------------------------------------------------
+
+    def dump(self, tenant_id: UUID | None = None) -> Iterator[DumpItem]:
+        return postgres_transfer.dump(self._conn, tenant_id)
+
+    def load(self, items: Iterable[DumpItem]) -> dict[str, int]:
+        with self._conn() as conn, conn.transaction():
+            return postgres_transfer.load(conn, items)

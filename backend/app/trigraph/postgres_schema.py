@@ -1,0 +1,171 @@
+"""PostgreSQL schema migrations, in order. Each runs once, in a transaction, and records itself.
+
+The tables mirror :mod:`app.trigraph.sqlite_schema` (the TriGraph's names: ``memory``,
+``memory_state``, ``memorule_audit``; ``recall_index`` is derived) with native types: ``uuid``,
+``timestamptz`` (microseconds, like the ISO text SQLite keeps), ``jsonb`` and pgvector's
+``vector``. Every primary key, unique key, foreign key and index leads with ``tenant_id``, so a
+distributed PostgreSQL (Citus) shards every table by tenant and co-locates a tenant's rows
+(``docs/postgres.md`` has the DDL).
+
+``tenant_clock`` holds one row per tenant; every write upserts it first, taking its row lock,
+which serialises the writes of one tenant (the audit chain stays linear) while other tenants'
+writes go on in parallel. Its counter ``n`` is the tenant's change clock: a write stamps the
+``recall_index`` rows it touches with the new value, so a recall cache folds in only the rows
+changed since the clock it last saw.
+
+The ``vector`` column has no fixed dimension: a row keeps the vector of the model named in its
+``model`` column, and ``prism reindex`` to a model of another dimension needs no DDL. Recall
+reads a project's candidates and ranks them exactly in the service (DESIGN §12: an HNSW index
+with tenant filters lost recall and slowed writes 4×), so no vector index is created;
+``docs/postgres.md`` shows the per-model expression index for very large unfiltered scopes.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Serialises concurrent `migrate()` calls across processes (an arbitrary, fixed key).
+MIGRATION_LOCK_KEY: Final = 0x7072_6973_6D00  # "prism\0"
+
+SCHEMA_MIGRATIONS_DDL: Final = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    "version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)"
+)
+
+MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
+    (
+        1,
+        "trigraph",
+        [
+            "CREATE EXTENSION IF NOT EXISTS vector",
+            """CREATE TABLE tenant_clock (
+                tenant_id uuid NOT NULL,
+                n bigint NOT NULL,
+                PRIMARY KEY (tenant_id)
+            )""",
+            """CREATE TABLE memory (
+                tenant_id uuid NOT NULL,
+                id uuid NOT NULL,
+                project_id uuid NOT NULL,
+                namespace text NOT NULL,
+                kind text NOT NULL CHECK (kind IN ('note', 'memorule')),
+                source_type text NOT NULL CHECK (source_type IN ('memory', 'memorule')),
+                status text NOT NULL CHECK (status IN ('active', 'retired')),
+                created_at timestamptz NOT NULL,
+                current_version integer NOT NULL,
+                PRIMARY KEY (tenant_id, id)
+            )""",
+            """CREATE TABLE memory_state (
+                tenant_id uuid NOT NULL,
+                id uuid NOT NULL,
+                memory_id uuid NOT NULL,
+                version integer NOT NULL,
+                memorule_kind text,
+                subject text,
+                body text NOT NULL,
+                applies_to jsonb,
+                evidence_signal_id text,
+                confidence text,
+                written_by_session_id uuid NOT NULL,
+                written_by_persona text,
+                written_at timestamptz NOT NULL,
+                embedding_model text NOT NULL,
+                reason text,
+                PRIMARY KEY (tenant_id, id),
+                UNIQUE (tenant_id, memory_id, version),
+                FOREIGN KEY (tenant_id, memory_id) REFERENCES memory (tenant_id, id)
+            )""",
+            """CREATE TABLE memorule_audit (
+                tenant_id uuid NOT NULL,
+                seq bigint NOT NULL,
+                id uuid NOT NULL,
+                memorule_id uuid NOT NULL,
+                state_id uuid NOT NULL,
+                event text NOT NULL,
+                written_by_session_id uuid NOT NULL,
+                written_by_persona text,
+                evidence_signal_id text,
+                written_at timestamptz NOT NULL,
+                reason text,
+                prev_hash text NOT NULL,
+                hash text NOT NULL,
+                PRIMARY KEY (tenant_id, seq),
+                UNIQUE (tenant_id, id),
+                FOREIGN KEY (tenant_id, memorule_id) REFERENCES memory (tenant_id, id)
+            )""",
+            "CREATE INDEX memorule_audit_by_memorule "
+            "ON memorule_audit (tenant_id, memorule_id, seq)",
+            "CREATE INDEX memorule_audit_by_session "
+            "ON memorule_audit (tenant_id, written_by_session_id, seq)",
+            "CREATE INDEX memorule_audit_by_persona "
+            "ON memorule_audit (tenant_id, written_by_persona, seq)",
+            """CREATE TABLE recall_index (
+                tenant_id uuid NOT NULL,
+                memory_id uuid NOT NULL,
+                project_id uuid NOT NULL,
+                active boolean NOT NULL,
+                kind text NOT NULL,
+                namespace text NOT NULL,
+                memorule_kind text,
+                confidence text,
+                scope text,
+                a_persona text,
+                a_surface text,
+                a_specialization text,
+                written_at timestamptz NOT NULL,
+                model text NOT NULL,
+                clock bigint NOT NULL,
+                vector vector NOT NULL,
+                PRIMARY KEY (tenant_id, memory_id),
+                FOREIGN KEY (tenant_id, memory_id) REFERENCES memory (tenant_id, id)
+            )""",
+            "CREATE INDEX recall_index_by_clock ON recall_index (tenant_id, clock)",
+            "CREATE INDEX recall_index_by_project "
+            "ON recall_index (tenant_id, project_id) WHERE active",
+            "CREATE INDEX recall_index_by_scope "
+            "ON recall_index (tenant_id, scope) WHERE active AND scope IN ('global', 'org')",
+            """CREATE TABLE idempotency (
+                tenant_id uuid NOT NULL,
+                key text NOT NULL,
+                request_hash text NOT NULL,
+                result jsonb NOT NULL,
+                created_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, key)
+            )""",
+        ],
+    ),
+    (
+        2,
+        "api_key",
+        [
+            # HTTP API keys: only a SHA-256 of the secret is kept; ``key_id`` is public.
+            # ``projects`` lists project UUIDs (NULL: every project). A key is looked up by
+            # its hash before its tenant is known, so on Citus this is a reference table.
+            """CREATE TABLE api_key (
+                tenant_id uuid NOT NULL,
+                key_id text NOT NULL,
+                secret_hash text NOT NULL,
+                prefix text NOT NULL,
+                role text NOT NULL CHECK (role IN ('reader', 'writer', 'admin')),
+                projects jsonb,
+                persona text,
+                label text,
+                created_at timestamptz NOT NULL,
+                revoked_at timestamptz,
+                PRIMARY KEY (tenant_id, key_id)
+            )""",
+            "CREATE UNIQUE INDEX api_key_by_hash ON api_key (secret_hash)",
+            "CREATE UNIQUE INDEX api_key_by_id ON api_key (key_id)",
+        ],
+    ),
+]
+
+# The tables in dependency order (referenced first): what Citus distributes by tenant_id.
+TENANT_TABLES: Final = (
+    "tenant_clock",
+    "memory",
+    "memory_state",
+    "memorule_audit",
+    "recall_index",
+    "idempotency",
+)

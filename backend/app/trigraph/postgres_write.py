@@ -1,0 +1,226 @@
+"""One write batch on PostgreSQL, in the caller's transaction, in few round trips.
+
+The batch runs in pipeline mode: the statements whose results the checks need (the tenant's
+clock bump, which takes its row lock; the idempotency claim; the chain head; the memories the
+batch names) go out together with BEGIN and are read after one flush, then every insert and
+update is queued and sent with the COMMIT: two round trips, however busy the machine, which
+keeps the tenant's lock held as briefly as the network allows. The checks raise in the same
+order as the SQLite engine's, so both engines refuse a bad batch with the same error.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg.errors import UniqueViolation
+from psycopg.types.json import Jsonb
+
+from app.domain import audit as chain
+from app.domain.records import MemoruleAudit, MemoryState, Status
+from app.embeddings.port import Vector
+from app.errors import Conflict, IdempotencyConflict, NotFound, StorageError
+from app.trigraph import postgres_rows as rows
+from app.trigraph.port import IdempotencyClaim, WriteBatch, WriteOutcome
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+_CLAIM = "SELECT request_hash, result FROM idempotency WHERE tenant_id = %s AND key = %s"
+_HEAD = "SELECT seq, hash FROM memorule_audit WHERE tenant_id = %s ORDER BY seq DESC LIMIT 1"
+_MEMORIES = (
+    "SELECT m.id, m.project_id, m.kind, m.namespace, m.status, m.current_version, "
+    "r.memory_id IS NOT NULL FROM memory m LEFT JOIN recall_index r "
+    "ON r.tenant_id = m.tenant_id AND r.memory_id = m.id "
+    "WHERE m.tenant_id = %s AND m.id = ANY(%s)"
+)
+_KEEP_VECTOR = (
+    "UPDATE recall_index SET memorule_kind = %s, confidence = %s, scope = %s, a_persona = %s, "
+    "a_surface = %s, a_specialization = %s, written_at = %s, clock = %s "
+    "WHERE tenant_id = %s AND memory_id = %s"
+)
+_CLAIM_KEY = "idempotency_pkey"
+_INSERT_CLAIM = (
+    "INSERT INTO idempotency (tenant_id, key, request_hash, result, created_at) "
+    "VALUES (%s, %s, %s, %s, %s)"
+)
+
+
+def claim(conn: Conn, tenant_id: UUID, key: str) -> IdempotencyClaim | None:
+    """The claim stored under ``key``, if any."""
+    row = conn.execute(_CLAIM, (tenant_id, key)).fetchone()
+    return IdempotencyClaim(key, row[0], row[1]) if row else None
+
+
+def replay_of(asked: IdempotencyClaim, stored: IdempotencyClaim) -> IdempotencyClaim:
+    """The stored claim, if ``asked`` is the same request.
+
+    Raises:
+        IdempotencyConflict: the key was used for a different request.
+    """
+    if stored.request_hash != asked.request_hash:
+        raise IdempotencyConflict(
+            f"idempotency key '{asked.key}' was used for a different request", key=asked.key
+        )
+    return stored
+
+
+def write(conn: Conn, batch: WriteBatch) -> WriteOutcome:
+    """Apply ``batch`` in one transaction, in two round trips (see the port for the contract).
+
+    BEGIN, the clock bump and the reads go out together and are read after one flush; the
+    inserts and COMMIT follow with one sync. A replay or a refused batch ends in ROLLBACK.
+    """
+    try:
+        with conn.pipeline():
+            conn.execute("BEGIN")
+            try:
+                outcome = apply(conn, batch)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            # A replay changes nothing, not even the tenant's clock.
+            conn.execute("ROLLBACK" if outcome.replay is not None else "COMMIT")
+    except psycopg.Error as exc:
+        conn.rollback()  # the server skipped our COMMIT; leave no aborted transaction behind
+        asked = batch.idempotency
+        constraint = getattr(exc.diag, "constraint_name", None)
+        if asked is None or not isinstance(exc, UniqueViolation) or constraint != _CLAIM_KEY:
+            raise
+        # A claim committed by a writer the tenant lock did not order before ours
+        # (e.g. a concurrent load): answer as a replay, as a sequential retry would.
+        stored = claim(conn, batch.tenant_id, asked.key)
+        if stored is None:
+            raise
+        return WriteOutcome([], replay_of(asked, stored))
+    return outcome
+
+
+def apply(conn: Conn, batch: WriteBatch) -> WriteOutcome:
+    """Queue ``batch``'s statements inside the caller's transaction and pipeline.
+
+    Statements queue in the pipeline; only the first ``fetchone`` waits for the server.
+    (No ``executemany`` here: inside a pipeline it would sync on its own.)
+    """
+    t = batch.tenant_id
+    new = {m.id: m for m in batch.new_memories}
+    named = list(
+        dict.fromkeys(
+            [
+                *batch.expected_versions,
+                *(sw.state.memory_id for sw in batch.states if sw.state.memory_id not in new),
+                *(memory_id for memory_id, _ in batch.status_changes),
+            ]
+        )
+    )
+    clock_cur = conn.execute(rows.BUMP_CLOCK, (t,))
+    claim_cur = conn.execute(_CLAIM, (t, batch.idempotency.key)) if batch.idempotency else None
+    head_cur = conn.execute(_HEAD, (t,)) if batch.audits else None
+    mem_cur = conn.execute(_MEMORIES, (t, named)) if named else None
+    bumped = clock_cur.fetchone()  # one sync for all of the above
+    clock = int(bumped[0]) if bumped else 0
+    if batch.idempotency is not None and claim_cur is not None:
+        row = claim_cur.fetchone()
+        if row is not None:
+            stored = IdempotencyClaim(batch.idempotency.key, row[0], row[1])
+            return WriteOutcome([], replay_of(batch.idempotency, stored))
+    # id -> (project_id, kind, namespace, status, current_version, has_index_row)
+    known: dict[UUID, list[Any]] = {r[0]: list(r[1:]) for r in mem_cur or ()}
+    _check_expected(batch, known)
+    for m in batch.new_memories:
+        conn.execute(rows.INSERT_MEMORY, rows.memory_params(m))
+    for m in batch.new_memories:
+        known[m.id] = [m.project_id, m.kind.value, m.namespace, m.status.value]
+        known[m.id] += [m.current_version, False]
+    for sw in batch.states:
+        _state(conn, t, sw.state, sw.vector, clock, known.get(sw.state.memory_id))
+    for memory_id, status in batch.status_changes:
+        if memory_id not in known:
+            raise NotFound(f"no memory {memory_id}", id=str(memory_id))
+        conn.execute(
+            "UPDATE memory SET status = %s WHERE tenant_id = %s AND id = %s",
+            (status.value, t, memory_id),
+        )
+        conn.execute(
+            "UPDATE recall_index SET active = %s, clock = %s "
+            "WHERE tenant_id = %s AND memory_id = %s",
+            (status is Status.ACTIVE, clock, t, memory_id),
+        )
+    audits = _chain(batch, head_cur.fetchone() if head_cur is not None else None)
+    for event in audits:
+        conn.execute(rows.INSERT_AUDIT, rows.audit_params(event))
+    if batch.idempotency is not None:
+        c = batch.idempotency
+        conn.execute(_INSERT_CLAIM, (t, c.key, c.request_hash, Jsonb(c.result), datetime.now(UTC)))
+    return WriteOutcome(audits)
+
+
+def _check_expected(batch: WriteBatch, known: dict[UUID, list[Any]]) -> None:
+    for memory_id, expected in batch.expected_versions.items():
+        found = known.get(memory_id)
+        if found is None:
+            raise NotFound(f"no memory {memory_id}", id=str(memory_id))
+        if found[4] != expected:
+            raise Conflict(
+                f"memory {memory_id} changed meanwhile (now version {found[4]}); retry",
+                id=str(memory_id),
+                version=found[4],
+            )
+
+
+def _state(
+    conn: Conn,
+    t: UUID,
+    s: MemoryState,
+    vector: Vector | None,
+    clock: int,
+    mem: list[Any] | None,
+) -> None:
+    """Insert a state and point the recall row at it (``mem`` is updated in place)."""
+    if mem is None:
+        raise NotFound(f"no memory {s.memory_id}", id=str(s.memory_id))
+    project_id, kind, namespace, status, current, has_index = mem
+    if s.version != 1:
+        if s.version != current + 1:
+            raise Conflict(f"memory {s.memory_id} is at version {current}", version=current)
+        conn.execute(
+            "UPDATE memory SET current_version = %s WHERE tenant_id = %s AND id = %s",
+            (s.version, t, s.memory_id),
+        )
+        mem[4] = s.version
+    conn.execute(rows.INSERT_STATE, rows.state_params(t, s))
+    index = rows.index_filters(s)
+    if vector is None:
+        if not has_index:
+            raise StorageError(f"memory {s.memory_id} has no vector to keep")
+        conn.execute(_KEEP_VECTOR, (*index, clock, t, s.memory_id))
+        return
+    conn.execute(
+        rows.UPSERT_INDEX,
+        (
+            t,
+            s.memory_id,
+            project_id,
+            status == Status.ACTIVE.value,
+            kind,
+            namespace,
+            *index,
+            s.embedding_model,
+            clock,
+            vector,
+        ),
+    )
+    mem[5] = True
+
+
+def _chain(batch: WriteBatch, head: tuple[Any, ...] | None) -> list[MemoruleAudit]:
+    """Link the batch's drafts after the tenant's current head."""
+    seq, prev = (int(head[0]), str(head[1])) if head else (0, chain.GENESIS_HASH)
+    audits = []
+    for draft in batch.audits:
+        seq += 1
+        event = chain.link(batch.tenant_id, seq, prev, draft)
+        audits.append(event)
+        prev = event.hash
+    return audits

@@ -1,0 +1,216 @@
+"""A per-process cache of one project's recall candidates, as append-only numpy columns.
+
+Engines keep a per-tenant change clock: every write batch bumps it and stamps the rows it
+touches. A cache entry remembers the clock it has seen and, on the next recall, folds in only
+the rows stamped later — so recall at 100k memories is a matrix-vector product, not a table
+scan, and a write by another process is seen at the next call.
+
+Readers get views of the first ``n`` rows; refreshes only append rows past ``n`` or swap in
+new arrays (``active`` is copied before it changes), so a snapshot stays consistent while
+another thread refreshes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from app.domain.ranking import (
+    ABSENT,
+    CONFIDENCE_CODE,
+    NONE,
+    PRESELECT_MIN,
+    SCOPE_RANK,
+    Candidates,
+    encode,
+    micros_of,
+    normalise_key,
+    tiebreak_of,
+)
+from app.domain.records import APPLIES_TO_KEYS
+from app.trigraph.port import CandidateFilter
+
+COARSE_DIM = 64
+_COLUMNS = (
+    "project_match",
+    "active",
+    "is_memorule",
+    "scope",
+    "namespace",
+    "memorule_kind",
+    "confidence",
+    "written_us",
+    "tiebreak",
+    *APPLIES_TO_KEYS,
+)
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One memory's recall row as an engine stores it (applies_to values normalised)."""
+
+    memory_id: str
+    project_id: str
+    active: bool
+    is_memorule: bool
+    namespace: str
+    memorule_kind: str | None
+    confidence: str | None
+    scope: str | None
+    persona: str | None
+    surface: str | None
+    specialization: str | None
+    written_at: str
+    vector: bytes | None  # None: embedded by another model (scores as zero relevance)
+
+
+class ProjectCache:
+    """The candidates visible from one project (its own rows, the tenant's global/org rows)."""
+
+    def __init__(self, project_id: str) -> None:
+        self.project_id = project_id
+        self.lock = threading.Lock()
+        self.clock = -1
+        self.n = 0
+        self.dead = 0
+        self.dim = 0
+        self.pos: dict[str, int] = {}
+        self.vocab: dict[str, dict[str, int]] = {
+            k: {} for k in (*APPLIES_TO_KEYS, "namespace", "memorule_kind")
+        }
+        self.ids: npt.NDArray[np.object_] = np.empty(0, dtype=object)
+        self.cols: dict[str, npt.NDArray[Any]] = {c: np.zeros(0, dtype=np.int64) for c in _COLUMNS}
+        self.matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
+        self.projection: npt.NDArray[np.float32] | None = None
+        self.coarse: npt.NDArray[np.float32] = np.zeros((0, COARSE_DIM), dtype=np.float32)
+
+    @property
+    def needs_rebuild(self) -> bool:
+        """True when superseded rows outnumber live ones (the owner reloads from scratch)."""
+        return self.dead > max(1000, self.n - self.dead)
+
+    def apply(self, rows: Iterable[IndexRow], clock: int) -> None:
+        """Fold changed rows in: a changed memory's old row dies, its new row is appended."""
+        fresh = []
+        active = self.cols["active"].copy()
+        for row in rows:
+            old = self.pos.pop(row.memory_id, None)
+            if old is not None:
+                active[old] = False
+                self.dead += 1
+            visible = row.project_id == self.project_id or row.scope in ("global", "org")
+            if visible:
+                fresh.append(row)
+        self.cols["active"] = active
+        if fresh:
+            self._append(fresh)
+        self.clock = clock
+
+    def _append(self, rows: list[IndexRow]) -> None:
+        if not self.dim:
+            self.dim = next((len(r.vector) // 4 for r in rows if r.vector), 0)
+            if self.dim:  # rows so far had no vector of this model: they stay zero
+                self.matrix = np.zeros((len(self.ids), self.dim), dtype=np.float32)
+        b, start = len(rows), self.n
+        need = start + b
+        if need > len(self.ids):
+            self._grow(max(need, 2 * len(self.ids), 1024))
+        zero = bytes(self.dim * 4)
+        vectors = b"".join(
+            r.vector if r.vector is not None and len(r.vector) == self.dim * 4 else zero
+            for r in rows
+        )
+        if self.dim:
+            self.matrix[start:need] = np.frombuffer(vectors, dtype=np.float32).reshape(b, self.dim)
+        self.ids[start:need] = [r.memory_id for r in rows]
+        c = self.cols
+        c["project_match"][start:need] = [r.project_id == self.project_id for r in rows]
+        c["active"][start:need] = [r.active for r in rows]
+        c["is_memorule"][start:need] = [r.is_memorule for r in rows]
+        c["scope"][start:need] = [SCOPE_RANK.get(r.scope, 2) for r in rows]
+        c["confidence"][start:need] = [CONFIDENCE_CODE.get(r.confidence, 3) for r in rows]
+        c["written_us"][start:need] = [micros_of(r.written_at) for r in rows]
+        c["tiebreak"][start:need] = [tiebreak_of(r.memory_id) for r in rows]
+        c["namespace"][start:need] = encode([r.namespace for r in rows], self.vocab["namespace"])
+        c["memorule_kind"][start:need] = encode(
+            [r.memorule_kind for r in rows], self.vocab["memorule_kind"]
+        )
+        for key in APPLIES_TO_KEYS:
+            c[key][start:need] = encode([getattr(r, key) for r in rows], self.vocab[key])
+        for i, r in enumerate(rows):
+            self.pos[r.memory_id] = start + i
+        if self.projection is not None:
+            self.coarse[start:need] = self.matrix[start:need] @ self.projection
+        elif self.dim > COARSE_DIM and need >= PRESELECT_MIN:
+            self._fit_projection(need)
+        self.n = need
+
+    def _fit_projection(self, n: int) -> None:
+        """Principal directions of a sample of the vectors: a 64-d sketch for preselection."""
+        rng = np.random.default_rng(0)
+        rows = rng.choice(n, size=min(n, 8192), replace=False)
+        _, _, vt = np.linalg.svd(self.matrix[rows].astype(np.float64), full_matrices=False)
+        self.projection = np.ascontiguousarray(vt[:COARSE_DIM].T, dtype=np.float32)
+        self.coarse[:n] = self.matrix[:n] @ self.projection
+
+    def _grow(self, capacity: int) -> None:
+        n = self.n
+        ids = np.empty(capacity, dtype=object)
+        ids[:n] = self.ids[:n]
+        self.ids = ids
+        for name, old in self.cols.items():
+            dtype = bool if name in ("project_match", "active", "is_memorule") else np.int64
+            new = np.zeros(capacity, dtype=dtype)
+            new[:n] = old[:n]
+            self.cols[name] = new
+        matrix = np.zeros((capacity, self.dim), dtype=np.float32)
+        if self.matrix.shape[1] == self.dim:
+            matrix[:n] = self.matrix[:n]
+        self.matrix = matrix
+        coarse = np.zeros((capacity, COARSE_DIM), dtype=np.float32)
+        coarse[:n] = self.coarse[:n]
+        self.coarse = coarse
+
+    def snapshot(self, flt: CandidateFilter) -> Candidates:
+        """The cached columns with the filter applied as a ``selected`` mask."""
+        n, c = self.n, self.cols
+        scope = c["scope"][:n]
+        persona = c["persona"][:n]
+        own_persona = self.vocab["persona"].get(normalise_key(flt.persona) or "", ABSENT)
+        visible = (
+            c["project_match"][:n] & ((scope == 2) | ((scope == 3) & (persona == own_persona)))
+        ) | (scope <= 1)
+        mask = c["active"][:n] & visible
+        if flt.memorules_only:
+            mask &= c["is_memorule"][:n]
+        if flt.namespace is not None:
+            mask &= c["namespace"][:n] == self.vocab["namespace"].get(flt.namespace, ABSENT)
+        if flt.memorule_kinds:
+            codes = [self.vocab["memorule_kind"].get(k.value, ABSENT) for k in flt.memorule_kinds]
+            mask &= np.isin(c["memorule_kind"][:n], codes)
+        if flt.confidences:
+            mask &= np.isin(
+                c["confidence"][:n], [CONFIDENCE_CODE[x.value] for x in flt.confidences]
+            )
+        for key, value in flt.exclude_conflicts.items():
+            col = c[key][:n]
+            mask &= (col == NONE) | (col == self.vocab[key].get(value, ABSENT))
+        return Candidates(
+            ids=self.ids[:n],
+            is_memorule=c["is_memorule"][:n],
+            scope_rank=scope,
+            confidence=c["confidence"][:n],
+            written_us=c["written_us"][:n],
+            tiebreak=c["tiebreak"][:n],
+            keys={k: c[k][:n] for k in APPLIES_TO_KEYS},
+            vocab={k: self.vocab[k] for k in APPLIES_TO_KEYS},
+            matrix=self.matrix[:n],
+            selected=mask,
+            coarse=self.coarse[:n] if self.projection is not None else None,
+            projection=self.projection,
+        )

@@ -1,0 +1,250 @@
+"""Dump and load for the SQLite engine: every row of a store, verbatim, in port order.
+
+A dump reads through its own connection inside one read transaction (a WAL snapshot), so it
+is consistent while writers carry on and never disturbs the store's per-thread connections.
+A load runs inside the store's ``BEGIN IMMEDIATE`` transaction: all of it or none.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final
+from uuid import UUID
+
+import numpy as np
+
+from app.domain.ranking import normalise_key
+from app.domain.records import AppliesTo, MemoruleAudit, MemoryState, Status, iso, parse_iso
+from app.errors import Conflict
+from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
+from app.trigraph.sqlite import (
+    _AUDIT_COLUMNS,
+    _MEMORY_COLUMNS,
+    _STATE_COLUMNS,
+    _audit,
+    _memory,
+    _state,
+)
+
+PAGE: Final = 500
+_INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_STATE: Final = (
+    f"INSERT INTO memory_state (tenant_id, {_STATE_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_INDEX: Final = (
+    "INSERT INTO recall_index (tenant_id, project_id, memory_id, active, kind, namespace, "
+    "memorule_kind, confidence, scope, a_persona, a_surface, a_specialization, written_at, "
+    "model, clock, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_AUDIT: Final = (
+    "INSERT INTO memorule_audit (tenant_id, seq, id, memorule_id, state_id, event, "
+    "written_by_session_id, written_by_persona, evidence_signal_id, written_at, reason, "
+    "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def dump(path: Path, tenant_id: UUID | None) -> Iterator[DumpItem]:
+    """Yield everything stored in the file at ``path`` for one tenant (or all), in port order."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN")  # one snapshot for the whole dump
+        if tenant_id is not None:
+            tenants = [str(tenant_id)]
+        else:
+            tenants = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT tenant_id FROM memory UNION SELECT tenant_id FROM memorule_audit "
+                    "UNION SELECT tenant_id FROM idempotency ORDER BY 1"
+                )
+            ]
+        for t in tenants:
+            yield from _memories(conn, t)
+            for row in conn.execute(
+                f"SELECT {_AUDIT_COLUMNS} FROM memorule_audit WHERE tenant_id = ? ORDER BY seq",
+                (t,),
+            ):
+                yield _audit(row)
+            for key, request_hash, result, created_at in conn.execute(
+                "SELECT key, request_hash, result, created_at FROM idempotency "
+                "WHERE tenant_id = ? ORDER BY key",
+                (t,),
+            ):
+                yield IdempotencyRecord(
+                    UUID(t), key, request_hash, json.loads(result), parse_iso(created_at)
+                )
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def _memories(conn: sqlite3.Connection, t: str) -> Iterator[MemoryDump]:
+    after = ""
+    while True:
+        page = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND id > ? "
+            "ORDER BY id LIMIT ?",
+            (t, after, PAGE),
+        ).fetchall()
+        if not page:
+            return
+        ids = [r[0] for r in page]
+        marks = ",".join("?" * len(ids))
+        states: dict[str, list[MemoryState]] = {i: [] for i in ids}
+        for r in conn.execute(
+            f"SELECT {_STATE_COLUMNS} FROM memory_state WHERE tenant_id = ? "
+            f"AND memory_id IN ({marks}) ORDER BY memory_id, version",
+            (t, *ids),
+        ):
+            states[r[1]].append(_state(r))
+        vectors = {
+            r[0]: (r[1], r[2])
+            for r in conn.execute(
+                "SELECT memory_id, model, vector FROM recall_index "
+                f"WHERE tenant_id = ? AND memory_id IN ({marks})",
+                (t, *ids),
+            )
+        }
+        for r in page:
+            model, blob = vectors.get(r[0], (None, None))
+            vector = np.frombuffer(blob, dtype=np.float32).copy() if blob is not None else None
+            yield MemoryDump(_memory(r), states[r[0]], vector, model)
+        if len(page) < PAGE:
+            return
+        after = ids[-1]
+
+
+def load(conn: sqlite3.Connection, items: Iterable[DumpItem]) -> dict[str, int]:
+    """Insert dumped items verbatim inside the caller's write transaction; return the counts."""
+    counts = {"memories": 0, "states": 0, "audit_events": 0, "idempotency": 0}
+    clocks: dict[UUID, int] = {}
+    for item in items:
+        tenant = item.memory.tenant_id if isinstance(item, MemoryDump) else item.tenant_id
+        if tenant not in clocks:
+            clocks[tenant] = _claim_tenant(conn, str(tenant))
+        t = str(tenant)
+        if isinstance(item, MemoryDump):
+            _load_memory(conn, item, clocks[tenant])
+            counts["memories"] += 1
+            counts["states"] += len(item.states)
+        elif isinstance(item, MemoruleAudit):
+            conn.execute(_INSERT_AUDIT, _audit_params(item))
+            counts["audit_events"] += 1
+        else:
+            conn.execute(
+                "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?)",
+                (t, item.key, item.request_hash, json.dumps(item.result), iso(item.created_at)),
+            )
+            counts["idempotency"] += 1
+    return counts
+
+
+def _load_memory(conn: sqlite3.Connection, item: MemoryDump, clock: int) -> None:
+    m = item.memory
+    t = str(m.tenant_id)
+    conn.execute(
+        _INSERT_MEMORY,
+        (
+            t,
+            str(m.id),
+            str(m.project_id),
+            m.namespace,
+            m.kind.value,
+            m.source_type.value,
+            m.status.value,
+            iso(m.created_at),
+            m.current_version,
+        ),
+    )
+    conn.executemany(_INSERT_STATE, [_state_params(t, s) for s in item.states])
+    if item.vector is None or item.vector_model is None:
+        return
+    s = item.states[-1]
+    a = s.applies_to or AppliesTo()
+    conn.execute(
+        _INSERT_INDEX,
+        (
+            t,
+            str(m.project_id),
+            str(m.id),
+            int(m.status is Status.ACTIVE),
+            m.kind.value,
+            m.namespace,
+            s.memorule_kind.value if s.memorule_kind else None,
+            s.confidence.value if s.confidence else None,
+            a.scope.value if a.scope else None,
+            normalise_key(a.persona),
+            normalise_key(a.surface),
+            normalise_key(a.specialization),
+            iso(s.written_at),
+            item.vector_model,
+            clock,
+            np.ascontiguousarray(item.vector, dtype=np.float32).tobytes(),
+        ),
+    )
+
+
+def _state_params(t: str, s: MemoryState) -> tuple[Any, ...]:
+    return (
+        t,
+        str(s.id),
+        str(s.memory_id),
+        s.version,
+        s.memorule_kind.value if s.memorule_kind else None,
+        s.subject,
+        s.body,
+        json.dumps(s.applies_to.to_dict()) if s.applies_to is not None else None,
+        s.evidence_signal_id,
+        s.confidence.value if s.confidence else None,
+        str(s.written_by_session_id),
+        s.written_by_persona,
+        iso(s.written_at),
+        s.embedding_model,
+        s.reason,
+    )
+
+
+def _audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
+    return (
+        str(e.tenant_id),
+        e.seq,
+        str(e.id),
+        str(e.memorule_id),
+        str(e.state_id),
+        e.event.value,
+        str(e.written_by_session_id),
+        e.written_by_persona,
+        e.evidence_signal_id,
+        iso(e.written_at),
+        e.reason,
+        e.prev_hash,
+        e.hash,
+    )
+
+
+def _claim_tenant(conn: sqlite3.Connection, t: str) -> int:
+    """Bump the tenant's clock and make sure it has nothing here yet; return its clock."""
+    clock = int(
+        conn.execute(
+            "INSERT INTO tenant_clock VALUES (?, 1) ON CONFLICT (tenant_id) "
+            "DO UPDATE SET n = n + 1 RETURNING n",
+            (t,),
+        ).fetchone()[0]
+    )
+    taken = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM memory WHERE tenant_id = ?1) "
+        "OR EXISTS (SELECT 1 FROM memorule_audit WHERE tenant_id = ?1) "
+        "OR EXISTS (SELECT 1 FROM idempotency WHERE tenant_id = ?1)",
+        (t,),
+    ).fetchone()[0]
+    if taken:
+        raise Conflict(
+            f"tenant {t} already has data in this store; load into an empty store "
+            "or one without this tenant",
+            tenant_id=t,
+        )
+    return clock

@@ -1,0 +1,60 @@
+"""The benchmark runner still runs end to end (tiny, fake embedder, offline).
+
+Not a benchmark: it only guards ``bench/rules_quality.py`` against rot. Skipped when the
+shared benchmark data (``../shared/bench`` beside the repository) is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = Path(os.environ.get("PRISM_BENCH_DATA", REPO.parent / "shared" / "bench"))
+RULES = DATA / "rules"
+
+pytestmark = pytest.mark.skipif(
+    not (RULES / "rules.jsonl").exists(), reason="shared benchmark data not present"
+)
+
+
+def test_rules_quality_scores_a_small_run_with_the_fake_embedder(tmp_path: Path) -> None:
+    pred = tmp_path / "pred.jsonl"
+    summary = tmp_path / "summary.json"
+    env = {**os.environ, "PRISM_BENCH_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "rules_quality.py"),
+            "--model",
+            "fake",
+            "--limit-rules",
+            "50",
+            "--limit-queries",
+            "3",
+            "--no-vector-cache",
+            "--out",
+            str(pred),
+            "--json-out",
+            str(summary),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(line) for line in pred.read_text().splitlines()]
+    assert [line["qid"] for line in lines] == [
+        json.loads(line)["qid"]
+        for line in (RULES / "recall_bench_dev.jsonl").read_text().splitlines()[:3]
+    ]
+    report = json.loads(summary.read_text())
+    assert report["scorer"]["groups"]["all"]["n"] == 3
+    assert report["not_applicable_returned"] == 0
+    assert report["n_rules_loaded"] > 0

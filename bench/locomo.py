@@ -1,0 +1,139 @@
+"""LoCoMo evidence recall@k: every dialogue turn a note, every question a recall.
+
+One project (Prism) / user (mem0) / namespace (LangGraph) / index (BM25) per conversation.
+Questions are recalled with ``source_type='memory'`` and the ranked turn ids are scored by
+the shipped ``locomo_retrieval_eval.py --pred`` (its own turn loader builds the texts, so
+every system stores exactly the text its BM25 reference run ranks).
+
+    python bench/locomo.py --out /tmp/locomo_pred.jsonl
+    python bench/locomo.py --system mem0 --out /tmp/locomo_mem0.jsonl   # peers' venv
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import common
+
+K = 50  # the evaluator reports up to recall@50
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    shared = common.shared_bench_dir() / "locomo"
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--zip", type=Path, default=shared / "locomo10.zip", help="locomo10.zip")
+    p.add_argument("--data", type=Path, default=None, help="unzipped conversations folder")
+    p.add_argument("--eval", type=Path, default=shared / "locomo_retrieval_eval.py")
+    p.add_argument("--out", type=Path, required=True, help="PRED.jsonl to write")
+    p.add_argument("--system", default="prism", help="prism, mem0, langgraph-memory, ...")
+    p.add_argument("--model", default="minilm", choices=["minilm", "fake"], help="embedder")
+    p.add_argument("--limit-conversations", type=int, default=None, help="first N only")
+    p.add_argument(
+        "--hybrid", type=float, default=None, help="experiment: fuse Prism with BM25 at weight W"
+    )
+    p.add_argument("--no-vector-cache", action="store_true", help="embed without the disk cache")
+    p.add_argument("--json-out", type=Path, default=None, help="also write a summary JSON here")
+    return p.parse_args(argv)
+
+
+def data_dir(args: argparse.Namespace) -> Path:
+    """The conversations folder: --data, or locomo10.zip unpacked under bench/.cache."""
+    if args.data:
+        return Path(args.data)
+    target = common.CACHE / "locomo"
+    folder = target / "data" / "multimodal_dialog" / "locomo10_v2"
+    if not folder.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(args.zip) as archive:
+            archive.extractall(target)
+    return folder
+
+
+def evaluator(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("locomo_retrieval_eval", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_system(args: argparse.Namespace, embedder: Any, workdir: Path) -> Any:
+    if args.system == "prism":
+        from prism_system import PrismNotes
+
+        prism = PrismNotes(workdir / "prism-locomo.db", args.model, embedder)
+        if args.hybrid is None:
+            return prism
+        from hybrid import HybridNotes
+
+        return HybridNotes(prism, args.hybrid)
+    from peers import make_peer
+
+    return make_peer(args.system, embedder)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    if args.system != "prism":
+        common.install_offline_guard()
+    folder = data_dir(args)
+    convs = evaluator(args.eval).load(str(folder))
+    samples = sorted(convs)[: args.limit_conversations]
+    base = common.make_embedder(args.model)
+    embedder = base if args.no_vector_cache else common.CachedEmbedder(base)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-locomo-"))
+    system = make_system(args, embedder, workdir)
+    add_s, seconds, lines = 0.0, [], []
+    for sample in samples:
+        turns, qa = convs[sample]
+        items = [(did, text, {"sample": sample}) for did, text, _ in turns]
+        started = time.perf_counter()
+        system.add(sample, items)
+        add_s += time.perf_counter() - started
+        common.progress(f"{system.name}: {sample}: {len(items)} turns, {len(qa)} questions")
+        for i, q in enumerate(qa):
+            started = time.perf_counter()
+            ranked = system.search(sample, str(q["question"]), K)
+            seconds.append(time.perf_counter() - started)
+            lines.append({"sample": sample, "qa_index": i, "ranked": ranked})
+    system.close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    eval_dir = folder
+    if args.limit_conversations:
+        eval_dir = workdir / "subset"
+        eval_dir.mkdir()
+        for sample in samples:
+            (eval_dir / f"{sample}.json").symlink_to(folder / f"{sample}.json")
+    cmd = [sys.executable, str(args.eval), "--data", str(eval_dir), "--pred", str(args.out)]
+    report = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    result = {
+        "system": system.name,
+        "model": args.model,
+        "conversations": len(samples),
+        "turns": sum(len(convs[s][0]) for s in samples),
+        "questions": len(lines),
+        "add_seconds": round(add_s, 2),
+        "query_latency": common.summary_ms(seconds),
+        "eval": report,
+        "network_attempts": list(common.ATTEMPTS),
+    }
+    headline = {k: report["all"][k] for k in ("n", "recall@1", "recall@5", "recall@10")}
+    print(json.dumps(headline, indent=1))
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(common.jsonable(result), indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()

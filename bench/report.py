@@ -1,0 +1,362 @@
+"""latest.md and the PNG plots from the results that ``run.py`` gathered."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+BM25_RULES_NDCG = 0.155  # best BM25 reference on the rule benchmark (shared/bench/README.md)
+BM25_LOCOMO_R5 = 0.512  # BM25 reference evidence recall@5 (bm25_reference_results.json)
+
+
+def _f(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(_f(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def plots(results: dict[str, Any], out_dir: Path) -> list[str]:
+    """Latency against store size (log-log), one line per system. Paths written."""
+    speed = results.get("speed") or {}
+    sizes = speed.get("sizes") or {}
+    if not sizes:
+        return []
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    systems = sorted({name for row in sizes.values() for name in row})
+    written = []
+    panels = [
+        ("recall_no_embed", "recall, query vector given"),
+        ("recall_with_embed", "recall, query embedded (MiniLM)"),
+        ("write_one", "write one memorule (MiniLM)"),
+    ]
+    for metric, title in panels:
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, stat in zip(axes, ("p50_ms", "p99_ms"), strict=True):
+            for name in systems:
+                xs = [int(n) for n in sizes if name in sizes[n]]
+                ys = [sizes[str(n)][name][metric][stat] for n in xs]
+                ax.plot(xs, ys, marker="o", label=name)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("memories in the project")
+            ax.set_ylabel(f"{stat.replace('_ms', '')} latency (ms)")
+            ax.set_title(f"{title}: {stat.split('_')[0]}")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        path = out_dir / f"{metric}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(str(path))
+    return written
+
+
+def _rules_rows(rules: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for name, run in (rules.get("runs") or {}).items():
+        if not run:
+            rows.append([name, "failed", None, None, None, None, None, None])
+            continue
+        g = run["scorer"]["groups"]["all"]
+        rows.append(
+            [
+                name,
+                g["recall@5"],
+                g["ndcg@10"],
+                g["leakage@10"],
+                g["hit@5"],
+                g["mrr@10"],
+                run["query_latency"]["p50_ms"],
+                run["load_seconds"],
+            ]
+        )
+    return rows
+
+
+def _n_rules(rules: dict[str, Any]) -> Any:
+    run = (rules.get("runs") or {}).get("prism") or {}
+    return run.get("n_rules_loaded")
+
+
+def _locomo_rows(locomo: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for name, run in (locomo.get("runs") or {}).items():
+        if not run:
+            rows.append([name, "failed", None, None, None, None, None])
+            continue
+        a = run["eval"]["all"]
+        rows.append(
+            [
+                name,
+                a["recall@1"],
+                a["recall@5"],
+                a["recall@10"],
+                a["recall@50"],
+                run["query_latency"]["p50_ms"],
+                run["add_seconds"],
+            ]
+        )
+    return rows
+
+
+def _speed_rows(speed: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for size, row in (speed.get("sizes") or {}).items():
+        for name, r in row.items():
+            rows.append(
+                [
+                    int(size),
+                    name,
+                    r["recall_no_embed"]["p50_ms"],
+                    r["recall_no_embed"]["p99_ms"],
+                    r.get("ratio_to_prism_no_embed_p50"),
+                    r["recall_with_embed"]["p50_ms"],
+                    r["recall_with_embed"]["p99_ms"],
+                    r["write_one"]["p50_ms"],
+                    r["write_one"]["p99_ms"],
+                    (r.get("recall_after_write") or {}).get("p50_ms"),
+                    r["rss_growth_mb"],
+                    None if r["disk_bytes_per_1k"] is None else r["disk_bytes_per_1k"] / 1e6,
+                    r["recall_no_embed"]["n"],
+                ]
+            )
+    return rows
+
+
+def bars(results: dict[str, Any]) -> list[list[Any]]:
+    """Each bar of issue 7, where we stand, and whether it holds."""
+    out: list[list[Any]] = []
+    speed = results.get("speed") or {}
+    big = (speed.get("sizes") or {}).get("100000") or {}
+    prism = big.get("prism")
+    if prism:
+        p = prism["recall_no_embed"]["p50_ms"]
+        out.append(["recall p50 @100k, no query embedding", "≤ 5 ms", p, p <= 5])
+        q = prism["recall_with_embed"]["p50_ms"]
+        out.append(["recall p50 @100k, with query embedding", "≤ 25 ms", q, q <= 25])
+        if "mem0" in big:
+            ratio = big["mem0"]["recall_no_embed"]["p50_ms"] / p
+            out.append(["mem0 / Prism recall p50 @100k", "≥ 5×", round(ratio, 1), ratio >= 5])
+        for lg in ("langgraph-memory", "langgraph-sqlite"):
+            if lg in big:
+                other = big[lg]["recall_no_embed"]["p50_ms"]
+                out.append(
+                    [f"{lg} / Prism recall p50 @100k", "> 1×", round(other / p, 2), other > p]
+                )
+    bulk = (speed.get("bulk_import") or {}).get("prism.remember_many")
+    if bulk:
+        out.append(
+            [
+                "bulk import, real model (remember_many)",
+                "≥ 200/s",
+                bulk["per_s"],
+                bulk["per_s"] >= 200,
+            ]
+        )
+    small = (speed.get("sizes") or {}).get("1000", {}).get("prism")
+    if small:
+        w = small["write_one"]["p50_ms"]
+        out.append(["write p50 (one memorule, real model, 1k store)", "≤ 30 ms", w, w <= 30])
+    rules = results.get("rules") or {}
+    runs = rules.get("runs") or {}
+    for name in ("prism", "prism (dev-tuned)"):
+        run = runs.get(name)
+        if run:
+            g = run["scorer"]["groups"]["all"]
+            peers_best = max(
+                [
+                    r["scorer"]["groups"]["all"]["ndcg@10"]
+                    for n, r in runs.items()
+                    if r and not n.startswith("prism")
+                ]
+                or [0.0]
+            )
+            ok = (
+                g["ndcg@10"] >= 2 * BM25_RULES_NDCG
+                and g["leakage@10"] == 0
+                and g["ndcg@10"] > peers_best
+            )
+            out.append(
+                [f"rules dev nDCG@10 ({name}), leakage 0, > peers", "≥ 0.310", g["ndcg@10"], ok]
+            )
+    loc = ((results.get("locomo") or {}).get("runs") or {}).get("prism")
+    if loc:
+        r5 = loc["eval"]["all"]["recall@5"]
+        peers_r5 = [
+            r["eval"]["all"]["recall@5"]
+            for n, r in results["locomo"]["runs"].items()
+            if r and n != "prism"
+        ]
+        ok = r5 > BM25_LOCOMO_R5 and all(r5 > x for x in peers_r5)
+        out.append(["LoCoMo evidence recall@5, > peers", "> 0.512", r5, ok])
+    return [[a, b, c, "yes" if d else "NO"] for a, b, c, d in out]
+
+
+def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
+    m = results["machine"]
+    parts = [
+        "# Prism Memory benchmarks — latest run",
+        "",
+        f"- date: {results['date']} · mode: **{results['mode']}** · "
+        f"elapsed: {results.get('elapsed_s')} s",
+        f"- machine: {m['cpu']}, {m['cores']} cores (shared with other jobs: timings are "
+        f"noisy; systems alternate within one process), {m['memory_gb']} GB, {m['os']}",
+        f"- Python {m['python']}, SQLite {m['sqlite']}, load average at start {m['loadavg']}",
+        "- versions: " + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v),
+        f"- peers run: {', '.join(results['peers']) or 'none'}; skipped: "
+        f"{json.dumps(results['peers_skipped']) if results['peers_skipped'] else 'none'}",
+        f"- logs and prediction files: `{results['logs']}`",
+        "",
+        "## Bars (issue 7)",
+        "",
+        _table(["bar", "target", "measured", "met"], bars(results)),
+    ]
+    rules = results.get("rules")
+    if rules:
+        parts += [
+            "",
+            "## Rule benchmark (dev split, 107 queries; scorer: shared score_recall_bench.py)",
+            "",
+            "Subset of the rules (quick run without a built store): NOT comparable."
+            if rules.get("subset")
+            else f"All {_n_rules(rules)} rules of rules.jsonl stored as memorules; `context` "
+            "records skipped (no ground-truth id is one; memorule recall never returns notes).",
+            "",
+            _table(
+                [
+                    "system",
+                    "recall@5",
+                    "nDCG@10",
+                    "leakage@10",
+                    "hit@5",
+                    "MRR@10",
+                    "query p50 ms",
+                    "load s",
+                ],
+                _rules_rows(rules),
+            ),
+            "",
+            f"BM25 references (README): task only nDCG@10 0.021; scope filter + boost 0.155. "
+            f"Dev-tuned weights: `{json.dumps(rules.get('tuned_weights'))}`.",
+        ]
+    locomo = results.get("locomo")
+    if locomo:
+        parts += [
+            "",
+            "## LoCoMo evidence recall (shared locomo_retrieval_eval.py)",
+            "",
+            "Two conversations only (quick run)."
+            if locomo.get("subset")
+            else "10 conversations, 5,882 turns, 1,982 questions with evidence.",
+            "",
+            _table(
+                [
+                    "system",
+                    "recall@1",
+                    "recall@5",
+                    "recall@10",
+                    "recall@50",
+                    "query p50 ms",
+                    "add s",
+                ],
+                _locomo_rows(locomo),
+            ),
+            "",
+            "BM25 reference (shipped): recall@1 0.295, recall@5 0.512, recall@10 0.584.",
+        ]
+    speed = results.get("speed")
+    if speed:
+        parts += [
+            "",
+            "## Speed and scale",
+            "",
+            "One project; synthetic 384-d vectors; medians and p99 of alternating rounds.",
+            "",
+            _table(
+                [
+                    "memories",
+                    "system",
+                    "recall p50 ms",
+                    "p99",
+                    "× Prism",
+                    "recall+embed p50",
+                    "p99",
+                    "write p50 ms",
+                    "p99",
+                    "recall after write p50",
+                    "RSS +MB",
+                    "disk MB/1k",
+                    "n",
+                ],
+                _speed_rows(speed),
+            ),
+            "",
+            "- recall: top-10, Prism `semantic_recall(source_type='memorule')` incl. fetching "
+            "the records; peers' own search calls. *no embed*: the query vector is a "
+            "precomputed synthetic vector; *+embed*: MiniLM embeds the query inside the call.",
+            "- write: one memorule (Prism `remember`, incl. embedding, near-duplicate scan, "
+            "audit event) / one `add(infer=False)` / one `put`, on the store of that size. "
+            "*recall after write*: the next recall (no embedding) right after each write, "
+            "when Prism's per-process candidate cache has to catch up.",
+            "- RSS +MB: resident memory growth while loading that size's increment (one "
+            "process); disk: Prism file after a WAL checkpoint, mem0's folder (Qdrant local + "
+            "history), LangGraph SQLite file.",
+            f"- process peak RSS (ru_maxrss): {speed.get('peak_rss_mb')} MB",
+            "",
+            "### Bulk import (real model, empty store)",
+            "",
+            _table(
+                ["path", "items", "seconds", "items/s"],
+                [
+                    [k, v["items"], v["seconds"], v["per_s"]]
+                    for k, v in (speed.get("bulk_import") or {}).items()
+                ],
+            ),
+            "",
+            "### MCP cold start (`prism mcp`, stdio, new process, fresh database)",
+            "",
+            "```json",
+            json.dumps(speed.get("mcp_cold_start"), indent=1),
+            "```",
+            "",
+            "### 1M memories over 100 projects",
+            "",
+            "```json",
+            json.dumps(speed.get("million"), indent=1),
+            "```",
+        ]
+    if plot_paths:
+        parts += ["", "## Plots", ""] + [f"- `{p}`" for p in plot_paths]
+    parts += [
+        "",
+        "## Peers: configuration and what could not run offline",
+        "",
+        "- mem0 2.x open source `Memory`, `add(infer=False)`, default local vector store (Qdrant "
+        "local mode), `MEM0_TELEMETRY=False`, embedder = Prism's MiniLM through mem0's "
+        "`langchain` provider; LLM config required even with infer=False (dummy key, never "
+        "called). Its hybrid extras need downloads at run time (fastembed `Qdrant/bm25`, "
+        "spaCy `en_core_web_sm`): not installed, so mem0 ran semantic-only (its fallback).",
+        "- LangGraph `InMemoryStore` and `SqliteStore` with `index={dims: 384, embed: MiniLM}`; "
+        "the SQLite store's `sqlite-vec` needs extension loading, which this CPython lacks: "
+        "it runs on a `pysqlite3-binary` connection. Context = namespaces (no `$in` filter).",
+        "- BM25 = `bm25s`, English stop words, no stemming; context = weight mask.",
+        "- Every peer gets the same context filter Prism applies (surface ∈ {context, general}; "
+        "persona rules of the context's persona). An offline guard refused any non-loopback "
+        "connection during every run.",
+    ]
+    return "\n".join(parts) + "\n"

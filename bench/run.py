@@ -1,0 +1,162 @@
+"""Run every benchmark, Prism and the peers, and write bench/results/latest.{json,md} + plots.
+
+    make bench         # everything (peers' venv; tens of minutes on 2 cores)
+    make bench-quick   # reduced: < 5 minutes once the vector cache is warm
+
+Each quality run is a subprocess of ``rules_quality.py`` / ``locomo.py`` (one system each,
+so memory and imports do not leak between systems); the speed run is one process where
+all systems alternate. Peers that cannot be imported are recorded as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import common
+import report
+
+PEERS = ("mem0", "langgraph-memory", "langgraph-sqlite", "bm25")
+PEER_MODULES = {
+    "mem0": "mem0",
+    "langgraph-memory": "langgraph",
+    "langgraph-sqlite": "pysqlite3",
+    "bm25": "bm25s",
+}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="the reduced run (< 5 minutes)")
+    p.add_argument("--only", default="rules,locomo,speed", help="steps to run")
+    p.add_argument("--peers", default=",".join(PEERS), help="peers to include ('' for none)")
+    p.add_argument("--tune", action="store_true", help="grid-search rank_* on dev first")
+    p.add_argument("--million", action="store_true", help="also 1M memories (Prism)")
+    p.add_argument("--out-dir", type=Path, default=common.RESULTS, help="results folder")
+    return p.parse_args(argv)
+
+
+def available(peers: list[str]) -> tuple[list[str], dict[str, str]]:
+    ok, skipped = [], {}
+    for name in peers:
+        if importlib.util.find_spec(PEER_MODULES[name]) is None:
+            skipped[name] = f"{PEER_MODULES[name]} not importable here (run in bench/.venv-peers)"
+        else:
+            ok.append(name)
+    return ok, skipped
+
+
+def sub(script: str, args: list[str], log: Path) -> dict[str, Any] | None:
+    """Run a bench script; its --json-out content, or None (the log says why)."""
+    out = log.with_suffix(".json")
+    cmd = [sys.executable, str(common.BENCH / script), *args, "--json-out", str(out)]
+    common.progress("$ " + " ".join(cmd[1:]))
+    with log.open("w") as handle:
+        code = subprocess.run(cmd, stdout=handle, stderr=subprocess.STDOUT).returncode
+    if code != 0 or not out.exists():
+        common.progress(f"FAILED ({code}): see {log}")
+        return None
+    return dict(json.loads(out.read_text()))
+
+
+def rules_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[str, Any]:
+    from prism_system import PrismRules
+
+    rules = common.shared_bench_dir() / "rules" / "rules.jsonl"
+    full_cached = PrismRules(rules, "minilm", None).db_path().exists()
+    extra: list[str] = []
+    if args.quick and not full_cached:
+        extra = ["--limit-rules", "3000"]  # the full store is not built yet: a subset only
+    out: dict[str, Any] = {"subset": bool(extra), "runs": {}}
+    tuned_file = args.out_dir / "tuned_weights.json"
+    if args.tune and not extra:
+        res = sub("rules_quality.py", ["--tune", "--out", str(work / "tune.jsonl")], work / "tune")
+        if res:
+            best = res["tuning"]["best"]["weights"]
+            tuned_file.write_text(json.dumps({"weights": best, "tuning": res["tuning"]}, indent=1))
+    out["runs"]["prism"] = sub(
+        "rules_quality.py", ["--out", str(work / "prism.jsonl"), *extra], work / "rules-prism"
+    )
+    if tuned_file.exists():
+        weights = json.loads(tuned_file.read_text())["weights"]
+        out["tuned_weights"] = weights
+        out["runs"]["prism (dev-tuned)"] = sub(
+            "rules_quality.py",
+            ["--out", str(work / "prism-tuned.jsonl"), "--weights", json.dumps(weights), *extra],
+            work / "rules-prism-tuned",
+        )
+    for peer in peers:
+        if args.quick and peer != "bm25":
+            continue  # loading 18.7k rules into mem0/LangGraph takes minutes: full run only
+        out["runs"][peer] = sub(
+            "rules_quality.py",
+            ["--system", peer, "--out", str(work / f"{peer}.jsonl"), *extra],
+            work / f"rules-{peer}",
+        )
+    return out
+
+
+def locomo_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[str, Any]:
+    extra = ["--limit-conversations", "2"] if args.quick else []
+    out: dict[str, Any] = {"subset": bool(extra), "runs": {}}
+    for name in ["prism", *peers]:
+        out["runs"][name] = sub(
+            "locomo.py",
+            ["--system", name, "--out", str(work / f"locomo-{name}.jsonl"), *extra],
+            work / f"locomo-{name}",
+        )
+    return out
+
+
+def speed_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[str, Any] | None:
+    systems = ",".join(["prism", *[p for p in peers if p != "bm25"]])
+    if args.quick:
+        flags = ["--sizes", "1000,10000", "--repeats", "20", "--embed-repeats", "8"]
+        flags += ["--write-repeats", "8", "--bulk", "64", "--mcp-repeats", "1"]
+    else:
+        flags = ["--sizes", "1000,10000,100000", "--repeats", "100", "--embed-repeats", "30"]
+        flags += ["--write-repeats", "30", "--bulk", "1000", "--mcp-repeats", "3"]
+    if args.million:
+        flags.append("--million")
+    return sub("speed.py", ["--systems", systems, *flags], work / "speed")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    work = common.CACHE / "runs" / datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    work.mkdir(parents=True, exist_ok=True)
+    peers, skipped = available([p for p in args.peers.split(",") if p])
+    steps = set(args.only.split(","))
+    started = time.time()
+    results: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "mode": "quick" if args.quick else "full",
+        "machine": common.machine_info(),
+        "peers": peers,
+        "peers_skipped": skipped,
+        "logs": str(work),
+    }
+    if "rules" in steps:
+        results["rules"] = rules_step(args, peers, work)
+    if "locomo" in steps:
+        results["locomo"] = locomo_step(args, peers, work)
+    if "speed" in steps:
+        results["speed"] = speed_step(args, peers, work)
+    results["elapsed_s"] = round(time.time() - started, 1)
+    results = common.jsonable(results)
+    (args.out_dir / "latest.json").write_text(json.dumps(results, indent=1))
+    plots = report.plots(results, args.out_dir)
+    (args.out_dir / "latest.md").write_text(report.markdown(results, plots))
+    common.progress(f"wrote {args.out_dir / 'latest.md'} in {results['elapsed_s']} s")
+
+
+if __name__ == "__main__":
+    main()
