@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install run test test-fast lint fmt clean
+.PHONY: help install serve run test test-fast lint fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -16,6 +16,9 @@ $(STAMP): backend/pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install Prism with its dev tools
+
+serve: $(STAMP) ## the service on the embedded default: HTTP + MCP on 127.0.0.1:8765, no keys (loopback only)
+	$(VENV)/bin/prism serve --insecure-local $(ARGS)
 
 run: $(STAMP) ## the CLI on the embedded default: make run ARGS='recall "what applies"'
 	$(VENV)/bin/prism $(ARGS)

@@ -29,13 +29,29 @@ from app.domain import access
 from app.domain.access import Role
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError, StorageError
+from app.mcp_server.tools import WRITE_TOOLS
 from app.services.auth_service import ContextRequest
 
 MCP_PATH = "/mcp"
 _CALLER = "prism_caller"
 _MESSAGE = "prism_mcp_message"
 _MEMORULE_URI = "prism://memorule/"
-_WRITES = {"prism_remember", "memorule_update", "memorule_retire", "memorule_restore"}
+# Every action the policy below knows; any other (a tool added later) is refused over HTTP
+# until its rules are written here — default deny, never a silent bypass of the checks.
+CHECKED_ACTIONS = frozenset(
+    {
+        "prism_remember",
+        "semantic_recall",
+        "memorule_brief",
+        "memorule_update",
+        "memorule_retire",
+        "memorule_restore",
+        "memorule_history",
+        "memorule_audit",
+        "read_resource",
+        "get_prompt",
+    }
+)
 
 
 class McpGate:
@@ -141,7 +157,9 @@ def _check(
     params: Mapping[str, Any],
 ) -> None:
     key, ctx, guard = caller.key, caller.ctx, state.access
-    access.require_role(key, Role.WRITER if action in _WRITES else Role.READER, action)
+    if action not in CHECKED_ACTIONS:
+        raise PermissionDenied(f"'{action}' is not available over HTTP with API keys")
+    access.require_role(key, Role.WRITER if action in WRITE_TOOLS else Role.READER, action)
     override = args.get("context")
     if key.persona is not None and isinstance(override, Mapping) and override.get("persona"):
         access.resolve_persona(key, str(override["persona"]))

@@ -1,8 +1,8 @@
 """Rows of the PostgreSQL engine: column lists, statements, query builders and converters.
 
 Kept apart from :mod:`app.trigraph.postgres` (connections and transactions) so each module
-holds one concept. Every value reaches the server as a parameter; the few identifiers that
-vary (the applies_to columns) come from a fixed table, never from input.
+holds one concept. Every value reaches the server as a parameter; only fixed column lists are
+formatted into the SQL text.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from uuid import UUID
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 
@@ -122,7 +123,7 @@ def redact(url: str) -> str:
     """The connection string without its password, for messages."""
     try:
         params = conninfo_to_dict(url)
-    except Exception:  # an unparsable string: show nothing of it
+    except psycopg.Error:  # an unparsable string: show nothing of it
         return "(unparsable connection string)"
     if "password" in params:
         params["password"] = "***"

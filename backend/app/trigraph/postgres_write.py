@@ -10,6 +10,8 @@ order as the SQLite engine's, so both engines refuse a bad batch with the same e
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -39,6 +41,11 @@ _KEEP_VECTOR = (
     "UPDATE recall_index SET memorule_kind = %s, confidence = %s, scope = %s, a_persona = %s, "
     "a_surface = %s, a_specialization = %s, written_at = %s, clock = %s "
     "WHERE tenant_id = %s AND memory_id = %s"
+)
+_SET_VERSION = "UPDATE memory SET current_version = %s WHERE tenant_id = %s AND id = %s"
+_SET_STATUS = "UPDATE memory SET status = %s WHERE tenant_id = %s AND id = %s"
+_SET_ACTIVE = (
+    "UPDATE recall_index SET active = %s, clock = %s WHERE tenant_id = %s AND memory_id = %s"
 )
 _CLAIM_KEY = "idempotency_pkey"
 _INSERT_CLAIM = (
@@ -97,11 +104,46 @@ def write(conn: Conn, batch: WriteBatch) -> WriteOutcome:
     return outcome
 
 
+class _Queue:
+    """The batch's inserts and updates, sent in an order that keeps every dependency.
+
+    Memories go first (everything else refers to them), audit events and the claim last; the
+    statements of one group keep their order. A run of one statement with several parameter
+    sets goes as one ``executemany`` (a bulk write), a single one as a plain ``execute``
+    (inside a pipeline, ``executemany`` costs a sync of its own).
+    """
+
+    ORDER = ("memory", "version", "state", "index", "status", "audit", "claim")
+
+    def __init__(self) -> None:
+        self.groups: dict[str, list[tuple[str, tuple[Any, ...]]]] = {g: [] for g in self.ORDER}
+
+    def add(self, group: str, statement: str, params: tuple[Any, ...]) -> None:
+        self.groups[group].append((statement, params))
+
+    def send(self, conn: Conn) -> None:
+        for group in self.ORDER:
+            for statement, run in _runs(self.groups[group]):
+                if len(run) == 1:
+                    conn.execute(statement, run[0])
+                else:
+                    with conn.cursor() as cur:
+                        cur.executemany(statement, run)
+
+
+def _runs(
+    items: list[tuple[str, tuple[Any, ...]]],
+) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+    """Consecutive items with the same statement, as (statement, parameter sets)."""
+    for statement, group in itertools.groupby(items, key=lambda item: item[0]):
+        yield statement, [params for _, params in group]
+
+
 def apply(conn: Conn, batch: WriteBatch) -> WriteOutcome:
     """Queue ``batch``'s statements inside the caller's transaction and pipeline.
 
-    Statements queue in the pipeline; only the first ``fetchone`` waits for the server.
-    (No ``executemany`` here: inside a pipeline it would sync on its own.)
+    The reads the checks need go out first and are read after one flush; every check then
+    runs before anything is written, and the writes are queued for the caller's COMMIT.
     """
     t = batch.tenant_id
     new = {m.id: m for m in batch.new_memories}
@@ -118,41 +160,36 @@ def apply(conn: Conn, batch: WriteBatch) -> WriteOutcome:
     claim_cur = conn.execute(_CLAIM, (t, batch.idempotency.key)) if batch.idempotency else None
     head_cur = conn.execute(_HEAD, (t,)) if batch.audits else None
     mem_cur = conn.execute(_MEMORIES, (t, named)) if named else None
-    bumped = clock_cur.fetchone()  # one sync for all of the above
+    bumped = clock_cur.fetchone()  # one flush for all of the above
     clock = int(bumped[0]) if bumped else 0
     if batch.idempotency is not None and claim_cur is not None:
         row = claim_cur.fetchone()
         if row is not None:
             stored = IdempotencyClaim(batch.idempotency.key, row[0], row[1])
             return WriteOutcome([], replay_of(batch.idempotency, stored))
-    # id -> (project_id, kind, namespace, status, current_version, has_index_row)
+    # id -> [project_id, kind, namespace, status, current_version, has_index_row]
     known: dict[UUID, list[Any]] = {r[0]: list(r[1:]) for r in mem_cur or ()}
     _check_expected(batch, known)
+    queue = _Queue()
     for m in batch.new_memories:
-        conn.execute(rows.INSERT_MEMORY, rows.memory_params(m))
-    for m in batch.new_memories:
+        queue.add("memory", rows.INSERT_MEMORY, rows.memory_params(m))
         known[m.id] = [m.project_id, m.kind.value, m.namespace, m.status.value]
         known[m.id] += [m.current_version, False]
     for sw in batch.states:
-        _state(conn, t, sw.state, sw.vector, clock, known.get(sw.state.memory_id))
+        _state(queue, t, sw.state, sw.vector, clock, known.get(sw.state.memory_id))
     for memory_id, status in batch.status_changes:
         if memory_id not in known:
             raise NotFound(f"no memory {memory_id}", id=str(memory_id))
-        conn.execute(
-            "UPDATE memory SET status = %s WHERE tenant_id = %s AND id = %s",
-            (status.value, t, memory_id),
-        )
-        conn.execute(
-            "UPDATE recall_index SET active = %s, clock = %s "
-            "WHERE tenant_id = %s AND memory_id = %s",
-            (status is Status.ACTIVE, clock, t, memory_id),
-        )
+        queue.add("status", _SET_STATUS, (status.value, t, memory_id))
+        queue.add("status", _SET_ACTIVE, (status is Status.ACTIVE, clock, t, memory_id))
     audits = _chain(batch, head_cur.fetchone() if head_cur is not None else None)
     for event in audits:
-        conn.execute(rows.INSERT_AUDIT, rows.audit_params(event))
+        queue.add("audit", rows.INSERT_AUDIT, rows.audit_params(event))
     if batch.idempotency is not None:
         c = batch.idempotency
-        conn.execute(_INSERT_CLAIM, (t, c.key, c.request_hash, Jsonb(c.result), datetime.now(UTC)))
+        claim_row = (t, c.key, c.request_hash, Jsonb(c.result), datetime.now(UTC))
+        queue.add("claim", _INSERT_CLAIM, claim_row)
+    queue.send(conn)
     return WriteOutcome(audits)
 
 
@@ -170,47 +207,32 @@ def _check_expected(batch: WriteBatch, known: dict[UUID, list[Any]]) -> None:
 
 
 def _state(
-    conn: Conn,
+    queue: _Queue,
     t: UUID,
     s: MemoryState,
     vector: Vector | None,
     clock: int,
     mem: list[Any] | None,
 ) -> None:
-    """Insert a state and point the recall row at it (``mem`` is updated in place)."""
+    """Queue a state and point the recall row at it (``mem`` is updated in place)."""
     if mem is None:
         raise NotFound(f"no memory {s.memory_id}", id=str(s.memory_id))
     project_id, kind, namespace, status, current, has_index = mem
     if s.version != 1:
         if s.version != current + 1:
             raise Conflict(f"memory {s.memory_id} is at version {current}", version=current)
-        conn.execute(
-            "UPDATE memory SET current_version = %s WHERE tenant_id = %s AND id = %s",
-            (s.version, t, s.memory_id),
-        )
+        queue.add("version", _SET_VERSION, (s.version, t, s.memory_id))
         mem[4] = s.version
-    conn.execute(rows.INSERT_STATE, rows.state_params(t, s))
+    queue.add("state", rows.INSERT_STATE, rows.state_params(t, s))
     index = rows.index_filters(s)
     if vector is None:
         if not has_index:
             raise StorageError(f"memory {s.memory_id} has no vector to keep")
-        conn.execute(_KEEP_VECTOR, (*index, clock, t, s.memory_id))
+        queue.add("index", _KEEP_VECTOR, (*index, clock, t, s.memory_id))
         return
-    conn.execute(
-        rows.UPSERT_INDEX,
-        (
-            t,
-            s.memory_id,
-            project_id,
-            status == Status.ACTIVE.value,
-            kind,
-            namespace,
-            *index,
-            s.embedding_model,
-            clock,
-            vector,
-        ),
-    )
+    active = status == Status.ACTIVE.value
+    params = (t, s.memory_id, project_id, active, kind, namespace, *index, s.embedding_model)
+    queue.add("index", rows.UPSERT_INDEX, (*params, clock, vector))
     mem[5] = True
 
 
