@@ -32,6 +32,7 @@ from app.errors import StorageError
 from app.mcp_server.server import MCPHttpApp, build_mcp_asgi_app
 from app.services.access_service import AccessService
 from app.settings import Settings
+from app.web.console import install_console
 
 TITLE = "Prism Memory"
 DESCRIPTION = """Typed, scoped, auditable memory for teams of AI agents (SPEC-094 v0.4).
@@ -85,6 +86,7 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     install_docs(app, TITLE)
     app.include_router(routes.router)
     _install_probes(app)
+    install_console(app)  # the operator console at / (app.web)
     # A Route (not a Mount) so other paths keep their own 404/405; Starlette serves a
     # non-function endpoint as a plain ASGI app.
     app.router.routes.append(Route(MCP_PATH, McpGate(mcp.app, state), include_in_schema=False))

@@ -66,6 +66,7 @@ def serve_command(
 ) -> None:
     """Serve the HTTP API (/v1, needs an API key), MCP (/mcp), /healthz, /readyz, /metrics.
 
+    The operator console (review memorules, history, audit) is at /; sign in with a key.
     Create keys with 'prism keys create'. OpenAPI is at /openapi.json, docs at /docs.
     SIGTERM or Ctrl-C stops accepting requests and lets in-flight writes finish.
     """

@@ -1,0 +1,361 @@
+"""The operator console's routes: sign-in, memorules, what applies now, the audit trail.
+
+Thin, like ``/v1``: every page authenticates and calls :class:`AccessService` through the
+same :class:`~app.api.deps.Call` as the API, so roles, projects and personas are enforced by
+the same code; the console only decides which controls to draw. Session and header policy:
+:mod:`app.web.sessions`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode
+from uuid import UUID
+
+import anyio
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.staticfiles import StaticFiles
+
+from app.api.deps import ApiState, Call, get_state
+from app.domain.access import ApiKey
+from app.domain.records import AuditEventType, SessionContext
+from app.errors import NotFound, PermissionDenied, PrismError, Unauthenticated
+from app.services.access_service import AccessService
+from app.services.auth_service import ContextRequest
+from app.services.memory_service import state_dict
+from app.trigraph.port import AuditFilter
+from app.web import views
+from app.web.sessions import COOKIE, ConsoleSession, SecurityHeaders, SessionStore
+
+T = TypeVar("T")
+PAGE_PREFIXES = ("/", "/signin", "/signout", "/memorules", "/applies", "/audit", "/static")
+_LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
+_MAX_FIELDS = 20
+
+router = APIRouter(include_in_schema=False)
+
+
+@dataclass
+class Console:
+    """The console's own state: its templates and sessions (one per app)."""
+
+    env: Environment
+    sessions: SessionStore
+
+
+def install_console(app: FastAPI) -> None:
+    """Serve the console at ``/`` (pages, ``/static``, security headers) on ``app``."""
+    env = Environment(
+        loader=PackageLoader("app.web", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    app.state.prism_console = Console(env, SessionStore())
+    app.include_router(router)
+    app.mount("/static", StaticFiles(packages=[("app.web", "static")]), name="console-static")
+    app.add_middleware(SecurityHeaders, prefixes=PAGE_PREFIXES)
+
+
+@dataclass
+class Page:
+    """One console request: the app's state, the browser's session, the project asked for."""
+
+    request: Request
+    state: ApiState
+    console: Console
+    session: ConsoleSession | None
+    new_cookie: bool = False
+
+    @property
+    def local(self) -> bool:
+        return self.state.local_key is not None
+
+    @property
+    def signed_in(self) -> bool:
+        return self.session is not None and (self.local or self.session.secret is not None)
+
+    @property
+    def project(self) -> str:
+        return self.request.query_params.get("project", "").strip()[:100]
+
+    async def run(self, work: Callable[[ApiKey, SessionContext], T], **context: str) -> T:
+        """Authenticate the session's key and do ``work`` (one worker thread, as ``/v1``)."""
+        secret = self.session.secret if self.session is not None else None
+        wanted = ContextRequest(
+            project=self.project or None,
+            persona=context.get("persona") or None,
+            surface=context.get("surface") or None,
+            specialization=context.get("specialization") or None,
+        )
+        return await Call(self.state, secret, wanted).run(work)
+
+    def render(self, template: str, status: int = 200, **values: Any) -> Response:
+        html = self.console.env.get_template(template).render(
+            csrf=self.session.csrf if self.session else "",
+            signed_in=self.signed_in,
+            local=self.local,
+            project=self.project,
+            **values,
+        )
+        return self.cookie(HTMLResponse(html, status_code=status))
+
+    def redirect(self, url: str) -> Response:
+        return self.cookie(RedirectResponse(url, status_code=303))
+
+    def cookie(self, response: Response) -> Response:
+        if self.new_cookie and self.session is not None:
+            response.set_cookie(
+                COOKIE,
+                self.session.sid,
+                httponly=True,
+                samesite="strict",
+                secure=self.request.url.scheme == "https",
+                path="/",
+            )
+        return response
+
+    def error(self, exc: PrismError) -> Response:
+        if isinstance(exc, Unauthenticated) and not self.local and self.session is not None:
+            self.console.sessions.drop(self.session.sid)
+            return self.redirect("/signin")
+        return self.render("error.html", status=exc.http_status, message=str(exc))
+
+
+def _page(request: Request) -> Page:
+    console: Console = request.app.state.prism_console
+    state = get_state(request)
+    session = console.sessions.get(request.cookies.get(COOKIE))
+    page = Page(request, state, console, session)
+    if session is None:  # every visitor gets a session: the sign-in form needs its CSRF token
+        page.session = console.sessions.create()
+        page.new_cookie = True
+    return page
+
+
+def _loopback_host(request: Request) -> bool:
+    # As /v1 in --insecure-local: only a loopback Host (a DNS-rebinding page sends its own).
+    host = (request.url.hostname or "").strip("[]").lower()
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host in _LOOPBACK_NAMES
+
+
+async def _form(page: Page) -> dict[str, str] | Response:
+    """The POSTed form, or the refusal when its CSRF token is missing or wrong."""
+    raw = (await page.request.body()).decode("utf-8", "replace")
+    form = dict(parse_qsl(raw, max_num_fields=_MAX_FIELDS))
+    if page.session is None or page.new_cookie or not page.session.csrf_ok(form.get("csrf")):
+        return page.render("error.html", status=403, message="the form's CSRF token is invalid")
+    return form
+
+
+def _guard(page: Page) -> Response | None:
+    """The response for a visitor who may not see console pages (None: go on)."""
+    if page.local and not _loopback_host(page.request):
+        return page.render("error.html", status=403, message="loopback hosts only")
+    if not page.signed_in:
+        return page.redirect("/signin")
+    return None
+
+
+def _with_project(path: str, project: str, **more: str) -> str:
+    query = {k: v for k, v in {"project": project, **more}.items() if v}
+    return f"{path}?{urlencode(query)}" if query else path
+
+
+@router.get("/")
+async def home(request: Request) -> Response:
+    page = _page(request)
+    return page.redirect(_with_project("/memorules", page.project))
+
+
+@router.get("/signin")
+async def signin_form(request: Request) -> Response:
+    page = _page(request)
+    if page.signed_in:
+        return page.redirect("/memorules")
+    return page.render("signin.html")
+
+
+@router.post("/signin")
+async def signin(request: Request) -> Response:
+    page = _page(request)
+    form = await _form(page)
+    if isinstance(form, Response):
+        return form
+    secret = form.get("api_key", "").strip()
+    try:
+        await anyio.to_thread.run_sync(page.state.auth.authenticate, secret)
+    except PrismError:
+        return page.render("signin.html", status=401, message="That key was not accepted.")
+    page.console.sessions.drop(page.session.sid if page.session else None)
+    page.session, page.new_cookie = page.console.sessions.create(secret), True
+    return page.redirect("/memorules")
+
+
+@router.post("/signout")
+async def signout(request: Request) -> Response:
+    page = _page(request)
+    form = await _form(page)
+    if isinstance(form, Response):
+        return form
+    page.console.sessions.drop(page.session.sid if page.session else None)
+    response = RedirectResponse("/signin", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+@router.get("/memorules")
+async def memorule_list(request: Request) -> Response:
+    page = _page(request)
+    if (refused := _guard(page)) is not None:
+        return refused
+    filters = views.ListFilters.from_query(request.query_params)
+    access = page.state.access
+
+    def work(key: ApiKey, ctx: SessionContext) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        if filters.status != "retired":
+            found = access.recall(key, ctx, filters.recall_request(100))
+            rows += [{**m.to_dict(), "status": "active"} for m in found.matches]
+        if filters.status == "retired":
+            rows += _retired_rows(key, ctx, access)
+        elif filters.status == "all":
+            # Only tenant-audit keys can find retired rules; for others 'all' shows the rest.
+            with suppress(PermissionDenied):
+                rows += _retired_rows(key, ctx, access)
+        return [r for r in rows if filters.keeps(r)]
+
+    try:
+        # Recall runs AS the persona/surface filtered on, so their persona rules are candidates.
+        rows = await page.run(work, persona=filters.persona, surface=filters.surface)
+    except PrismError as exc:
+        return page.error(exc)
+    return page.render("list.html", rows=rows, filters=filters, options=views)
+
+
+def _retired_rows(key: ApiKey, ctx: SessionContext, access: AccessService) -> list[dict[str, Any]]:
+    """Retired memorules, found through their 'retired' audit events (tenant-audit keys)."""
+    page = access.audit(key, ctx, AuditFilter(events=(AuditEventType.RETIRED,), limit=500))
+    rows: list[dict[str, Any]] = []
+    for memory_id in dict.fromkeys(e.memorule_id for e in page.events):
+        try:
+            memory, current = access.get(key, ctx, memory_id)
+        except NotFound:
+            continue
+        if memory.status.value == "retired" and memory.project_id == ctx.project_id:
+            rows.append({**state_dict(current), "id": str(memory.id), "status": "retired"})
+    return rows
+
+
+def _detail(key: ApiKey, ctx: SessionContext, state: ApiState, memory_id: UUID) -> dict[str, Any]:
+    history = state.access.history(key, ctx, memory_id).to_dict()
+    try:
+        state.access.check_change(key, ctx, memory_id)
+        can_write = True
+    except PermissionDenied:
+        can_write = False
+    return {**history, "can_write": can_write}
+
+
+@router.get("/memorules/{memory_id}")
+async def memorule_page(request: Request, memory_id: UUID) -> Response:
+    page = _page(request)
+    if (refused := _guard(page)) is not None:
+        return refused
+    try:
+        found = await page.run(lambda key, ctx: _detail(key, ctx, page.state, memory_id))
+    except PrismError as exc:
+        return page.error(exc)
+    versions = found["versions"]
+    return page.render(
+        "memorule.html",
+        memory=found["memory"],
+        current=versions[-1],
+        versions=list(zip(versions, views.version_changes(versions), strict=True))[::-1],
+        audit=found["audit"],
+        can_write=found["can_write"],
+        options=views,
+        shown=views.shown,
+    )
+
+
+@router.post("/memorules/{memory_id}/{action}")
+async def memorule_write(request: Request, memory_id: UUID, action: str) -> Response:
+    page = _page(request)
+    if (refused := _guard(page)) is not None:
+        return refused
+    form = await _form(page)
+    if isinstance(form, Response):
+        return form
+    access, reason = page.state.access, form.get("reason", "").strip() or None
+
+    def work(key: ApiKey, ctx: SessionContext) -> object:
+        if action == "retire":
+            return access.retire(key, ctx, memory_id, reason)
+        if action == "restore":
+            return access.restore(key, ctx, memory_id, reason)
+        current = access.get(key, ctx, memory_id)[1]
+        changes = views.edit_changes(state_dict(current), form)
+        return access.update(key, ctx, memory_id, changes, reason=reason)
+
+    if action not in {"retire", "restore", "edit"}:
+        return page.render("error.html", status=404, message="no such action")
+    try:
+        await page.run(work)
+    except PrismError as exc:
+        return page.error(exc)
+    return page.redirect(_with_project(f"/memorules/{memory_id}", page.project))
+
+
+@router.get("/applies")
+async def applies_now(request: Request) -> Response:
+    page = _page(request)
+    if (refused := _guard(page)) is not None:
+        return refused
+    params = request.query_params
+    context = {k: params.get(k, "").strip()[:100] for k in ("persona", "surface", "specialization")}
+    task = params.get("task", "").strip()[:2000]
+    brief = None
+    if "show" in params:
+        try:
+            brief = await page.run(
+                lambda key, ctx: page.state.access.brief(key, ctx, task=task), **context
+            )
+        except PrismError as exc:
+            return page.error(exc)
+    return page.render("applies.html", context=context, task=task, brief=brief)
+
+
+@router.get("/audit")
+async def audit(request: Request) -> Response:
+    page = _page(request)
+    if (refused := _guard(page)) is not None:
+        return refused
+    params = request.query_params
+    before = params.get("before", "")
+    flt = AuditFilter(before_seq=int(before) if before.isdigit() else None, limit=100)
+    access = page.state.access
+
+    def work(key: ApiKey, ctx: SessionContext) -> tuple[dict[str, Any], dict[str, object] | None]:
+        events = access.audit(key, ctx, flt).to_dict()
+        report = access.verify_chain(key, ctx).to_dict() if "verify" in params else None
+        return events, report
+
+    try:
+        events, report = await page.run(work)
+    except PrismError as exc:
+        return page.error(exc)
+    return page.render("audit.html", events=events, report=report)
+
+
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    """No icon (browsers ask on every page; an empty answer keeps their consoles clean)."""
+    return Response(status_code=204)

@@ -1,0 +1,266 @@
+"""The operator console in process (TestClient) over a real SQLite file and the fake embedder.
+
+Sign-in, the pages, writes with CSRF tokens, readers refused, escaping and security headers.
+The same pages in a real browser: ``test_web_browser.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from app.api.app import create_app
+from app.bootstrap import build_services
+from app.settings import load_settings
+from tests.api_world import World, rule, running_world
+
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    with running_world(tmp_path_factory.mktemp("web")) as w:
+        yield w
+
+
+def browser(w: World) -> TestClient:
+    """A fresh cookie jar on the world's app."""
+    return TestClient(w.client.app)
+
+
+def csrf_of(response: httpx.Response) -> str:
+    found = CSRF.search(response.text)
+    assert found is not None, response.text
+    return found.group(1)
+
+
+def signed_in(w: World, key: str) -> TestClient:
+    client = browser(w)
+    token = csrf_of(client.get("/signin"))
+    response = client.post(
+        "/signin", data={"csrf": token, "api_key": w.keys[key]}, follow_redirects=False
+    )
+    assert response.status_code == 303, response.text
+    return client
+
+
+def fresh_rule(w: World, body: str = "A rule written for one console test.") -> str:
+    raw = rule("Console rule " + uuid.uuid4().hex[:6], body)
+    return str(w.services.memory.remember(w.ctx("acme", "p1"), raw).id)
+
+
+def post_form(client: TestClient, page: str, action: str, **fields: str) -> httpx.Response:
+    token = csrf_of(client.get(page))
+    return client.post(action, data={"csrf": token, **fields}, follow_redirects=False)
+
+
+def test_pages_need_a_signed_in_session(world: World) -> None:
+    response = browser(world).get("/memorules", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/signin"
+
+
+def test_sign_in_sets_a_strict_http_only_session_cookie_not_the_key(world: World) -> None:
+    client = browser(world)
+    token = csrf_of(client.get("/signin"))
+    response = client.post(
+        "/signin", data={"csrf": token, "api_key": world.keys["a_writer"]}, follow_redirects=False
+    )
+    cookie = response.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert world.keys["a_writer"] not in cookie
+    assert client.get("/memorules?project=p1").status_code == 200
+
+
+@pytest.mark.parametrize("key", ["not-a-key", "revoked"])
+def test_sign_in_refuses_unknown_and_revoked_keys(world: World, key: str) -> None:
+    client = browser(world)
+    token = csrf_of(client.get("/signin"))
+    secret = world.keys.get(key, key)
+    response = client.post("/signin", data={"csrf": token, "api_key": secret})
+    assert response.status_code == 401
+    assert "not accepted" in response.text
+
+
+def test_sign_out_ends_the_session(world: World) -> None:
+    client = signed_in(world, "a_reader")
+    response = post_form(client, "/memorules?project=p1", "/signout")
+    assert response.status_code == 303
+    assert client.get("/memorules", follow_redirects=False).status_code == 303
+
+
+def test_the_list_shows_the_projects_memorules_and_why(world: World) -> None:
+    page = signed_in(world, "a_reader").get("/memorules?project=p1&q=test+suite").text
+    assert "Run tests first" in page
+    assert "Old rule here" not in page  # retired
+    assert "deploys happen" not in page  # notes are not memorules
+    assert "<dt>relevance</dt>" in page  # the why breakdown
+
+
+@pytest.mark.parametrize(
+    ("query", "present", "absent"),
+    [
+        ("persona=texi", "Texi reviews APIs", "Run tests first"),
+        ("scope=global", "Write in English", "Run tests first"),
+        ("scope=project", "Run tests first", "Write in English"),
+        ("kind=preference", "No memorules match", "Run tests first"),
+        ("confidence=observed", "Run tests first", "No memorules match"),
+        ("status=retired", "Old rule here", "Run tests first"),
+        ("status=all", "Old rule here", "No memorules match"),
+    ],
+)
+def test_the_list_filters(world: World, query: str, present: str, absent: str) -> None:
+    page = signed_in(world, "a_admin").get(f"/memorules?project=p1&{query}").text
+    assert present in page
+    assert absent not in page
+
+
+def test_the_memorule_page_shows_text_applies_to_versions_and_audit(world: World) -> None:
+    memory_id = world.ids["a_texi_p1"]
+    page = signed_in(world, "a_reader").get(f"/memorules/{memory_id}?project=p1").text
+    assert "Texi reviews every API change." in page
+    assert "persona=texi, scope=persona" in page
+    assert "Version 1" in page
+    assert '<span class="tag">created</span>' in page
+
+
+def test_an_edit_with_a_reason_makes_version_2_and_a_superseded_event(world: World) -> None:
+    memory_id = fresh_rule(world)
+    client = signed_in(world, "a_writer")
+    url = f"/memorules/{memory_id}?project=p1"
+    response = post_form(
+        client,
+        url,
+        f"/memorules/{memory_id}/edit?project=p1",
+        body="Run the whole suite, not just unit tests.",
+        reason="too vague",
+    )
+    assert response.status_code == 303, response.text
+    page = client.get(url).text
+    assert "Version 2" in page and "version 2" in page
+    assert "Run the whole suite, not just unit tests." in page
+    assert '<span class="tag">superseded</span>' in page
+    assert "too vague" in page
+    assert '<td class="old">A rule written for one console test.</td>' in page
+
+
+def test_retire_then_restore(world: World) -> None:
+    memory_id = fresh_rule(world)
+    client = signed_in(world, "a_writer")
+    url = f"/memorules/{memory_id}?project=p1"
+    post_form(client, url, f"/memorules/{memory_id}/retire?project=p1", reason="stale")
+    page = client.get(url).text
+    assert 'status-retired">retired' in page and ">Restore</button>" in page
+    post_form(client, url, f"/memorules/{memory_id}/restore?project=p1", reason="needed")
+    page = client.get(url).text
+    assert 'status-active">active' in page
+    assert (
+        '<span class="tag">retired</span>' in page and '<span class="tag">restored</span>' in page
+    )
+
+
+def test_the_verify_button_shows_an_intact_chain(world: World) -> None:
+    client = signed_in(world, "a_admin")
+    page = client.get("/audit").text
+    assert 'id="verify"' in page and "chain-report" not in page
+    page = client.get("/audit?verify=1").text
+    assert "Chain intact." in page
+
+
+def test_a_project_restricted_key_cannot_read_the_tenant_trail(world: World) -> None:
+    response = signed_in(world, "a_p1_admin").get("/audit?verify=1")
+    assert response.status_code == 403
+
+
+def test_what_applies_now_shows_the_brief_for_a_context(world: World) -> None:
+    page = signed_in(world, "a_reader").get("/applies?show=1&project=p1&persona=texi").text
+    assert "# Memorules that apply" in page
+    assert "Texi reviews APIs" in page
+
+
+def test_a_reader_sees_no_write_controls(world: World) -> None:
+    page = signed_in(world, "a_reader").get(f"/memorules/{world.ids['a_rule_p1']}?project=p1")
+    assert "Edit (supersede)" not in page.text and "Retire</button>" not in page.text
+
+
+@pytest.mark.parametrize("action", ["edit", "retire", "restore"])
+def test_a_readers_writes_are_refused(world: World, action: str) -> None:
+    memory_id = world.ids["a_rule_p1"]
+    client = signed_in(world, "a_reader")
+    response = post_form(
+        client,
+        f"/memorules/{memory_id}?project=p1",
+        f"/memorules/{memory_id}/{action}?project=p1",
+        body="Readers cannot write this.",
+        reason="try",
+    )
+    assert response.status_code == 403
+    current = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
+    assert current.version == 1
+
+
+@pytest.mark.parametrize("token", [None, "forged"])
+def test_a_write_without_the_sessions_csrf_token_is_refused(
+    world: World, token: str | None
+) -> None:
+    memory_id = fresh_rule(world)
+    client = signed_in(world, "a_writer")
+    form = {"reason": "csrf", **({"csrf": token} if token else {})}
+    response = client.post(f"/memorules/{memory_id}/retire?project=p1", data=form)
+    assert response.status_code == 403
+    assert "CSRF" in response.text
+    memory = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[0]
+    assert memory.status.value == "active"
+
+
+def test_memorule_text_is_escaped(world: World) -> None:
+    probe = "<script>alert('xss')</script><img src=x onerror=alert(1)>"
+    memory_id = fresh_rule(world, body="XSS probe " + probe)
+    client = signed_in(world, "a_reader")
+    for url in (f"/memorules/{memory_id}?project=p1", "/memorules?project=p1&q=XSS+probe"):
+        page = client.get(url).text
+        assert "<script>alert" not in page and "<img src=x" not in page
+        assert "&lt;script&gt;alert(&#39;xss&#39;)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize("path", ["/signin", "/memorules", "/static/console.css"])
+def test_console_responses_carry_the_security_headers(world: World, path: str) -> None:
+    headers = signed_in(world, "a_reader").get(path).headers
+    csp = headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "no-referrer"
+
+
+def test_pages_use_no_inline_script_or_remote_assets(world: World) -> None:
+    page = signed_in(world, "a_admin").get(f"/memorules/{world.ids['a_rule_p1']}").text
+    assert re.findall(r"<script[^>]*>", page) == ['<script src="/static/console.js" defer>']
+    assert "http://" not in page and "https://" not in page
+    assert " on" + "click=" not in page and "style=" not in page
+
+
+def test_the_api_keeps_its_own_headers(world: World) -> None:
+    assert "content-security-policy" not in world.call("a_reader", "GET", "/v1/whoami").headers
+
+
+def test_insecure_local_mode_serves_the_console_as_local_admin(tmp_path: Path) -> None:
+    config = load_settings(db=tmp_path / "p.db", embedder="fake", database_url="", project="p1")
+    services = build_services(config)
+    try:
+        app = create_app(services, config, insecure_local=True)
+        client = TestClient(app, base_url="http://127.0.0.1")
+        page = client.get("/memorules")
+        assert page.status_code == 200 and "local admin" in page.text
+        assert client.get("/audit?verify=1").status_code == 200
+        foreign = TestClient(app, base_url="http://evil.example").get("/memorules")
+        assert foreign.status_code == 403
+    finally:
+        services.close()
