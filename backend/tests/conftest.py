@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -45,10 +47,21 @@ def pg_server(pytestconfig: pytest.Config) -> Iterator[TestPostgres]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
+    # A SIGTERM (a `timeout`, a cancelled job) becomes an interrupt, so pytest still tears
+    # the server down instead of leaving it running.
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield server
     finally:
         server.close()
+        if signal.getsignal(signal.SIGTERM) is _interrupt:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
 from app.bootstrap import Services, build_services
 from app.domain import audit as chain
@@ -255,3 +256,63 @@ def test_a_user_who_may_not_create_the_extension_is_told_what_to_ask_for(
         assert store.migrate() == MIGRATIONS[-1][0]  # then the app's own role migrates
     finally:
         store.close()
+
+
+def test_a_claim_committed_outside_the_tenant_lock_still_answers_as_a_replay(
+    pg_url: str, pg_services: Services, make_ctx: ContextFactory
+) -> None:
+    ctx = make_ctx(tenant="late")
+    raw = rule("Claimed elsewhere", idempotency_key="k-late")
+    first = pg_services.memory.remember(ctx, raw)
+    stored = pg_services.store.idempotent_result(ctx.tenant_id, "k-late")
+    assert stored is not None
+    other = make_ctx(tenant="late2")
+    # Another writer (say, an import) inserts the same claim for tenant late2 without the
+    # tenant's lock and commits while our write waits on the key: ours must replay it.
+    raw_claim = psycopg.connect(pg_url)
+    raw_claim.execute(
+        "INSERT INTO idempotency (tenant_id, key, request_hash, result, created_at) "
+        "VALUES (%s, %s, %s, %s, now())",
+        (other.tenant_id, "k-late", stored.request_hash, Jsonb(stored.result)),
+    )
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(pg_services.memory.remember, other, raw)
+            time.sleep(0.5)
+            assert not pending.done()  # blocked on the uncommitted key
+            raw_claim.commit()
+            replayed = pending.result(timeout=30)
+    finally:
+        raw_claim.close()
+    assert replayed.replayed and replayed.id == first.id
+    assert pg_services.store.stats(other.tenant_id)["memories"] == 0
+
+
+def test_another_process_s_writes_reach_this_process_s_recall_at_the_next_call(
+    pg_url: str, make_ctx: ContextFactory
+) -> None:
+    writer, reader = (
+        build_services(load_settings(database_url=pg_url, embedder="fake")) for _ in range(2)
+    )
+    ctx, elsewhere = make_ctx(project="api"), make_ctx(project="web")
+
+    def subjects() -> list[str | None]:
+        return [m.state.subject for m in reader.memory.recall(ctx, {"top_k": 50}).matches]
+
+    try:
+        assert subjects() == []
+        kept = writer.memory.remember(ctx, rule("Kept rule"))
+        gone = writer.memory.remember(ctx, rule("Retired rule"))
+        travelling = writer.memory.remember(
+            elsewhere, rule("Org-wide rule", applies_to={"scope": "org"})
+        )
+        assert sorted(s or "" for s in subjects()) == ["Kept rule", "Org-wide rule", "Retired rule"]
+        writer.memory.update(ctx, kept.id, {"subject": "Kept rule, reworded"})
+        writer.memory.retire(ctx, gone.id, "no longer true")
+        writer.memory.update(elsewhere, travelling.id, {"applies_to": {"scope": "project"}})
+        assert subjects() == ["Kept rule, reworded"]
+        writer.memory.restore(ctx, gone.id, "true again")
+        assert sorted(s or "" for s in subjects()) == ["Kept rule, reworded", "Retired rule"]
+    finally:
+        writer.close()
+        reader.close()

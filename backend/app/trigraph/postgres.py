@@ -217,6 +217,7 @@ class PostgresStore:
                 "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
                 "AND s.version = m.current_version WHERE m.tenant_id = %s AND m.id = ANY(%s)",
                 (tenant_id, list(memory_ids)),
+                binary=True,
             ).fetchall()
         out = {}
         for row in found:

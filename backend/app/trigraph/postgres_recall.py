@@ -1,14 +1,11 @@
 """Recall candidates on PostgreSQL: the shared per-process cache, fed by the tenant's clock.
 
 As in the SQLite engine, a :class:`~app.trigraph.recall_cache.ProjectCache` keeps one project's
-candidates as numpy columns; each recall reads the tenant's clock (one indexed row) and, in the
-same round trip, the ``recall_index`` rows stamped after the cache's clock, and folds them in.
-The first load reads what the project can see by index. Vectors arrive in pgvector's binary
-format and are converted all at once.
-
-Reading the clock before the rows is enough without a snapshot: a write commits its clock bump
-and its rows together, so rows of every clock up to the one read are visible; rows of a later
-clock that slip in are folded in again at the next refresh (a memory's old row is replaced).
+candidates as numpy columns. Each recall sends ONE statement that reads the tenant's clock
+(one indexed row) and the ``recall_index`` rows stamped after the cache's clock, in one
+snapshot, and folds those rows in; when nothing changed it returns just the clock. The first
+load reads what the project can see, by index. Vectors arrive in pgvector's binary format and
+are converted all at once.
 """
 
 from __future__ import annotations
@@ -28,33 +25,39 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 _COLUMNS: Final = (
     "memory_id::text, project_id::text, active, kind, namespace, memorule_kind, confidence, "
     f"scope, a_persona, a_surface, a_specialization, {rows.ISO_WRITTEN_AT}, "
-    "CASE WHEN model = %s THEN vector END"
+    "CASE WHEN model = %(model)s THEN vector END"
 )
 # Active rows only (by the partial indexes): a retired memory is never a candidate, and one
 # restored later comes back with a newer clock, as a changed row.
 _FIRST_LOAD: Final = (
-    f"SELECT {_COLUMNS} FROM recall_index WHERE tenant_id = %s AND project_id = %s AND active "
-    f"UNION ALL SELECT {_COLUMNS} FROM recall_index WHERE tenant_id = %s "
-    "AND scope IN ('global', 'org') AND active AND project_id != %s"
+    f"SELECT {_COLUMNS} FROM recall_index WHERE tenant_id = %(t)s AND project_id = %(p)s "
+    f"AND active UNION ALL SELECT {_COLUMNS} FROM recall_index WHERE tenant_id = %(t)s "
+    "AND scope IN ('global', 'org') AND active AND project_id != %(p)s"
 )
-_CHANGED: Final = f"SELECT {_COLUMNS} FROM recall_index WHERE tenant_id = %s AND clock > %s"
+_CHANGED: Final = (
+    f"SELECT {_COLUMNS} FROM recall_index WHERE tenant_id = %(t)s AND clock > %(since)s"
+)
+# The clock and the rows in one statement and one round trip: always one row at least (the
+# clock), then one per changed recall row (the columns are NULL when nothing changed).
+_REFRESH: Final = (
+    "SELECT c.n, r.* FROM (SELECT coalesce((SELECT n FROM tenant_clock "
+    "WHERE tenant_id = %(t)s), 0) AS n) c LEFT JOIN LATERAL ({rows}) r ON true"
+)
 
 
 def refresh(conn: Conn, tenant_id: UUID, cache: ProjectCache, model: str) -> None:
     """Bring ``cache`` up to the tenant's clock, in one round trip."""
-    with conn.pipeline():
-        clock_cur = conn.execute("SELECT n FROM tenant_clock WHERE tenant_id = %s", (tenant_id,))
-        if cache.clock < 0:
-            project = UUID(cache.project_id)
-            args: tuple[Any, ...] = (model, tenant_id, project, model, tenant_id, project)
-            rows_cur = conn.execute(_FIRST_LOAD, args, binary=True)
-        else:
-            rows_cur = conn.execute(_CHANGED, (model, tenant_id, cache.clock), binary=True)
-        row = clock_cur.fetchone()
-        found = rows_cur.fetchall()
-    clock = int(row[0]) if row else 0
+    args: dict[str, Any] = {"t": tenant_id, "model": model, "since": cache.clock}
+    if cache.clock < 0:
+        args["p"] = UUID(cache.project_id)
+        query = _REFRESH.format(rows=_FIRST_LOAD)
+    else:
+        query = _REFRESH.format(rows=_CHANGED)
+    found = conn.execute(query, args, binary=True).fetchall()
+    clock = int(found[0][0]) if found else 0
     if clock != cache.clock:
-        cache.apply(_index_rows(found), clock)
+        changed = [r[1:] for r in found if r[1] is not None]
+        cache.apply(_index_rows(changed), clock)
 
 
 def _index_rows(found: list[tuple[Any, ...]]) -> Iterator[IndexRow]:
