@@ -98,9 +98,17 @@ def context_from(
         ("surface", surface or settings.surface),
         ("specialization", specialization or settings.specialization),
     ):
-        if value is not None and (len(value) > 100 or not value.strip()):
+        if value is not None and (
+            len(value) > 100
+            or not value.strip()
+            or any(ord(ch) < 32 or ord(ch) == 127 for ch in value)
+        ):
             errors.append(
-                FieldError(label, "invalid_format", f"'{label}' must be 1 to 100 characters")
+                FieldError(
+                    label,
+                    "invalid_format",
+                    f"'{label}' must be 1 to 100 characters on one line, no control characters",
+                )
             )
     if errors:
         raise InvalidInput(errors)

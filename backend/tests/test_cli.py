@@ -205,3 +205,9 @@ def test_every_command_has_help_text(db_path: Path) -> None:
         proc = prism(db_path, name, "--help")
         assert proc.returncode == 0, (name, proc.stderr)
         assert "Usage:" in proc.stdout
+
+
+def test_context_values_with_control_characters_are_refused(db_path: Path) -> None:
+    proc = prism(db_path, "recall", "--json", "--persona", "don\x01na")
+    assert proc.returncode == 2
+    assert json.loads(proc.stdout)["error"]["fields"][0]["field"] == "persona"

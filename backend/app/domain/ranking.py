@@ -90,6 +90,14 @@ def micros_of(written_at: str) -> int:
     return int(ts.timestamp()) * 1_000_000 + ts.microsecond
 
 
+def micros_array(written_at: Sequence[str]) -> IntArray:
+    """``micros_of`` for many ISO 8601 UTC stamps at once (the ``...Z`` form Prism writes)."""
+    if all(w.endswith("Z") for w in written_at):
+        stamps = np.array([w[:-1] for w in written_at], dtype="datetime64[us]")
+        return stamps.astype(np.int64)
+    return np.fromiter((micros_of(w) for w in written_at), np.int64, len(written_at))
+
+
 @dataclass
 class Candidates:
     """Recall candidates as columns. ``selected`` marks the rows the filters kept."""
@@ -132,7 +140,7 @@ class Candidates:
             confidence=np.fromiter(
                 (CONFIDENCE_CODE.get(c, 3) for c in confidences), np.int64, len(ids)
             ),
-            written_us=np.fromiter((micros_of(w) for w in written_at), np.int64, len(ids)),
+            written_us=micros_array(written_at),
             tiebreak=np.fromiter((tiebreak_of(i) for i in ids), np.int64, len(ids)),
             keys={k: encode(applies[k], vocab[k]) for k in APPLIES_TO_KEYS},
             vocab=vocab,

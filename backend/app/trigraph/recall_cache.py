@@ -28,7 +28,7 @@ from app.domain.ranking import (
     SCOPE_RANK,
     Candidates,
     encode,
-    micros_of,
+    micros_array,
     normalise_key,
     tiebreak_of,
 )
@@ -134,7 +134,7 @@ class ProjectCache:
         c["is_memorule"][start:need] = [r.is_memorule for r in rows]
         c["scope"][start:need] = [SCOPE_RANK.get(r.scope, 2) for r in rows]
         c["confidence"][start:need] = [CONFIDENCE_CODE.get(r.confidence, 3) for r in rows]
-        c["written_us"][start:need] = [micros_of(r.written_at) for r in rows]
+        c["written_us"][start:need] = micros_array([r.written_at for r in rows])
         c["tiebreak"][start:need] = [tiebreak_of(r.memory_id) for r in rows]
         c["namespace"][start:need] = encode([r.namespace for r in rows], self.vocab["namespace"])
         c["memorule_kind"][start:need] = encode(
