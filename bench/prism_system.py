@@ -51,7 +51,11 @@ def build(settings: Any, embedder: Any) -> BenchServices:
     store = build_store(settings)
     store.migrate()
     memorules = MemoruleService(store, embedder, settings.near_duplicate_threshold)
-    memory = MemoryService(store, embedder, memorules, settings.ranking_weights())
+    preselect = getattr(settings, "recall_preselect_above", None)
+    if preselect is None:  # an older backend without the setting
+        memory = MemoryService(store, embedder, memorules, settings.ranking_weights())
+    else:
+        memory = MemoryService(store, embedder, memorules, settings.ranking_weights(), preselect)
     return BenchServices(store, memory, memorules)
 
 

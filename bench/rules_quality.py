@@ -141,7 +141,14 @@ def make_system(args: argparse.Namespace, embedder: Any, weights: dict[str, floa
     if args.system == "prism":
         from prism_system import PrismRules
 
-        return PrismRules(args.rules, args.model, embedder, weights, args.context, args.limit_rules)
+        prism = PrismRules(
+            args.rules, args.model, embedder, weights, args.context, args.limit_rules
+        )
+        if args.hybrid is None:
+            return prism
+        from hybrid import HybridRules
+
+        return HybridRules(prism, args.hybrid)
     from peers import make_peer
 
     return PeerRules(make_peer(args.system, embedder))

@@ -39,6 +39,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--peers", default=",".join(PEERS), help="peers to include ('' for none)")
     p.add_argument("--tune", action="store_true", help="grid-search rank_* on dev first")
     p.add_argument("--million", action="store_true", help="also 1M memories (Prism)")
+    p.add_argument(
+        "--mem0-max",
+        type=int,
+        default=10_000,
+        help="largest store mem0 gets in the speed run (its local Qdrant loads ~60 points/s here)",
+    )
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the steps not run now from the existing latest.json (re-run one step)",
+    )
     p.add_argument("--out-dir", type=Path, default=common.RESULTS, help="results folder")
     return p.parse_args(argv)
 
@@ -123,6 +134,7 @@ def speed_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[s
     else:
         flags = ["--sizes", "1000,10000,100000", "--repeats", "100", "--embed-repeats", "30"]
         flags += ["--write-repeats", "30", "--bulk", "1000", "--mcp-repeats", "3"]
+    flags += ["--max-size", f"mem0={args.mem0_max}"]
     if args.million:
         flags.append("--million")
     return sub("speed.py", ["--systems", systems, *flags], work / "speed")
@@ -144,6 +156,11 @@ def main(argv: list[str] | None = None) -> None:
         "peers_skipped": skipped,
         "logs": str(work),
     }
+    previous = args.out_dir / "latest.json"
+    if args.reuse and previous.exists():
+        old = json.loads(previous.read_text())
+        results.update({k: old[k] for k in ("rules", "locomo", "speed") if k in old})
+        results["reused_from"] = old.get("reused_from") or old.get("date")
     if "rules" in steps:
         results["rules"] = rules_step(args, peers, work)
     if "locomo" in steps:
@@ -151,6 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     if "speed" in steps:
         results["speed"] = speed_step(args, peers, work)
     results["elapsed_s"] = round(time.time() - started, 1)
+    results["steps_run_now"] = sorted(steps)
     results = common.jsonable(results)
     (args.out_dir / "latest.json").write_text(json.dumps(results, indent=1))
     plots = report.plots(results, args.out_dir)
