@@ -40,8 +40,8 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     near_duplicate_threshold: float = Field(0.95, ge=0.5, le=1.0)
     rank_relevance: float = 1.0
-    rank_overlap: float = 0.1
-    rank_scope: float = 0.03
+    rank_overlap: float = 0.5
+    rank_scope: float = 0.1
     rank_prior: float = 0.1
     rank_observed: float = 1.0
     rank_inferred: float = 0.8

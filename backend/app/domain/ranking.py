@@ -52,8 +52,8 @@ class RankingWeights:
     """Ranking weights; every one is a setting (``PRISM_RANK_*``)."""
 
     relevance: float = 1.0
-    overlap: float = 0.1
-    scope: float = 0.03
+    overlap: float = 0.5
+    scope: float = 0.1
     prior: float = 0.1
     observed: float = 1.0
     inferred: float = 0.8
