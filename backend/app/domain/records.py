@@ -5,7 +5,7 @@ Pure data, no I/O. Field names are the TriGraph's names (SPEC-094 v0.4, SPEC-020
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -330,3 +330,9 @@ class RecallResult:
             "candidates": self.candidates,
             "embedding_model": self.model,
         }
+
+
+# Field names in declaration order: storage columns, dump keys and Cypher properties of these
+# nodes all use exactly these names, so they are derived here instead of listed again.
+MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
+AUDIT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(MemoruleAudit))

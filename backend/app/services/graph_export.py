@@ -33,7 +33,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, TextIO
 
-from app.domain.records import APPLIES_TO_KEYS, MemoruleAudit, Memory, MemoryState, iso
+from app.domain.records import (
+    APPLIES_TO_KEYS,
+    AUDIT_FIELDS,
+    MemoruleAudit,
+    Memory,
+    MemoryState,
+    iso,
+)
 from app.services.rules_io.reading import is_hidden
 from app.trigraph.port import DumpItem, MemoryDump
 
@@ -63,21 +70,7 @@ STATE_PROPERTIES: Final = (
     "embedding_model",
     "reason",
 )
-AUDIT_PROPERTIES: Final = (
-    "id",
-    "tenant_id",
-    "seq",
-    "memorule_id",
-    "state_id",
-    "event",
-    "written_by_session_id",
-    "written_by_persona",
-    "evidence_signal_id",
-    "written_at",
-    "reason",
-    "prev_hash",
-    "hash",
-)
+AUDIT_PROPERTIES: Final = AUDIT_FIELDS
 CONSTRAINTS: Final = (
     "CREATE CONSTRAINT prism_memory_id IF NOT EXISTS FOR (n:Memory) REQUIRE n.id IS UNIQUE;",
     "CREATE CONSTRAINT prism_memory_state_id IF NOT EXISTS "

@@ -18,6 +18,8 @@ import numpy as np
 
 from app.domain import audit as chain
 from app.domain.records import (
+    AUDIT_FIELDS,
+    MEMORY_FIELDS,
     AppliesTo,
     AuditDraft,
     AuditEventType,
@@ -157,18 +159,7 @@ def _exact(data: dict[str, Any], keys: set[str]) -> None:
         raise ValueError(f"fields missing {missing}, unknown {unknown}")
 
 
-_MEMORY_KEYS: Final = {
-    "tenant_id",
-    "id",
-    "project_id",
-    "namespace",
-    "kind",
-    "status",
-    "created_at",
-    "current_version",
-    "states",
-    "vector",
-}
+_MEMORY_KEYS: Final = {*MEMORY_FIELDS, "states", "vector"}
 _STATE_KEYS: Final = {
     "id",
     "version",
@@ -184,21 +175,7 @@ _STATE_KEYS: Final = {
     "embedding_model",
     "reason",
 }
-_AUDIT_KEYS: Final = {
-    "tenant_id",
-    "id",
-    "seq",
-    "memorule_id",
-    "state_id",
-    "event",
-    "written_by_session_id",
-    "written_by_persona",
-    "evidence_signal_id",
-    "written_at",
-    "reason",
-    "prev_hash",
-    "hash",
-}
+_AUDIT_KEYS: Final = set(AUDIT_FIELDS)
 
 
 def _memory(d: dict[str, Any]) -> MemoryDump:

@@ -20,6 +20,8 @@ from psycopg.types.json import Jsonb
 
 from app.domain.ranking import normalise_key
 from app.domain.records import (
+    AUDIT_FIELDS,
+    MEMORY_FIELDS,
     AppliesTo,
     AuditEventType,
     Confidence,
@@ -33,16 +35,7 @@ from app.domain.records import (
 from app.embeddings.port import Vector
 from app.trigraph.port import AuditFilter
 
-MEMORY_NAMES: Final = (
-    "id",
-    "tenant_id",
-    "project_id",
-    "namespace",
-    "kind",
-    "status",
-    "created_at",
-    "current_version",
-)
+MEMORY_NAMES: Final = MEMORY_FIELDS
 STATE_NAMES: Final = (
     "id",
     "memory_id",
@@ -59,21 +52,7 @@ STATE_NAMES: Final = (
     "embedding_model",
     "reason",
 )
-AUDIT_NAMES: Final = (
-    "id",
-    "tenant_id",
-    "seq",
-    "memorule_id",
-    "state_id",
-    "event",
-    "written_by_session_id",
-    "written_by_persona",
-    "evidence_signal_id",
-    "written_at",
-    "reason",
-    "prev_hash",
-    "hash",
-)
+AUDIT_NAMES: Final = AUDIT_FIELDS
 MEMORY_WIDTH: Final = len(MEMORY_NAMES)
 MEMORY_COLUMNS: Final = ", ".join(MEMORY_NAMES)
 MEMORY_COLUMNS_M: Final = ", ".join(f"m.{c}" for c in MEMORY_NAMES)

@@ -22,6 +22,8 @@ import numpy as np
 from app.domain import audit as chain
 from app.domain.ranking import Candidates, normalise_key
 from app.domain.records import (
+    AUDIT_FIELDS,
+    MEMORY_FIELDS,
     AppliesTo,
     AuditEventType,
     Confidence,
@@ -54,11 +56,8 @@ _STATE_COLUMNS = (
     "id, memory_id, version, memorule_kind, subject, body, applies_to, evidence_signal_id, "
     "confidence, written_by_session_id, written_by_persona, written_at, embedding_model, reason"
 )
-_MEMORY_COLUMNS = "id, tenant_id, project_id, namespace, kind, status, created_at, current_version"
-_AUDIT_COLUMNS = (
-    "id, tenant_id, seq, memorule_id, state_id, event, written_by_session_id, "
-    "written_by_persona, evidence_signal_id, written_at, reason, prev_hash, hash"
-)
+_MEMORY_COLUMNS = ", ".join(MEMORY_FIELDS)
+_AUDIT_COLUMNS = ", ".join(AUDIT_FIELDS)
 
 
 class SQLiteStore:
