@@ -18,7 +18,7 @@ from app.domain.records import Memory, MemoryState, RecallResult, SessionContext
 from app.errors import NotFound
 from app.services.brief_service import Brief, BriefService
 from app.services.memorule_service import AuditPage, MemoruleService
-from app.services.memory_service import History, MemoryService
+from app.services.memory_service import History, MemoryPage, MemoryService
 from app.trigraph.port import AuditFilter
 
 
@@ -107,6 +107,21 @@ class AccessService:
         except NotFound:
             return None
         return found if access.can_see(key, *found) else None
+
+    def list_memories(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> MemoryPage:
+        """A page of ``ctx``'s project (already allowed for the key), as the key sees it.
+
+        The store filters by the key's persona; every row is then checked with the same
+        :func:`~app.domain.access.can_see` as :meth:`get`, so a listing never shows a memory
+        that reading it by id would refuse.
+
+        Raises:
+            InvalidInput: as :meth:`MemoryService.list_memories`.
+        """
+        access.require_role(key, Role.READER, "list memories")
+        page = self.memory.list_memories(ctx, raw, viewer_persona=key.persona)
+        visible = [pair for pair in page.items if access.can_see(key, *pair)]
+        return MemoryPage(visible, page.next_cursor)
 
     def history(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> History:
         """Every version of a memory the key can see, and its audit events."""

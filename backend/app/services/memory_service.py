@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from app.domain import validation
+from app.domain import listing, validation
 from app.domain.ids import new_id
 from app.domain.ranking import RankingWeights, normalise_key, rank
 from app.domain.records import (
@@ -43,6 +43,7 @@ from app.trigraph.port import (
     AuditFilter,
     CandidateFilter,
     IdempotencyClaim,
+    ListFilter,
     StateWrite,
     TriGraphStore,
     WriteBatch,
@@ -70,6 +71,21 @@ class History:
             "memory": memory_dict(self.memory),
             "versions": [state_dict(s) for s in self.states],
             "audit": [e.to_dict() for e in self.events],
+        }
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    """One page of a listing, newest first; ``next_cursor`` is None on the last page."""
+
+    items: list[tuple[Memory, MemoryState]]
+    next_cursor: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "items": [{"memory": memory_dict(m), "state": state_dict(s)} for m, s in self.items],
+            "next_cursor": self.next_cursor,
         }
 
 
@@ -352,6 +368,40 @@ class MemoryService:
             ctx.tenant_id, AuditFilter(memorule_id=memory_id, limit=10_000)
         )
         return History(memory, states, events)
+
+    def list_memories(
+        self, ctx: SessionContext, raw: Mapping[str, Any], viewer_persona: str | None = None
+    ) -> MemoryPage:
+        """One page of the project's memories and the tenant's global/org memorules, newest
+        first (retired ones with ``status='retired'`` or ``'all'``).
+
+        Args:
+            ctx: the session context (its tenant and project).
+            raw: filters, ``cursor`` and ``limit`` (:func:`app.domain.listing.validate_list`).
+            viewer_persona: a persona-bound caller's persona: other personas' ``persona``-scope
+                rules are left out, as :func:`app.domain.access.can_see` does.
+
+        Raises:
+            InvalidInput: every field error (a bad filter value, a malformed cursor).
+        """
+        q = listing.validate_list(raw)
+        flt = ListFilter(
+            project_id=ctx.project_id,
+            status=q.status,
+            memorules_only=q.source_type is SourceType.MEMORULE,
+            namespace=q.namespace,
+            memorule_kinds=q.memorule_kinds,
+            confidences=q.confidences,
+            scopes=q.scopes,
+            applies=q.applies,
+            viewer_persona=normalise_key(viewer_persona),
+            before=q.before,
+            limit=q.limit + 1,  # one more tells whether a next page exists
+        )
+        found = self.store.list_memories(ctx.tenant_id, flt)
+        items = found[: q.limit]
+        more = len(found) > q.limit
+        return MemoryPage(items, listing.encode_cursor(items[-1][0].id) if more else None)
 
     def recall(self, ctx: SessionContext, raw: Mapping[str, Any] | RecallQuery) -> RecallResult:
         """``semantic_recall``: the memories that apply to the context, best first.

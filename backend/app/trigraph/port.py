@@ -24,6 +24,7 @@ from app.domain.records import (
     MemoruleKind,
     Memory,
     MemoryState,
+    Scope,
     Status,
 )
 from app.embeddings.port import Vector
@@ -88,6 +89,33 @@ class CandidateFilter:
     memorule_kinds: tuple[MemoruleKind, ...] = ()
     confidences: tuple[Confidence, ...] = ()
     exclude_conflicts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ListFilter:
+    """Which memories a listing returns: newest first (ids are time-ordered), one page.
+
+    Visibility follows recall's (:class:`CandidateFilter`): the project's own memories and,
+    with ``tenant_wide``, the tenant's ``global``/``org`` memorules of its other projects;
+    ``viewer_persona`` (normalised) hides other personas' ``persona``-scope rules. ``applies``
+    maps persona/surface/specialization to the normalised value a rule must name. Scope
+    ``project`` also matches a memorule that names no scope. ``status`` None means any.
+
+    ``before`` is the keyset cursor: only memories whose id sorts below it.
+    """
+
+    project_id: UUID
+    status: Status | None = Status.ACTIVE
+    memorules_only: bool = False
+    namespace: str | None = None
+    memorule_kinds: tuple[MemoruleKind, ...] = ()
+    confidences: tuple[Confidence, ...] = ()
+    scopes: tuple[Scope, ...] = ()
+    applies: dict[str, str] = field(default_factory=dict)
+    viewer_persona: str | None = None
+    tenant_wide: bool = True
+    before: UUID | None = None
+    limit: int = 50
 
 
 @dataclass(frozen=True)
@@ -180,6 +208,17 @@ class TriGraphStore(Protocol):
         """Active, visible memories with their vectors, as columns.
 
         Rows embedded by a model other than ``model`` get a zero vector.
+        """
+        ...
+
+    def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
+        """One page of a listing: memories matching ``flt`` and their current states.
+
+        Returns:
+            At most ``flt.limit`` pairs, newest first (id descending).
+
+        Raises:
+            StorageError: the engine failed.
         """
         ...
 

@@ -38,11 +38,13 @@ from app.embeddings.port import Vector
 from app.errors import StorageError
 from app.trigraph import postgres_recall, postgres_transfer, postgres_write
 from app.trigraph import postgres_rows as rows
+from app.trigraph.listing_sql import list_query
 from app.trigraph.port import (
     AuditFilter,
     CandidateFilter,
     DumpItem,
     IdempotencyClaim,
+    ListFilter,
     WriteBatch,
     WriteOutcome,
 )
@@ -263,6 +265,14 @@ class PostgresStore:
             while len(self._caches) > self.cache_entries:
                 self._caches.pop(next(iter(self._caches)))
             return cache
+
+    def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
+        columns = f"{rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S}"
+        query, args = list_query(tenant_id, flt, columns, "%s", lambda u: u)
+        with self._conn() as conn:
+            found = conn.execute(query, args, binary=True).fetchall()
+        width = rows.MEMORY_WIDTH
+        return [(rows.memory(r[:width]), rows.state(r[width:])) for r in found]
 
     def audit_events(self, tenant_id: UUID, flt: AuditFilter) -> list[MemoruleAudit]:
         query, args = rows.audit_query(tenant_id, flt)

@@ -38,11 +38,13 @@ from app.domain.records import (
 )
 from app.embeddings.port import Vector
 from app.errors import Conflict, IdempotencyConflict, NotFound, StorageError
+from app.trigraph.listing_sql import list_query
 from app.trigraph.port import (
     AuditFilter,
     CandidateFilter,
     DumpItem,
     IdempotencyClaim,
+    ListFilter,
     WriteBatch,
     WriteOutcome,
 )
@@ -493,6 +495,13 @@ class SQLiteStore:
                 written_at=r[11],
                 vector=r[13] if r[12] == model else None,
             )
+
+    def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
+        cols = ", ".join(f"m.{c.strip()}" for c in _MEMORY_COLUMNS.split(","))
+        scols = ", ".join(f"s.{c.strip()}" for c in _STATE_COLUMNS.split(","))
+        query, args = list_query(tenant_id, flt, f"{cols}, {scols}", "?", str)
+        rows = self._conn().execute(query, args).fetchall()
+        return [(_memory(row[:8]), _state(row[8:])) for row in rows]
 
     def audit_events(self, tenant_id: UUID, flt: AuditFilter) -> list[MemoruleAudit]:
         where: list[str] = ["tenant_id = ?"]
