@@ -77,6 +77,13 @@ ROUTES = {
         bad_body={"top_k": 0, "source_type": "everything", "colour": 1},
         forbidden_headers=OTHER_PROJECT,
     ),
+    "list": Route(
+        "GET",
+        "/v1/memories?status=all&scope=project&limit=5",
+        "a_reader",
+        bad_path="/v1/memories?status=gone&cursor=x&limit=0",
+        forbidden_headers=OTHER_PROJECT,
+    ),
     "get": Route(
         "GET",
         "/v1/memories/{id}",

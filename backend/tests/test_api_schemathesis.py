@@ -44,6 +44,7 @@ def served_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve
 OPERATIONS = [
     ("POST", "/v1/memories"),
     ("POST", "/v1/recall"),
+    ("GET", "/v1/memories"),
     ("GET", "/v1/memories/{memory_id}"),
     ("PATCH", "/v1/memories/{memory_id}"),
     ("POST", "/v1/memories/{memory_id}/retire"),

@@ -207,6 +207,19 @@ class MemoryWithStatePublic(BaseModel):
     state: StatePublic
 
 
+class MemoryItemPublic(BaseModel):
+    memory: MemoryPublic
+    state: StatePublic
+
+
+class MemoryPagePublic(BaseModel):
+    """Memories newest first; pass ``next_cursor`` as ``cursor`` for the next page."""
+
+    ok: Literal[True]
+    items: list[MemoryItemPublic]
+    next_cursor: str | None
+
+
 class AuditEventPublic(BaseModel):
     """A ``:MemoruleAudit`` event and its link in the tenant's hash chain."""
 

@@ -7,15 +7,17 @@ thread (:meth:`app.api.deps.Call.run`).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from app.api import models as m
 from app.api.deps import CallDep, Caller, JsonBody, StateDep
 from app.api.models import ErrorPublic
-from app.domain.records import AuditEventType
+from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
+from app.domain.records import AuditEventType, Confidence, MemoruleKind, Scope, SourceType
+from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
 from app.errors import FieldError, InvalidInput
 from app.services.memory_service import memory_dict, state_dict
 from app.trigraph.port import AuditFilter
@@ -76,6 +78,49 @@ async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, 
 async def recall(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
     """The memories that apply to the request's context, best first; ``query`` may be empty."""
     return await call.run(lambda key, ctx: state.access.recall(key, ctx, body).to_dict())
+
+
+@router.get(
+    "/memories",
+    response_model=m.MemoryPagePublic,
+    responses=_ERRORS,
+    summary="List memories, newest first (filters, cursor pages)",
+    tags=["memories"],
+)
+async def list_memories(
+    state: StateDep,
+    call: CallDep,
+    request: Request,
+    status: Annotated[Literal["active", "retired", "all"], Query()] = "active",
+    source_type: Annotated[SourceType, Query(description="memorule: no notes")] = SourceType.MEMORY,
+    namespace: Annotated[str | None, Query(max_length=NAMESPACE_MAX)] = None,
+    memorule_kind: Annotated[list[MemoruleKind] | None, Query(max_length=FILTER_LIST_MAX)] = None,
+    confidence: Annotated[list[Confidence] | None, Query(max_length=FILTER_LIST_MAX)] = None,
+    scope: Annotated[list[Scope] | None, Query(max_length=FILTER_LIST_MAX)] = None,
+    persona: Annotated[str | None, Query(max_length=APPLIES_VALUE_MAX)] = None,
+    surface: Annotated[str | None, Query(max_length=APPLIES_VALUE_MAX)] = None,
+    specialization: Annotated[str | None, Query(max_length=APPLIES_VALUE_MAX)] = None,
+    cursor: Annotated[str | None, Query(max_length=100, description="a page's next_cursor")] = None,
+    limit: Annotated[int, Query(ge=1, le=LIMIT_MAX)] = LIMIT_DEFAULT,
+) -> dict[str, Any]:
+    """The request's project: its notes and memorules and the tenant's global/org memorules,
+    as the key may see them (``persona``, ``surface``, ``specialization``: the value a rule's
+    ``applies_to`` names). Unknown parameters are refused."""
+    raw: dict[str, Any] = {
+        "status": status,
+        "source_type": source_type.value,
+        "namespace": namespace,
+        "memorule_kind": [k.value for k in memorule_kind or ()],
+        "confidence": [c.value for c in confidence or ()],
+        "scope": [s.value for s in scope or ()],
+        "persona": persona,
+        "surface": surface,
+        "specialization": specialization,
+        "cursor": cursor,
+        "limit": limit,
+    }
+    raw.update((k, request.query_params[k]) for k in request.query_params if k not in raw)
+    return await call.run(lambda key, ctx: state.access.list_memories(key, ctx, raw).to_dict())
 
 
 @router.get(
