@@ -97,6 +97,7 @@ def test_an_operator_filters_edits_and_verifies(served: tuple[World, str], chrom
     world, base = served
     page = sign_in(chromium, base, world.keys["a_admin"])
     page.goto(f"{base}/memorules?project=p1")
+    page.get_by_label("Search").fill("API change")  # a search shows each match's why
     page.get_by_label("Persona").fill("texi")
     page.get_by_role("button", name="Apply").click()
     page.wait_for_url("**persona=texi**")
@@ -123,6 +124,59 @@ def test_an_operator_filters_edits_and_verifies(served: tuple[World, str], chrom
     sync_api.expect(page.locator("#chain-report")).to_contain_text("Chain intact.")
     shot(page, "audit")
     assert page.errors == []
+
+
+def test_a_project_writer_lists_retired_rules_pages_and_edits_applies_to(
+    served: tuple[World, str], chromium: Any
+) -> None:
+    world, base = served
+    ctx = world.ctx("acme", "p1")
+    raws = [rule(f"Browse rule {i:02d}", f"The body of browse rule {i:02d}.") for i in range(55)]
+    world.services.memory.remember_many(ctx, raws)
+    page = sign_in(chromium, base, world.keys["a_p1_writer"])  # a writer bound to p1
+    rows = page.locator("table.list tbody tr")
+
+    page.goto(f"{base}/memorules?project=p1")
+    page.get_by_label("Status").select_option("retired")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url("**status=retired**")
+    sync_api.expect(page.get_by_role("link", name="Old rule here")).to_be_visible()
+    sync_api.expect(rows).to_have_count(1)
+    shot(page, "list-retired")
+
+    page.get_by_label("Status").select_option("active")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url("**status=active**")
+    sync_api.expect(rows).to_have_count(50)
+    assert page.get_by_role("link", name="Browse rule 00").count() == 0
+    page.get_by_role("link", name="Older →").click()
+    page.wait_for_url("**cursor=**")
+    sync_api.expect(page.get_by_role("link", name="Browse rule 00")).to_be_visible()
+    sync_api.expect(page.get_by_role("link", name="← Newest")).to_be_visible()
+    shot(page, "list-older")
+
+    page.get_by_role("link", name="Browse rule 00").click()
+    page.get_by_label("Scope").select_option("persona")  # without a persona: refused
+    page.get_by_label("Reason (kept in the audit trail)").fill("Frank's CLI only")
+    page.get_by_role("button", name="Save as version 2").click()
+    sync_api.expect(page.locator("#write-errors")).to_contain_text("Nothing was saved.")
+    sync_api.expect(page.locator("#persona-error")).to_contain_text("whose rule is it?")
+    sync_api.expect(page.get_by_label("Persona")).to_have_attribute("aria-invalid", "true")
+    shot(page, "edit-refused")
+
+    page.get_by_label("Persona").fill("frank")
+    page.get_by_label("Surface").fill("cli")
+    page.get_by_role("button", name="Save as version 2").click()
+    sync_api.expect(page.get_by_role("heading", name="Version 2")).to_be_visible()
+    sync_api.expect(page.locator("td.new").first).to_have_text(
+        "persona=frank, scope=persona, surface=cli"
+    )
+    sync_api.expect(page.locator("td .tag", has_text="superseded")).to_be_visible()
+    shot(page, "edit-applies-to")
+    # The refused edit's page is a 422, which Chromium logs; nothing else went wrong.
+    assert page.errors == [
+        "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"
+    ]
 
 
 def test_a_reader_sees_no_write_controls(served: tuple[World, str], chromium: Any) -> None:

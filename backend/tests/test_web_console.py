@@ -121,6 +121,60 @@ def test_the_list_filters(world: World, query: str, present: str, absent: str) -
     assert absent not in page
 
 
+def test_a_project_writer_lists_retired_rules_of_its_project(world: World) -> None:
+    page = signed_in(world, "a_p1_writer").get("/memorules?status=retired").text
+    assert "Old rule here" in page and "Run tests first" not in page
+    assert 'status-retired">retired' in page
+    page = signed_in(world, "a_p1_writer").get("/memorules?status=all").text
+    assert "Old rule here" in page and "Run tests first" in page
+    assert "Review every PR" not in page  # project p2's own rule
+    assert "Write in English" in page and "another project" in page  # p2's global rule
+
+
+def test_the_list_pages_by_fifty_with_older_and_newest_links(world: World) -> None:
+    ctx = world.ctx("acme", "paged")
+    raws = [
+        rule(f"Paged rule {i:02d}", f"The body of paged rule number {i:02d}.") for i in range(53)
+    ]
+    world.services.memory.remember_many(ctx, raws)
+    client = signed_in(world, "a_writer")
+    first = client.get("/memorules?project=paged&kind=behavioral_rule")
+    assert first.status_code == 200
+    shown = re.findall(r"Paged rule (\d\d)", first.text)
+    assert shown == [f"{i:02d}" for i in range(52, 2, -1)]  # newest first, 50 of them
+    older = re.search(r'<a href="([^"]+)" rel="next">Older', first.text)
+    assert older is not None and "Newest" not in first.text
+    second = client.get(older.group(1).replace("&amp;", "&"))
+    assert re.findall(r"Paged rule (\d\d)", second.text) == ["02", "01", "00"]
+    assert "kind=behavioral_rule" in older.group(1)  # the filters follow the pages
+    assert 'rel="first">← Newest' in second.text and 'rel="next"' not in second.text
+
+
+@pytest.mark.parametrize(
+    ("query", "messages"),
+    [
+        ("status=gone", ["&#39;status&#39; must be one of active, retired, all"]),
+        (
+            "scope=planet&kind=rule",
+            [
+                "&#39;memorule_kind&#39; must be one of",
+                "&#39;scope&#39; must be one of global, org, project, persona",
+            ],
+        ),
+        ("cursor=abc", ["&#39;cursor&#39; must be the next_cursor of an earlier page"]),
+        ("persona=" + "x" * 150, ["&#39;persona&#39; must be at most 100 characters"]),
+    ],
+)
+def test_bad_filters_are_explained_not_ignored(
+    world: World, query: str, messages: list[str]
+) -> None:
+    response = signed_in(world, "a_reader").get(f"/memorules?project=p1&{query}")
+    assert response.status_code == 422
+    assert 'role="alert" id="filter-errors"' in response.text
+    for message in messages:
+        assert message in response.text
+
+
 def test_the_memorule_page_shows_text_applies_to_versions_and_audit(world: World) -> None:
     memory_id = world.ids["a_texi_p1"]
     page = signed_in(world, "a_reader").get(f"/memorules/{memory_id}?project=p1").text
@@ -148,6 +202,76 @@ def test_an_edit_with_a_reason_makes_version_2_and_a_superseded_event(world: Wor
     assert '<span class="tag">superseded</span>' in page
     assert "too vague" in page
     assert '<td class="old">A rule written for one console test.</td>' in page
+
+
+def test_an_edit_changes_applies_to_kind_scope_and_evidence(world: World) -> None:
+    memory_id = fresh_rule(world)
+    client = signed_in(world, "a_writer")
+    url = f"/memorules/{memory_id}?project=p1"
+    response = post_form(
+        client,
+        url,
+        f"/memorules/{memory_id}/edit?project=p1",
+        memorule_kind="convention",
+        persona="Texi",
+        surface="github",
+        specialization="",
+        scope="persona",
+        evidence_signal_id="sig-42",
+        reason="only Texi's GitHub reviews",
+    )
+    assert response.status_code == 303, response.text
+    current = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
+    assert current.version == 2 and current.memorule_kind is not None
+    assert current.memorule_kind.value == "convention"
+    assert current.applies_to is not None
+    assert current.applies_to.to_dict() == {
+        "persona": "Texi",
+        "surface": "github",
+        "scope": "persona",
+    }
+    assert current.evidence_signal_id == "sig-42"
+    page = client.get(url).text
+    assert '<td class="new">persona=Texi, scope=persona, surface=github</td>' in page
+    assert '<td class="old">scope=project</td>' in page
+
+
+def test_a_refused_edit_writes_nothing_and_names_each_bad_field(world: World) -> None:
+    memory_id = fresh_rule(world)
+    client = signed_in(world, "a_writer")
+    url = f"/memorules/{memory_id}?project=p1"
+    response = post_form(
+        client,
+        url,
+        f"/memorules/{memory_id}/edit?project=p1",
+        subject="ab",
+        persona="",
+        surface="",
+        specialization="",
+        scope="persona",
+        evidence_signal_id="line\nbreak",
+        reason="try",
+    )
+    assert response.status_code == 422
+    page = response.text
+    assert "Nothing was saved." in page
+    assert '<p class="field-error" id="subject-error">&#39;subject&#39; must be at least 4' in page
+    assert 'id="persona-error">scope &#39;persona&#39; needs &#39;applies_to.persona&#39;' in page
+    assert (
+        'id="evidence_signal_id-error">&#39;evidence_signal_id&#39; must be a single line' in page
+    )
+    assert 'id="subject" name="subject" value="ab" aria-invalid="true"' in page  # as sent
+    current = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
+    assert current.version == 1 and current.subject != "ab"
+
+
+def test_an_edit_that_changes_nothing_says_so(world: World) -> None:
+    memory_id = fresh_rule(world)
+    client = signed_in(world, "a_writer")
+    url = f"/memorules/{memory_id}?project=p1"
+    response = post_form(client, url, f"/memorules/{memory_id}/edit?project=p1", reason="noop")
+    assert response.status_code == 422
+    assert "give at least one field to change" in response.text
 
 
 def test_retire_then_restore(world: World) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
@@ -23,10 +22,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.staticfiles import StaticFiles
 
 from app.api.deps import ApiState, Call, get_state
+from app.domain import listing
 from app.domain.access import ApiKey
-from app.domain.records import AuditEventType, SessionContext
-from app.errors import NotFound, PermissionDenied, PrismError, Unauthenticated
-from app.services.access_service import AccessService
+from app.domain.records import SessionContext
+from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError, Unauthenticated
 from app.services.auth_service import ContextRequest
 from app.services.memory_service import state_dict
 from app.trigraph.port import AuditFilter
@@ -218,40 +217,42 @@ async def memorule_list(request: Request) -> Response:
         return refused
     filters = views.ListFilters.from_query(request.query_params)
     access = page.state.access
+    values: dict[str, Any] = {"filters": filters, "options": views, "rows": [], "errors": []}
+    try:
+        # The filters are judged once, by the listing's validator, in search mode too.
+        listing.validate_list(filters.list_request())
+    except InvalidInput as exc:
+        return page.render("list.html", status=422, **{**values, "errors": exc.errors})
 
-    def work(key: ApiKey, ctx: SessionContext) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        if filters.status != "retired":
-            found = access.recall(key, ctx, filters.recall_request(100))
-            rows += [{**m.to_dict(), "status": "active"} for m in found.matches]
-        if filters.status == "retired":
-            rows += _retired_rows(key, ctx, access)
-        elif filters.status == "all":
-            # Only tenant-audit keys can find retired rules; for others 'all' shows the rest.
-            with suppress(PermissionDenied):
-                rows += _retired_rows(key, ctx, access)
+    def search(key: ApiKey, ctx: SessionContext) -> list[dict[str, Any]]:
+        found = access.recall(key, ctx, filters.recall_request(100))
+        rows = [{**m.to_dict(), "status": "active"} for m in found.matches]
         return [r for r in rows if filters.keeps(r)]
 
+    def browse(key: ApiKey, ctx: SessionContext) -> tuple[list[dict[str, Any]], str | None]:
+        found = access.list_memories(key, ctx, filters.list_request())
+        rows = [
+            {**state_dict(s), "id": str(m.id), "status": m.status.value}
+            | {"elsewhere": m.project_id != ctx.project_id}
+            for m, s in found.items
+        ]
+        return rows, found.next_cursor
+
     try:
-        # Recall runs AS the persona/surface filtered on, so their persona rules are candidates.
-        rows = await page.run(work, persona=filters.persona, surface=filters.surface)
+        if filters.q:
+            # Search runs AS the persona/surface filtered on, so their persona rules are
+            # candidates; it finds active memorules only (recall never returns retired ones).
+            as_filtered = {"persona": filters.persona, "surface": filters.surface}
+            values["rows"] = await page.run(search, **as_filtered)
+        else:
+            values["rows"], next_cursor = await page.run(browse)
+            values["older"] = filters.url(page.project, next_cursor) if next_cursor else None
+            values["newest"] = filters.url(page.project) if filters.cursor else None
+    except InvalidInput as exc:
+        return page.render("list.html", status=422, **{**values, "errors": exc.errors})
     except PrismError as exc:
         return page.error(exc)
-    return page.render("list.html", rows=rows, filters=filters, options=views)
-
-
-def _retired_rows(key: ApiKey, ctx: SessionContext, access: AccessService) -> list[dict[str, Any]]:
-    """Retired memorules, found through their 'retired' audit events (tenant-audit keys)."""
-    page = access.audit(key, ctx, AuditFilter(events=(AuditEventType.RETIRED,), limit=500))
-    rows: list[dict[str, Any]] = []
-    for memory_id in dict.fromkeys(e.memorule_id for e in page.events):
-        try:
-            memory, current = access.get(key, ctx, memory_id)
-        except NotFound:
-            continue
-        if memory.status.value == "retired" and memory.project_id == ctx.project_id:
-            rows.append({**state_dict(current), "id": str(memory.id), "status": "retired"})
-    return rows
+    return page.render("list.html", **values)
 
 
 def _detail(key: ApiKey, ctx: SessionContext, state: ApiState, memory_id: UUID) -> dict[str, Any]:
@@ -269,20 +270,37 @@ async def memorule_page(request: Request, memory_id: UUID) -> Response:
     page = _page(request)
     if (refused := _guard(page)) is not None:
         return refused
+    return await _memorule_page(page, memory_id)
+
+
+async def _memorule_page(
+    page: Page,
+    memory_id: UUID,
+    form: dict[str, str] | None = None,
+    errors: list[FieldError] | None = None,
+    action: str = "",
+) -> Response:
+    """The memorule page; after a refused write, with the form as sent and its errors."""
     try:
         found = await page.run(lambda key, ctx: _detail(key, ctx, page.state, memory_id))
     except PrismError as exc:
         return page.error(exc)
     versions = found["versions"]
+    current = versions[-1]
     return page.render(
         "memorule.html",
+        status=422 if errors else 200,
         memory=found["memory"],
-        current=versions[-1],
+        current=current,
         versions=list(zip(versions, views.version_changes(versions), strict=True))[::-1],
         audit=found["audit"],
         can_write=found["can_write"],
         options=views,
         shown=views.shown,
+        form=views.form_values(current, form if action == "edit" else None),
+        errors=errors or [],
+        field_errors=views.errors_by_input(errors or []) if action == "edit" else {},
+        failed_action=action,
     )
 
 
@@ -309,6 +327,8 @@ async def memorule_write(request: Request, memory_id: UUID, action: str) -> Resp
         return page.render("error.html", status=404, message="no such action")
     try:
         await page.run(work)
+    except InvalidInput as exc:  # nothing was written: the page again, with each field's error
+        return await _memorule_page(page, memory_id, form, exc.errors, action)
     except PrismError as exc:
         return page.error(exc)
     return page.redirect(_with_project(f"/memorules/{memory_id}", page.project))

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from app.domain.records import Confidence, MemoruleKind, Scope
+from app.errors import FieldError
 
 KINDS = tuple(k.value for k in MemoruleKind)
 CONFIDENCES = tuple(c.value for c in Confidence)
 SCOPES = tuple(s.value for s in Scope)
 STATUSES = ("active", "retired", "all")
+APPLIES_KEYS = ("persona", "surface", "specialization", "scope")
 # The fields a version may change, in the order the page shows them.
 VERSION_FIELDS = (
     "subject",
@@ -23,9 +26,17 @@ VERSION_FIELDS = (
 )
 
 
+PAGE_SIZE = 50
+_FILTER_MAX = 200  # longer values are cut before validation reports them as too long
+
+
 @dataclass(frozen=True)
 class ListFilters:
-    """The memorule list's filters, as read from the query string (blank means any)."""
+    """The memorule list's filters as typed in the query string (blank means any).
+
+    Kept as text, so the form shows back exactly what was asked; the listing's validator
+    (:func:`app.domain.listing.validate_list`) judges them and names every bad one.
+    """
 
     q: str = ""
     kind: str = ""
@@ -34,22 +45,37 @@ class ListFilters:
     surface: str = ""
     scope: str = ""
     status: str = "active"
+    cursor: str = ""
 
     @classmethod
     def from_query(cls, params: Mapping[str, str]) -> ListFilters:
-        def pick(name: str, allowed: Sequence[str], default: str = "") -> str:
-            value = params.get(name, default).strip()
-            return value if value in allowed else default
+        def text(name: str, default: str = "") -> str:
+            return params.get(name, default).strip()[:_FILTER_MAX]
 
         return cls(
             q=params.get("q", "").strip()[:500],
-            kind=pick("kind", KINDS),
-            confidence=pick("confidence", CONFIDENCES),
-            persona=params.get("persona", "").strip()[:100],
-            surface=params.get("surface", "").strip()[:100],
-            scope=pick("scope", SCOPES),
-            status=pick("status", STATUSES, "active"),
+            kind=text("kind"),
+            confidence=text("confidence"),
+            persona=text("persona"),
+            surface=text("surface"),
+            scope=text("scope"),
+            status=text("status", "active") or "active",
+            cursor=text("cursor"),
         )
+
+    def list_request(self, limit: int = PAGE_SIZE) -> dict[str, Any]:
+        """The listing request: memorules only, one page after ``cursor``."""
+        return {
+            "source_type": "memorule",
+            "status": self.status,
+            "memorule_kind": self.kind,
+            "confidence": self.confidence,
+            "scope": self.scope,
+            "persona": self.persona,
+            "surface": self.surface,
+            "cursor": self.cursor,
+            "limit": limit,
+        }
 
     def recall_request(self, top_k: int) -> dict[str, Any]:
         """The ``semantic_recall`` request: memorules only, applicable or not."""
@@ -66,14 +92,29 @@ class ListFilters:
         return raw
 
     def keeps(self, match: Mapping[str, Any]) -> bool:
-        """Whether a recall match passes the applies_to filters."""
+        """Whether a recall match passes the applies_to filters (search only)."""
         applies = match.get("applies_to") or {}
         for name in ("persona", "surface"):
             wanted = getattr(self, name)
-            if wanted and str(applies.get(name) or "").lower() != wanted.lower():
+            if wanted and str(applies.get(name) or "").strip().lower() != wanted.lower():
                 return False
         scope = applies.get("scope") or "project"
         return not self.scope or scope == self.scope
+
+    def url(self, project: str, cursor: str = "") -> str:
+        """The list page with these filters (and ``cursor``: the page after it)."""
+        query = {
+            "project": project,
+            "q": self.q,
+            "kind": self.kind,
+            "confidence": self.confidence,
+            "persona": self.persona,
+            "surface": self.surface,
+            "scope": self.scope,
+            "status": self.status,
+            "cursor": cursor,
+        }
+        return "/memorules?" + urlencode({k: v for k, v in query.items() if v})
 
 
 @dataclass(frozen=True)
@@ -112,11 +153,67 @@ def version_changes(versions: Sequence[Mapping[str, Any]]) -> list[list[Change]]
     return out
 
 
+# The edit form's inputs: name -> the validator's field name (applies_to keys nest).
+EDIT_FIELDS = {
+    "subject": "subject",
+    "body": "body",
+    "memorule_kind": "memorule_kind",
+    "confidence": "confidence",
+    "persona": "applies_to.persona",
+    "surface": "applies_to.surface",
+    "specialization": "applies_to.specialization",
+    "scope": "applies_to.scope",
+    "evidence_signal_id": "evidence_signal_id",
+    "reason": "reason",
+}
+
+
 def edit_changes(current: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, Any]:
-    """The fields an edit form changes (blank or unchanged fields are left out)."""
+    """The fields an edit form changes: every input that differs from the current version.
+
+    A cleared input is sent as cleared (an empty subject is refused by the validator, an
+    empty evidence id removes the link), never silently kept.
+    """
     changes: dict[str, Any] = {}
     for name in ("subject", "body", "memorule_kind", "confidence"):
-        value = form.get(name, "").replace("\r\n", "\n").strip()
-        if value and value != (current.get(name) or ""):
-            changes[name] = value
+        if name in form:
+            value = form[name].replace("\r\n", "\n").strip()
+            if value != (current.get(name) or ""):
+                changes[name] = value
+    if "evidence_signal_id" in form:
+        evidence = form["evidence_signal_id"].strip() or None
+        if evidence != current.get("evidence_signal_id"):
+            changes["evidence_signal_id"] = evidence
+    if any(key in form for key in APPLIES_KEYS):
+        applies = {k: form.get(k, "").strip() for k in APPLIES_KEYS}
+        applies = {k: v for k, v in applies.items() if v}
+        if applies != (current.get("applies_to") or {}):
+            changes["applies_to"] = applies
     return changes
+
+
+def form_values(current: Mapping[str, Any], form: Mapping[str, str] | None) -> dict[str, str]:
+    """What the edit form shows: the submitted values after a refusal, else the current ones."""
+    applies = current.get("applies_to") or {}
+    shown_now = {
+        "subject": current.get("subject") or "",
+        "body": current.get("body") or "",
+        "memorule_kind": current.get("memorule_kind") or "",
+        "confidence": current.get("confidence") or "",
+        "evidence_signal_id": current.get("evidence_signal_id") or "",
+        "reason": "",
+        **{k: applies.get(k) or "" for k in APPLIES_KEYS},
+    }
+    if form is None:
+        return shown_now
+    return {k: form.get(k, v) for k, v in shown_now.items()}
+
+
+def errors_by_input(errors: Sequence[FieldError]) -> dict[str, list[str]]:
+    """Field errors keyed by the form input they belong to (others under ``""``)."""
+    inputs = {field: name for name, field in EDIT_FIELDS.items()}
+    out: dict[str, list[str]] = {}
+    for e in errors:
+        name = inputs.get(e.field, "applies_to" if e.field.startswith("applies_to") else "")
+        out.setdefault(name, []).append(e.message)
+    return out
