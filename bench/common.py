@@ -19,7 +19,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+# BLAS at one thread, as ``app/__init__.py`` sets it for the product: that only works before
+# numpy's first import, and this module imports numpy before ``app``. Without it every bench
+# process ran multi-threaded BLAS, which on 2 shared cores made a 10k x 384 product 2x slower.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
@@ -283,6 +289,7 @@ def machine_info() -> dict[str, Any]:
         except md.PackageNotFoundError:
             versions[name] = None
     return {
+        "backend": backend_info(),
         "cpu": cpu,
         "cores": os.cpu_count(),
         "memory_gb": mem_gb,
@@ -291,6 +298,23 @@ def machine_info() -> dict[str, Any]:
         "sqlite": sqlite3.sqlite_version,
         "versions": versions,
         "loadavg": os.getloadavg(),
+    }
+
+
+def backend_info() -> dict[str, Any]:
+    """Which Prism was measured: the backend path, the repository's commit, local changes."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    return {
+        "path": str(BACKEND),
+        "repo_commit": git("rev-parse", "--short", "HEAD"),
+        "uncommitted_backend_changes": bool(git("status", "--porcelain", "backend"))
+        if BACKEND == REPO / "backend"
+        else None,
     }
 
 
