@@ -1,0 +1,183 @@
+"""Lexical relevance: a BM25 inverted index kept beside the recall cache's columns.
+
+Both engines feed the same per-process cache, so lexical scores are computed here, in one
+place, and SQLite and PostgreSQL rank alike (FTS5 and ``tsvector`` tokenise and score
+differently).
+
+Tokenizer (:func:`tokenize`): lowercase; runs of unicode word characters (``\\w+``: letters,
+digits, underscore, in any script); minus :data:`STOPWORDS`, a short English list of
+articles, auxiliaries, prepositions, pronouns and question words (so "when did Caroline go
+to the beach" is about ``caroline``, ``go`` and ``beach``). No stemming.
+
+BM25 (Robertson / Lucene form), summed over the distinct query terms ``t`` in document ``d``::
+
+    idf(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · |d| / avgdl))
+    idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+
+``N``, ``df`` and ``avgdl`` count live rows only: a superseded or retired row neither scores
+nor shifts the statistics. Documents are tokenised lazily, on the first search after they
+were added, so a cache that only serves empty queries never pays for it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+import numpy.typing as npt
+
+K1 = 1.2  # term-frequency saturation
+B = 0.75  # document-length normalisation
+
+_STOPWORD_TEXT = """a an the and or but if of to in on at by for with from into onto about as
+    than then
+    so not no nor is are was were be been being am do does did done doing has have had having
+    will would shall should can could may might must i me my mine we us our ours you your yours
+    he him his she her hers it its they them their theirs this that these those there here
+    what when where who whom whose which why how"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_WORD = re.compile(r"\w+")
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def tokenize(text: str) -> list[str]:
+    """The index terms of ``text``, in order (repeats kept: they are term frequencies)."""
+    return [t for t in _WORD.findall(text.lower()) if t not in STOPWORDS]
+
+
+@dataclass(frozen=True)
+class LexicalHits:
+    """The rows a query matched: ascending row numbers and their (positive) BM25 scores."""
+
+    rows: IntArray
+    scores: FloatArray
+    # The sum of idf over the query's terms that live rows hold: the score of a document
+    # of average length holding each of them once (ranking scales BM25 by it).
+    ceiling: float = 0.0
+
+    @classmethod
+    def empty(cls) -> LexicalHits:
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
+class LexicalIndex:
+    """An append-only BM25 index over rows 0, 1, 2, ... (the recall cache's row numbers).
+
+    Postings are per term, as chunks of (rows, term frequencies) — one chunk per batch of
+    rows tokenised — joined into one on the first search that reads the term.
+    """
+
+    def __init__(self, k1: float = K1, b: float = B) -> None:
+        self.k1 = k1
+        self.b = b
+        self._lock = threading.Lock()
+        self._pending: list[str] = []  # texts of rows [indexed, indexed + len(pending))
+        self._indexed = 0
+        # Term -> id (its postings' index); stopwords map to -1 so batches filter in numpy.
+        self._ids: dict[str, int] = dict.fromkeys(STOPWORDS, -1)
+        self._postings: list[list[tuple[IntArray, IntArray]]] = []
+        self._lengths: IntArray = np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return self._indexed + len(self._pending)
+
+    def add(self, texts: Sequence[str]) -> None:
+        """Append rows (cheap: they are tokenised by the next :meth:`search`)."""
+        with self._lock:
+            self._pending.extend(texts)
+
+    def search(self, query: str, n: int, live: BoolArray) -> LexicalHits:
+        """BM25 of ``query`` against rows ``[0, n)`` whose ``live`` flag is set.
+
+        Args:
+            query: the query text (tokenised like the documents; repeated terms count once).
+            n: how many rows the caller's snapshot holds (later rows are ignored).
+            live: per-row flags for at least ``n`` rows; only live rows score and count.
+
+        Returns:
+            The live rows with a positive score.
+        """
+        terms = set(tokenize(query))
+        with self._lock:
+            if not terms:
+                return LexicalHits.empty()
+            self._catch_up()
+            n = min(n, self._indexed)
+            alive = live[:n]
+            total = int(alive.sum())
+            if total == 0:
+                return LexicalHits.empty()
+            lengths = self._lengths[:n]
+            avgdl = float(lengths[alive].sum()) / total or 1.0
+            scores = np.zeros(n)
+            ceiling = 0.0
+            for term in sorted(terms):  # a fixed order: the same float sums everywhere
+                tid = self._ids.get(term, -1)
+                if tid < 0:
+                    continue
+                rows, tf = self._postings_of(tid)
+                if rows.size and rows[-1] >= n:
+                    cut = int(np.searchsorted(rows, n))
+                    rows, tf = rows[:cut], tf[:cut]
+                on = alive[rows]
+                rows, tf = rows[on], tf[on]
+                if rows.size == 0:
+                    continue
+                df = rows.size
+                idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
+                ceiling += idf
+                norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / avgdl)
+                scores[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+        hit = np.flatnonzero(scores > 0)
+        return LexicalHits(hit, scores[hit], ceiling)
+
+    def _postings_of(self, tid: int) -> tuple[IntArray, IntArray]:
+        chunks = self._postings[tid]
+        if len(chunks) > 1:
+            joined = (
+                np.concatenate([r for r, _ in chunks]),
+                np.concatenate([f for _, f in chunks]),
+            )
+            chunks[:] = [joined]
+        return chunks[0]
+
+    def _catch_up(self) -> None:
+        """Tokenise the pending rows as one batch (vectorised after the regex pass)."""
+        if not self._pending:
+            return
+        # tokenize() per row, restated for speed: words in C, stopwords dropped in numpy.
+        docs = [_WORD.findall(t.lower()) for t in self._pending]
+        start, count = self._indexed, len(docs)
+        words = list(chain.from_iterable(docs))
+        ids_of = self._ids
+        for word in set(words).difference(ids_of):
+            ids_of[word] = len(self._postings)
+            self._postings.append([])
+        ids = np.fromiter(map(ids_of.__getitem__, words), np.int64, len(words))
+        local = np.repeat(np.arange(count, dtype=np.int64), list(map(len, docs)))
+        kept = ids >= 0
+        ids, local = ids[kept], local[kept]
+        lengths = np.bincount(local, minlength=count)
+        if start + count > self._lengths.size:
+            grown = np.zeros(max(start + count, 2 * self._lengths.size), dtype=np.int64)
+            grown[:start] = self._lengths[:start]
+            self._lengths = grown
+        self._lengths[start : start + count] = lengths
+        # One key per (term, row): sorting groups a term's rows together, ascending.
+        keys, tf = np.unique(ids * count + local, return_counts=True)
+        term_of = keys // count
+        rows = keys % count + start
+        cuts = np.flatnonzero(np.diff(term_of)) + 1
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, keys.size], strict=True):
+            if hi > lo:
+                self._postings[int(term_of[lo])].append((rows[lo:hi], tf[lo:hi]))
+        self._indexed += count
+        self._pending = []

@@ -1,0 +1,95 @@
+"""The BM25 index behind hybrid recall: tokenizer, scores on a hand-checked corpus, live rows,
+lazy and incremental indexing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from app.domain.lexical import K1, B, LexicalIndex, tokenize
+
+CORPUS = [
+    "Caroline went to the beach",  # caroline went beach      (3 terms)
+    "The beach was cold, Caroline said",  # beach cold caroline said (4 terms)
+    "Melanie paints sunsets; Melanie loves paint",  # melanie paints sunsets melanie loves paint
+    "What a day",  # day
+]
+
+
+def index_of(texts: list[str]) -> LexicalIndex:
+    index = LexicalIndex()
+    index.add(texts)
+    return index
+
+
+def search(index: LexicalIndex, query: str, live: list[bool] | None = None) -> dict[int, float]:
+    flags = np.array(live if live is not None else [True] * len(index), dtype=bool)
+    hits = index.search(query, len(flags), flags)
+    return dict(zip(hits.rows.tolist(), hits.scores.tolist(), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("When did Caroline go to the beach?", ["caroline", "go", "beach"]),
+        ("Use snake_case, Python 3.11!", ["use", "snake_case", "python", "3", "11"]),
+        ("Größe der Datei überprüfen", ["größe", "der", "datei", "überprüfen"]),
+        ("What? Where? Who? How? Why? Which?", []),
+        ("", []),
+    ],
+)
+def test_tokenize_lowercases_keeps_unicode_words_and_drops_stopwords(
+    text: str, terms: list[str]
+) -> None:
+    assert tokenize(text) == terms
+
+
+def test_bm25_scores_match_the_formula_on_a_small_corpus() -> None:
+    scores = search(index_of(CORPUS), "When did Caroline go to the beach?")
+    # N = 4 docs, lengths 3, 4, 6, 1 (avgdl 3.5); "caroline" and "beach" are each in docs 0, 1.
+    idf = math.log(1 + (4 - 2 + 0.5) / (2 + 0.5))
+
+    def term(tf: int, length: int) -> float:
+        return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / 3.5))
+
+    assert set(scores) == {0, 1}
+    assert scores[0] == pytest.approx(2 * term(1, 3))
+    assert scores[1] == pytest.approx(2 * term(1, 4))
+    assert scores[0] > scores[1]  # the shorter turn wins at equal matches
+    hits = index_of(CORPUS).search("caroline beach unknownword", 4, np.ones(4, dtype=bool))
+    assert hits.ceiling == pytest.approx(2 * idf)  # terms no live row holds add nothing
+
+
+def test_rarer_terms_and_repeats_rank_higher() -> None:
+    index = index_of(CORPUS)
+    scores = search(index, "Melanie beach")
+    assert max(scores, key=lambda row: scores[row]) == 2  # melanie: 1 doc, twice; beach: 2 docs
+    assert list(search(index, "paints paint")) == [2]  # no stemming: two distinct terms
+
+
+def test_dead_rows_neither_score_nor_count_in_the_statistics() -> None:
+    index = index_of(CORPUS)
+    with_dead = search(index, "beach", live=[False, True, True, True])
+    assert list(with_dead) == [1]
+    alone = search(index_of(CORPUS[1:]), "beach")
+    assert with_dead[1] == pytest.approx(alone[0])  # as if row 0 had never been written
+
+
+def test_rows_past_the_snapshot_and_queries_of_stopwords_only_score_nothing() -> None:
+    index = index_of(CORPUS)
+    hits = index.search("Caroline", 1, np.ones(4, dtype=bool))
+    assert hits.rows.tolist() == [0]
+    assert search(index, "what did they do").keys() == set()
+    assert search(index, "unknownword").keys() == set()
+
+
+def test_rows_added_later_are_indexed_at_the_next_search_and_score_alike() -> None:
+    grown = index_of(CORPUS[:2])
+    assert list(search(grown, "beach")) == [0, 1]
+    grown.add(CORPUS[2:])
+    grown.add(["Another beach"])
+    whole = index_of([*CORPUS, "Another beach"])
+    for query in ("beach", "Melanie paints the beach", "day"):
+        assert search(grown, query) == pytest.approx(search(whole, query))
