@@ -216,6 +216,128 @@ def bars(results: dict[str, Any]) -> list[list[Any]]:
     return [[a, b, c, "yes" if d else "NO"] for a, b, c, d in out]
 
 
+def _backend_line(backend: dict[str, Any] | None) -> str:
+    if not backend:
+        return "- Prism measured: (not recorded)"
+    dirty = backend.get("uncommitted_backend_changes")
+    where = (
+        f"this repository at {backend['repo_commit']}"
+        + (" with uncommitted backend changes" if dirty else "")
+        if dirty is not None
+        else f"`{backend['path']}` (PRISM_BACKEND; repository at {backend['repo_commit']})"
+    )
+    return f"- Prism measured: {where}"
+
+
+def _speed_settings(st: dict[str, Any], mode: Any) -> str:
+    """What the speed run was asked to do (the quick run measures less: say so)."""
+    if not st:
+        return ""
+    return (
+        f"Run settings ({mode}): sizes {st.get('sizes')}; per system and size "
+        f"{st.get('repeats')} recalls, {st.get('embed_repeats')} with embedding, "
+        f"{st.get('write_repeats')} writes; caps {st.get('max_size') or 'none'}; a slow "
+        f"system stops a phase after {st.get('budget_s', 60.0)} s (and >= 5 samples: see *n*); "
+        f"bulk import of {st.get('bulk')} items; {st.get('mcp_repeats')} MCP cold start(s)."
+    )
+
+
+def _million_rows(million: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for name, r in million.get("engines", {}).items():
+        rows.append(
+            [
+                name,
+                r["memories"],
+                f"{r['projects']} × {r['per_project']}",
+                r.get("candidates"),
+                r["load_s"],
+                (r.get("storage_port") or {}).get("per_s"),
+                (r.get("remember_many") or {}).get("per_s"),
+                r["recall_no_embed"]["p50_ms"],
+                r["recall_no_embed"]["p99_ms"],
+                r["recall_with_embed"]["p50_ms"],
+                r["recall_with_embed"]["p99_ms"],
+                r["cold_first_recall"]["p50_ms"],
+                r["cold_process_rss_mb"],
+                r["peak_rss_mb"],
+                r.get("postgres_server_pss_mb"),
+                r["disk_mb"],
+                round(r["disk_bytes_per_1k"] / 2**20, 3),
+                f"{r['loadavg_start'][0]:.1f} → {r['loadavg_end'][0]:.1f}",
+            ]
+        )
+    return rows
+
+
+def _peers_at_100k(results: dict[str, Any]) -> str:
+    """Why the peers are not in the 1M table, from this report's own 100k figures."""
+    sizes = (results.get("speed") or {}).get("sizes") or {}
+    row = sizes.get("100000") or {}
+    said = []
+    for name, r in row.items():
+        if name != "prism":
+            said.append(
+                f"{name} recall p50 {_f(r['recall_no_embed']['p50_ms'], 0)} ms at 100k in one "
+                f"namespace (fixture load {r['fixture_load_s']} s)"
+            )
+    mem0 = (results.get("speed") or {}).get("settings", {}).get("max_size", "")
+    if "mem0" in mem0:
+        said.append(f"mem0 stops at {mem0} (its local Qdrant loads ~60 points/s: ~4.6 h for 1M)")
+    return "; ".join(said)
+
+
+def _million_section(results: dict[str, Any]) -> list[str]:
+    million = results.get("million")
+    head = ["", "## 1M memories over 100 projects (one tenant; recall in one project)", ""]
+    if not million:
+        return [*head, "Not run (`make bench BENCH_ARGS=--million`, or `run.py --million`)."]
+    skipped = million.get("skipped") or {}
+    return (
+        head
+        + [
+            _table(
+                [
+                    "engine",
+                    "memories",
+                    "projects × each",
+                    "candidates",
+                    "load s",
+                    "storage port /s",
+                    "remember_many /s",
+                    "recall p50 ms",
+                    "p99",
+                    "recall+embed p50",
+                    "p99",
+                    "cold first recall ms",
+                    "cold process RSS MB",
+                    "loader peak RSS MB",
+                    "PG server MB",
+                    "disk MB",
+                    "disk MB/1k",
+                    "load avg",
+                ],
+                _million_rows(million),
+            ),
+            "",
+            "- load: 99 projects through the storage port (complete memorules: memory, state, "
+            "audit event, vector; 1,000 per transaction), the last through "
+            "`MemoryService.remember_many` (validation, near-duplicate scan against its "
+            "project, 1,000 per call): *remember_many /s* is the service's bulk rate into a "
+            "10k project of a 990k store. Synthetic 384-d vectors labelled as MiniLM's: no "
+            "embedding in the load.",
+            "- recall: warm, top-10 memorules in the middle project (*candidates*: what it sees "
+            "of the 1M); *+embed*: MiniLM embeds the query in the call. *cold first recall*: a "
+            "new process's first recall (median of 3; OS page cache warm), *cold process RSS*: "
+            "that process after it. *PG server MB*: PSS summed over the server's processes.",
+            "- peers: not run at 1M. From this report's 100k run: "
+            + (_peers_at_100k(results) or "(no 100k speed figures in this report)")
+            + ".",
+        ]
+        + ([f"- skipped: {json.dumps(skipped)}"] if skipped else [])
+    )
+
+
 def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
     m = results["machine"]
     parts = [
@@ -225,8 +347,10 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
         f"elapsed: {results.get('elapsed_s')} s",
         f"- machine: {m['cpu']}, {m['cores']} cores (shared with other jobs: timings are "
         f"noisy; systems alternate within one process), {m['memory_gb']} GB, {m['os']}",
-        f"- Python {m['python']}, SQLite {m['sqlite']}, load average at start {m['loadavg']}",
+        f"- Python {m['python']}, SQLite {m['sqlite']}, load average at start {m['loadavg']}"
+        + (f", at end {results['loadavg_end']}" if results.get("loadavg_end") else ""),
         "- versions: " + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v),
+        _backend_line(m.get("backend")),
         f"- peers run: {', '.join(results['peers']) or 'none'}; skipped: "
         f"{json.dumps(results['peers_skipped']) if results['peers_skipped'] else 'none'}",
         f"- logs and prediction files: `{results['logs']}`",
@@ -236,6 +360,13 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
             if results.get("reused_from")
             else ""
         ),
+    ]
+    if results.get("step_times"):
+        parts.append(
+            "- time per step (wall / CPU s): "
+            + ", ".join(f"{t['step']} {t['wall_s']} / {t['cpu_s']}" for t in results["step_times"])
+        )
+    parts += [
         "",
         "## Bars (issue 7)",
         "",
@@ -279,7 +410,8 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
             "",
             "## LoCoMo evidence recall (shared locomo_retrieval_eval.py)",
             "",
-            "Two conversations only (quick run)."
+            "Two conversations only, Prism and BM25 only (quick run: the dense peers' rankings "
+            "coincide with Prism's plain vector search; the full run has them)."
             if locomo.get("subset")
             else "10 conversations, 5,882 turns, 1,982 questions with evidence.",
             "",
@@ -307,6 +439,8 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
             "## Speed and scale",
             "",
             "One project; synthetic 384-d vectors; medians and p99 of alternating rounds.",
+            "",
+            _speed_settings(speed.get("settings") or {}, results.get("mode")),
             "",
             _table(
                 [
@@ -354,13 +488,8 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
             "```json",
             json.dumps(speed.get("mcp_cold_start"), indent=1),
             "```",
-            "",
-            "### 1M memories over 100 projects",
-            "",
-            "```json",
-            json.dumps(speed.get("million"), indent=1),
-            "```",
         ]
+    parts += _million_section(results)
     if plot_paths:
         parts += ["", "## Plots", ""] + [f"- `{p}`" for p in plot_paths]
     parts += [

