@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     near_duplicate_threshold: float = Field(0.95, ge=0.5, le=1.0)
     rank_relevance: float = 1.0
+    rank_lexical: float = Field(
+        0.3, ge=0.0, le=1.0, description="share of relevance from BM25 (the rest: cosine)"
+    )
     rank_overlap: float = 0.5
     rank_scope: float = 0.1
     rank_prior: float = 0.1
@@ -80,6 +83,7 @@ class Settings(BaseSettings):
     def ranking_weights(self) -> RankingWeights:
         return RankingWeights(
             relevance=self.rank_relevance,
+            lexical=self.rank_lexical,
             overlap=self.rank_overlap,
             scope=self.rank_scope,
             prior=self.rank_prior,

@@ -3,7 +3,10 @@
 score = confidence_weight × (relevance·w_relevance + matched_keys·w_overlap
                              + scope_rank·w_scope + w_prior)
 
-- relevance: cosine similarity of query and memory, clipped to [0, 1]; 0 for an empty query.
+- relevance: (1 − w_lexical)·cosine + w_lexical·lexical. cosine: of query and memory
+  vectors, clipped to [0, 1]; lexical: the memory's BM25 for the query (``domain.lexical``)
+  as a share of the query's ceiling (the sum of its terms' idf), clipped to [0, 1]. Both 0
+  for an empty query.
 - matched_keys: how many of persona / surface / specialization the rule names with the
   context's value. A rule naming a different value conflicts and does not apply.
 - scope_rank: narrower wins (SPEC-077): global 0, org 1, project 2, persona 3. Notes rank as
@@ -24,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from app.domain.lexical import LexicalHits, LexicalIndex
 from app.domain.records import APPLIES_TO_KEYS, Confidence, Scope, SessionContext, parse_iso
 
 SCOPE_RANK: dict[str | None, int] = {
@@ -52,6 +56,7 @@ class RankingWeights:
     """Ranking weights; every one is a setting (``PRISM_RANK_*``)."""
 
     relevance: float = 1.0
+    lexical: float = 0.3  # share of relevance that is lexical (BM25), the rest is cosine
     overlap: float = 0.5
     scope: float = 0.1
     prior: float = 0.1
@@ -116,6 +121,15 @@ class Candidates:
     selected: BoolArray | None = None
     coarse: npt.NDArray[np.float32] | None = None  # matrix @ projection, for preselection
     projection: npt.NDArray[np.float32] | None = None
+    lexicon: LexicalIndex | None = None  # BM25 over the same rows, if the store keeps one
+    live: BoolArray | None = None  # rows not superseded nor retired (BM25's statistics)
+
+    def lexical_hits(self, query: str) -> LexicalHits | None:
+        """BM25 of ``query`` over these rows, or None when the store keeps no index."""
+        if self.lexicon is None or not query.strip():
+            return None
+        live = self.live if self.live is not None else np.ones(len(self.ids), dtype=bool)
+        return self.lexicon.search(query, len(self.ids), live)
 
     def __len__(self) -> int:
         return int(self.selected.sum()) if self.selected is not None else len(self.ids)
@@ -167,6 +181,7 @@ def rank(
     top_k: int,
     include_inapplicable: bool = False,
     preselect_above: int = 0,
+    lexical: LexicalHits | None = None,
 ) -> list[Ranked]:
     """Order candidates for a context and return the best ``top_k``.
 
@@ -180,6 +195,10 @@ def rank(
             applicable ones, marked ``applicable: False``.
         preselect_above: above this many candidates, preselect on the 64-d sketch and
             rescore exactly (approximate); 0 scores every candidate exactly.
+        lexical: the query's BM25 hits over the candidate rows (``Candidates.lexical_hits``),
+            or None. Relevance becomes ``(1 − w_lexical)·cosine + w_lexical·lexical``
+            (``_lexical_share``); the best lexical hits always reach exact scoring,
+            whatever the preselection kept.
 
     Returns:
         At most ``top_k`` ranked entries, best first.
@@ -208,10 +227,19 @@ def rank(
     idx = np.flatnonzero(keep)
     if idx.size == 0:
         return []
+    lex = _lexical_share(lexical, n, weights.lexical)
+    shortlist = idx
     idx, relevance = _relevance(
         candidates, query_vector, idx, conf_w, rest, applicable, weights, top_k, preselect_above
     )
-    score_idx = conf_w[idx] * (weights.relevance * relevance + rest[idx])
+    if lex is not None:
+        idx, relevance = _with_lexical_hits(
+            candidates, query_vector, shortlist, idx, relevance, lex, top_k
+        )
+        mixed = (1.0 - weights.lexical) * relevance + weights.lexical * lex[idx]
+    else:
+        mixed = relevance
+    score_idx = conf_w[idx] * (weights.relevance * mixed + rest[idx])
     rounded = np.round(score_idx, 9)
     primary = rounded + applicable[idx] * 1e6
     if idx.size > top_k:
@@ -244,6 +272,7 @@ def rank(
                 applicable=bool(applicable[i]),
                 why={
                     "relevance": round(float(relevance[pos]), 6),
+                    "lexical": round(float(lex[i]), 6) if lex is not None else 0.0,
                     "matched": matched,
                     "conflicts": conflicting,
                     "overlap": round(weights.overlap * float(matches[i]), 6),
@@ -291,6 +320,56 @@ def _relevance(
             idx = idx[np.argpartition(-guess, keep)[:keep]]
     exact = (m @ q)[idx] if idx.size * 2 > m.shape[0] else m[idx] @ q
     return idx, np.clip(exact, 0.0, 1.0).astype(np.float64)
+
+
+def _lexical_share(hits: LexicalHits | None, n: int, weight: float) -> FloatArray | None:
+    """Per candidate row, BM25 as a share of the query's ceiling, clipped to [0, 1].
+
+    The ceiling (``LexicalHits.ceiling``) is what a document of average length holding
+    each query term once would score, so a long query that a memory matches in one rare
+    word gives it little, and a short question matched in full gives it nearly 1. (Scaling
+    by the best hit instead gave the best hit 1 however weak it was: on the dev data that
+    cost the rule benchmark several times more for the same LoCoMo gain; bench/README.md.)
+    None when lexical scoring is off (no hits computed, or a zero weight).
+    """
+    if hits is None or weight == 0.0:
+        return None
+    lex = np.zeros(n)
+    inside = hits.rows < n
+    if hits.ceiling > 0.0:
+        lex[hits.rows[inside]] = np.minimum(hits.scores[inside] / hits.ceiling, 1.0)
+    return lex
+
+
+def _with_lexical_hits(
+    c: Candidates,
+    q: npt.NDArray[np.float32] | None,
+    shortlist: IntArray,
+    idx: IntArray,
+    relevance: FloatArray,
+    lex: FloatArray,
+    top_k: int,
+) -> tuple[IntArray, FloatArray]:
+    """Add the best lexical hits that preselection left out, with their exact cosine.
+
+    A row can rank on its words alone; the dense sketch cannot see that, so the
+    ``max(256, 16·top_k)`` best lexical rows among the ``shortlist`` are always scored.
+    """
+    if idx.size == shortlist.size:
+        return idx, relevance
+    hits = shortlist[lex[shortlist] > 0]
+    want = max(256, 16 * top_k)
+    if hits.size > want:
+        hits = hits[np.argpartition(-lex[hits], want)[:want]]
+    extra = np.setdiff1d(hits, idx)
+    if extra.size == 0:
+        return idx, relevance
+    m = c.matrix
+    if q is None or m.shape[0] != len(c.ids) or m.shape[1] != q.shape[0]:
+        cosine = np.zeros(extra.size)
+    else:
+        cosine = np.clip(m[extra] @ q, 0.0, 1.0).astype(np.float64)
+    return np.concatenate([idx, extra]), np.concatenate([relevance, cosine])
 
 
 _SCOPE_NAME = {0: "global", 1: "org", 2: "project", 3: "persona"}

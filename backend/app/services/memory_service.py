@@ -431,8 +431,16 @@ class MemoryService:
         )
         cands = self.store.candidates(ctx.tenant_id, flt, self.embedder.model_id)
         qvec = self.embedder.embed([q.query])[0] if q.query.strip() and len(cands) else None
+        hits = cands.lexical_hits(q.query) if self.weights.lexical and len(cands) else None
         ranked = rank(
-            cands, ctx, qvec, self.weights, q.top_k, q.include_inapplicable, self.preselect_above
+            cands,
+            ctx,
+            qvec,
+            self.weights,
+            q.top_k,
+            q.include_inapplicable,
+            self.preselect_above,
+            lexical=hits,
         )
         found = self.store.get_many(ctx.tenant_id, [UUID(r.memory_id) for r in ranked])
         matches = []

@@ -25,7 +25,13 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 _COLUMNS: Final = (
     "memory_id::text, project_id::text, active, kind, namespace, memorule_kind, confidence, "
     f"scope, a_persona, a_surface, a_specialization, {rows.ISO_WRITTEN_AT}, "
-    "CASE WHEN model = %(model)s THEN vector END"
+    "CASE WHEN model = %(model)s THEN vector END, "
+    # The current state's text, for the cache's BM25 index (primary key, then the
+    # (tenant_id, memory_id, version) unique index).
+    "(SELECT coalesce(s.subject || chr(10), '') || s.body FROM memory m "
+    "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
+    "AND s.version = m.current_version "
+    "WHERE m.tenant_id = recall_index.tenant_id AND m.id = recall_index.memory_id) AS state_text"
 )
 # Active rows only (by the partial indexes): a retired memory is never a candidate, and one
 # restored later comes back with a newer clock, as a changed row.
@@ -80,4 +86,5 @@ def _index_rows(found: list[tuple[Any, ...]]) -> Iterator[IndexRow]:
             specialization=r[10],
             written_at=r[11],
             vector=matrix[i].tobytes() if blobs[i] is not None else None,
+            text=r[13] or "",
         )

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from app.domain.lexical import LexicalIndex
 from app.domain.ranking import (
     ABSENT,
     CONFIDENCE_CODE,
@@ -67,6 +68,7 @@ class IndexRow:
     specialization: str | None
     written_at: str
     vector: bytes | None  # None: embedded by another model (scores as zero relevance)
+    text: str  # the current state's subject and body: what BM25 indexes
 
 
 class ProjectCache:
@@ -88,6 +90,7 @@ class ProjectCache:
         self.matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
         self.projection: npt.NDArray[np.float32] | None = None
         self.coarse: npt.NDArray[np.float32] = np.zeros((0, COARSE_DIM), dtype=np.float32)
+        self.lexicon = LexicalIndex()  # BM25 over the same rows, tokenised on first search
 
     @property
     def needs_rebuild(self) -> bool:
@@ -144,6 +147,9 @@ class ProjectCache:
             c[key][start:need] = encode([getattr(r, key) for r in rows], self.vocab[key])
         for i, r in enumerate(rows):
             self.pos[r.memory_id] = start + i
+        # A retired row arrives inactive and never turns live again (a restore appends a
+        # new row), so its words need no postings.
+        self.lexicon.add([r.text if r.active else "" for r in rows])
         if self.projection is not None:
             self.coarse[start:need] = self.matrix[start:need] @ self.projection
         elif self.dim > COARSE_DIM and need >= PRESELECT_MIN:
@@ -213,4 +219,6 @@ class ProjectCache:
             selected=mask,
             coarse=self.coarse[:n] if self.projection is not None else None,
             projection=self.projection,
+            lexicon=self.lexicon,
+            live=c["active"][:n],
         )

@@ -465,7 +465,13 @@ class SQLiteStore:
     ) -> Iterator[IndexRow]:
         cols = (
             "memory_id, project_id, active, kind, namespace, memorule_kind, confidence, scope, "
-            "a_persona, a_surface, a_specialization, written_at, model, vector"
+            "a_persona, a_surface, a_specialization, written_at, model, vector, "
+            # The current state's text, for the cache's BM25 index (by primary key and
+            # the (tenant_id, memory_id, version) unique index).
+            "(SELECT coalesce(s.subject || char(10), '') || s.body FROM memory m "
+            "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
+            "AND s.version = m.current_version "
+            "WHERE m.tenant_id = recall_index.tenant_id AND m.id = recall_index.memory_id)"
         )
         if cache.clock < 0:  # first load: only what the project can see, by index
             cur = conn.execute(
@@ -494,6 +500,7 @@ class SQLiteStore:
                 specialization=r[10],
                 written_at=r[11],
                 vector=r[13] if r[12] == model else None,
+                text=r[14] or "",
             )
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
