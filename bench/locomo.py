@@ -38,8 +38,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--model", default="minilm", choices=["minilm", "fake"], help="embedder")
     p.add_argument("--limit-conversations", type=int, default=None, help="first N only")
     p.add_argument(
-        "--hybrid", type=float, default=None, help="experiment: fuse Prism with BM25 at weight W"
+        "--half",
+        choices=["tune", "held-out"],
+        default=None,
+        help="the first (tune) or second (held-out) half of the conversations, sorted by id",
     )
+    p.add_argument("--weights", default=None, help='rank_* settings as JSON: {"rank_lexical": 0.3}')
     p.add_argument("--no-vector-cache", action="store_true", help="embed without the disk cache")
     p.add_argument("--json-out", type=Path, default=None, help="also write a summary JSON here")
     return p.parse_args(argv)
@@ -66,16 +70,22 @@ def evaluator(path: Path) -> Any:
     return module
 
 
+def select(samples: list[str], args: argparse.Namespace) -> list[str]:
+    """The conversations to run: a half (tuning happens on ``tune`` only), then the first N."""
+    middle = len(samples) // 2
+    if args.half == "tune":
+        samples = samples[:middle]
+    elif args.half == "held-out":
+        samples = samples[middle:]
+    return samples[: args.limit_conversations]
+
+
 def make_system(args: argparse.Namespace, embedder: Any, workdir: Path) -> Any:
     if args.system == "prism":
         from prism_system import PrismNotes
 
-        prism = PrismNotes(workdir / "prism-locomo.db", args.model, embedder)
-        if args.hybrid is None:
-            return prism
-        from hybrid import HybridNotes
-
-        return HybridNotes(prism, args.hybrid)
+        weights = json.loads(args.weights) if args.weights else None
+        return PrismNotes(workdir / "prism-locomo.db", args.model, embedder, weights)
     from peers import make_peer
 
     return make_peer(args.system, embedder)
@@ -87,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         common.install_offline_guard()
     folder = data_dir(args)
     convs = evaluator(args.eval).load(str(folder))
-    samples = sorted(convs)[: args.limit_conversations]
+    samples = select(sorted(convs), args)
     base = common.make_embedder(args.model)
     embedder = base if args.no_vector_cache else common.CachedEmbedder(base)
     workdir = Path(tempfile.mkdtemp(prefix="bench-locomo-"))
@@ -109,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
     eval_dir = folder
-    if args.limit_conversations:
+    if len(samples) < len(convs):
         eval_dir = workdir / "subset"
         eval_dir.mkdir()
         for sample in samples:

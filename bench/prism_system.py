@@ -186,10 +186,12 @@ class PrismNotes:
 
     name = "prism"
 
-    def __init__(self, db: Path, model: str, embedder: Any) -> None:
+    def __init__(
+        self, db: Path, model: str, embedder: Any, weights: dict[str, float] | None = None
+    ) -> None:
         for leftover in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
             leftover.unlink(missing_ok=True)
-        self.svc = build(settings_for(db, model), embedder)
+        self.svc = build(settings_for(db, model, weights), embedder)
         self.keys: dict[str, str] = {}
 
     def add(self, group: str, items: Sequence[tuple[str, str, dict[str, Any]]]) -> None:

@@ -55,9 +55,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--limit-queries", type=int, default=None, help="only the first N queries")
     p.add_argument("--weights", default=None, help='rank_* settings as JSON: {"rank_overlap": 0.2}')
     p.add_argument("--tune", action="store_true", help="grid-search rank_* on the (dev) queries")
-    p.add_argument(
-        "--hybrid", type=float, default=None, help="experiment: fuse Prism with BM25 at weight W"
-    )
     p.add_argument("--no-vector-cache", action="store_true", help="embed without the disk cache")
     p.add_argument("--json-out", type=Path, default=None, help="also write a summary JSON here")
     return p.parse_args(argv)
@@ -141,14 +138,7 @@ def make_system(args: argparse.Namespace, embedder: Any, weights: dict[str, floa
     if args.system == "prism":
         from prism_system import PrismRules
 
-        prism = PrismRules(
-            args.rules, args.model, embedder, weights, args.context, args.limit_rules
-        )
-        if args.hybrid is None:
-            return prism
-        from hybrid import HybridRules
-
-        return HybridRules(prism, args.hybrid)
+        return PrismRules(args.rules, args.model, embedder, weights, args.context, args.limit_rules)
     from peers import make_peer
 
     return PeerRules(make_peer(args.system, embedder))
@@ -230,8 +220,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     load_s = time.perf_counter() - started
     result: dict[str, Any] = {"system": system.name, "model": args.model, "split": split}
     if args.tune:
-        if args.hybrid is not None:
-            raise SystemExit("--tune tunes Prism's own weights: drop --hybrid")
         result["tuning"] = tune(args, system, queries, split)
         print(json.dumps({"best": result["tuning"]["best"]}, indent=1))
     # Warm-up (the model's first run, caches), then the scored pass.
