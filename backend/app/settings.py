@@ -51,7 +51,10 @@ class Settings(BaseSettings):
     rank_asserted: float = 0.6
     rank_note: float = 0.8
     recall_preselect_above: int = Field(
-        0, ge=0, description="approximate preselection above this many candidates (0: exact)"
+        32768,
+        ge=0,
+        description="above this many candidates, skip rows the 128-d sketch proves cannot "
+        "reach the top (same results, fewer rows scored; 0: score every row)",
     )
     mcp_allow_context_override: bool = Field(
         False,

@@ -4,6 +4,7 @@ changes of scope."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 from app.bootstrap import Services, build_services
 from app.domain.ranking import Candidates, rank
 from app.settings import load_settings
+from app.trigraph.port import CandidateFilter
 from tests.conftest import ContextFactory
 
 
@@ -87,36 +89,109 @@ def test_many_supersedes_trigger_a_rebuild_without_changing_results(
     assert sorted(bodies(b, ctx)) == ["Revision 59 of this rule body."] * 20
 
 
-def test_preselection_on_structured_vectors_finds_the_exact_top_k(make_ctx: ContextFactory) -> None:
-    rng = np.random.default_rng(3)
-    n, dim = 6000, 384
-    basis = rng.standard_normal((16, dim)).astype(np.float32)
-    matrix = rng.standard_normal((n, 16)).astype(np.float32) @ basis + 0.05 * rng.standard_normal(
-        (n, dim)
-    ).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    ids = [f"01a229b4-{i:04x}-7000-a801-29b40e2e11e3" for i in range(n)]
-    cands = Candidates.from_rows(
-        ids,
-        [True] * n,
-        ["project"] * n,
-        {k: [None] * n for k in ("persona", "surface", "specialization")},
-        ["inferred"] * n,
-        ["2026-11-29T00:00:00.000000Z"] * n,
-        matrix,
+def _sketched(matrix: np.ndarray, applies: dict[str, list[str | None]]) -> Candidates:
+    """Candidates with the sketch a ProjectCache keeps (built by the cache itself)."""
+    from app.trigraph.recall_cache import IndexRow, ProjectCache
+
+    n = len(matrix)
+    cache = ProjectCache("p")
+    confidences = ("observed", "inferred", "asserted")
+    cache.apply(
+        (
+            IndexRow(
+                memory_id=f"01a229b4-{i:04x}-7000-a801-29b40e2e11e3",
+                project_id="p",
+                active=True,
+                is_memorule=True,
+                namespace="default",
+                memorule_kind="convention",
+                confidence=confidences[i % 3],
+                scope=("global", "project", "persona")[i % 3] if i % 7 else "org",
+                persona=applies["persona"][i],
+                surface=applies["surface"][i],
+                specialization=applies["specialization"][i],
+                written_at=f"2026-11-{1 + i % 28:02d}T00:00:00.000000Z",
+                vector=matrix[i].astype(np.float32).tobytes(),
+                text=f"topic{i % 40} flavour{i % 9} rule {i}",
+            )
+            for i in range(n)
+        ),
+        clock=1,
     )
-    _, _, vt = np.linalg.svd(matrix[:4096].astype(np.float64), full_matrices=False)
-    cands.projection = np.ascontiguousarray(vt[:64].T, dtype=np.float32)
-    cands.coarse = matrix @ cands.projection
+    from app.trigraph.port import CandidateFilter
+
+    cands = cache.snapshot(CandidateFilter(project_id="p", persona="ann"))  # type: ignore[arg-type]
+    cands.selected = None
+    return cands
+
+
+@pytest.mark.parametrize("structure", ["tight", "loose", "random"])
+def test_sketch_pruning_returns_exactly_what_a_full_scan_returns(
+    make_ctx: ContextFactory, structure: str
+) -> None:
+    """Pruning by the sketch's bound is exact: same rows, order, scores and reasons, on
+    vectors the sketch fits well (few rows scored), on vectors it fits loosely (many rows
+    survive the bound) and on vectors with no structure (no sketch is kept at all)."""
     from app.domain.ranking import RankingWeights
 
-    ctx, weights = make_ctx(), RankingWeights()
-    for _ in range(5):
-        q = matrix[rng.integers(n)] + 0.1 * rng.standard_normal(dim).astype(np.float32)
-        q /= np.linalg.norm(q)
-        exact = [r.memory_id for r in rank(cands, ctx, q, weights, 10)]
-        approx = [r.memory_id for r in rank(cands, ctx, q, weights, 10, preselect_above=4096)]
-        assert approx == exact
+    rng = np.random.default_rng(3)
+    n, dim = 6000, 384
+    noise = {"tight": 0.012, "loose": 0.05, "random": None}[structure]
+    if noise is None:
+        matrix = rng.standard_normal((n, dim)).astype(np.float32)
+    else:
+        basis = rng.standard_normal((96, dim)).astype(np.float32)
+        matrix = rng.standard_normal((n, 96)).astype(np.float32) @ basis
+        matrix += noise * np.linalg.norm(matrix[0]) * rng.standard_normal((n, dim))
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    values = {"persona": ["ann", "bob", None], "surface": ["cli", None], "specialization": [None]}
+    applies = {k: [v[i % len(v)] for i in range(n)] for k, v in values.items()}
+    cands = _sketched(matrix, applies)
+    assert (cands.projection is None) == (structure == "random")
+    ctx = make_ctx(persona="ann", surface="cli")
+    weightings = (
+        RankingWeights(lexical=0.0),
+        RankingWeights(overlap=2.0, scope=0.5, lexical=0.0),
+        RankingWeights(lexical=0.3),
+        RankingWeights(lexical=0.8),
+    )
+    for weights in weightings:
+        for top_k, inapplicable in ((10, False), (1, False), (50, True)):
+            for _ in range(4):
+                q = matrix[rng.integers(n)] + 0.3 * rng.standard_normal(dim).astype(np.float32)
+                q /= np.linalg.norm(q)
+                words = cands.lexical_hits(f"topic{rng.integers(40)} flavour{rng.integers(9)}")
+                full = rank(cands, ctx, q, weights, top_k, inapplicable, lexical=words)
+                pruned = rank(
+                    cands, ctx, q, weights, top_k, inapplicable, preselect_above=4096, lexical=words
+                )
+                assert [(r.memory_id, r.score, r.why) for r in pruned] == [
+                    (r.memory_id, r.score, r.why) for r in full
+                ]
+
+
+def test_sketch_pruning_scores_few_rows_when_vectors_have_structure(
+    make_ctx: ContextFactory,
+) -> None:
+    from app.domain.ranking import RankingWeights, _relevance
+
+    rng = np.random.default_rng(5)
+    n, dim = 8000, 384
+    basis = rng.standard_normal((24, dim)).astype(np.float32)
+    matrix = rng.standard_normal((n, 24)).astype(np.float32) @ basis
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    cands = _sketched(matrix, {k: [None] * n for k in ("persona", "surface", "specialization")})
+    assert cands.projection is not None
+    q = matrix[17]
+    idx = np.arange(n)
+    conf_w = np.ones(n)
+    rest = np.zeros(n)
+    scored, cosine = _relevance(
+        cands, q, idx, conf_w, rest, np.ones(n, bool), RankingWeights(), 10, 4096
+    )
+    assert scored.size < n // 4
+    assert int(scored[np.argmax(cosine)]) == 17
+    assert np.allclose(cosine, np.clip(matrix[scored] @ q, 0, 1), atol=1e-6)
 
 
 def test_reindex_re_embeds_memories_made_by_another_model(
@@ -149,3 +224,58 @@ def test_reindex_re_embeds_memories_made_by_another_model(
         assert reindex(new.store, new.embedder) == 0
     finally:
         new.close()
+
+
+class _TopicEmbedder:
+    """Unit vectors with low-dimensional structure (like a real model's), by text.
+
+    A text ending in " (again)" embeds like the text without it: a planted near duplicate.
+    """
+
+    model_id = "topics-v1"
+    dim = 384
+
+    def __init__(self) -> None:
+        self.basis = np.random.default_rng(11).standard_normal((48, self.dim)).astype(np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = []
+        for text in texts:
+            key = text.removesuffix(" (again)").encode()
+            seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest())
+            v = np.random.default_rng(seed).standard_normal(48).astype(np.float32) @ self.basis
+            out.append(v / np.linalg.norm(v))
+        return np.stack(out)
+
+
+def test_the_near_duplicate_check_prunes_with_the_sketch_and_still_finds_the_twin(
+    db_path: Path, make_ctx: ContextFactory
+) -> None:
+    from app.services.memorule_service import MemoruleService
+    from app.services.memory_service import MemoryService
+    from app.trigraph.sqlite import SQLiteStore
+
+    store = SQLiteStore(db_path)
+    store.migrate()
+    embedder = _TopicEmbedder()
+    memorules = MemoruleService(store, embedder, 0.95)  # type: ignore[arg-type]
+    memory = MemoryService(store, embedder, memorules)  # type: ignore[arg-type]
+    ctx = make_ctx()
+    try:
+        memory.remember_many(ctx, [rule(f"Rule number {i:05d}") for i in range(5000)])
+        cands = store.candidates(ctx.tenant_id, CandidateFilter(ctx.project_id), embedder.model_id)
+        assert cands.projection is not None
+        twin_vector = embedder.embed(
+            ["Rule number 00042\nRule number 00042: the body of this convention."]
+        )[0]
+        from app.domain.ranking import rows_within_reach
+
+        reach = rows_within_reach(cands, twin_vector, 0.95)
+        assert reach is not None and 1 <= reach.size < 500
+        twin = rule("Rule number 00042")
+        twin["body"] += " (again)"
+        result = memory.remember(ctx, twin)
+        assert [w["code"] for w in result.warnings] == ["near_duplicate"]
+        assert result.warnings[0]["similarity"] == pytest.approx(1.0, abs=1e-4)
+    finally:
+        store.close()

@@ -119,8 +119,11 @@ class Candidates:
         default_factory=lambda: np.zeros((0, 0), dtype=np.float32)
     )
     selected: BoolArray | None = None
-    coarse: npt.NDArray[np.float32] | None = None  # matrix @ projection, for preselection
+    # The sketch ``_relevance`` prunes with: ``coarse`` = (matrix @ projection).T, and each
+    # row's ``residual`` norm (what the orthonormal ``projection`` misses).
+    coarse: npt.NDArray[np.float32] | None = None
     projection: npt.NDArray[np.float32] | None = None
+    residual: npt.NDArray[np.float32] | None = None
     lexicon: LexicalIndex | None = None  # BM25 over the same rows, if the store keeps one
     live: BoolArray | None = None  # rows not superseded nor retired (BM25's statistics)
 
@@ -193,12 +196,12 @@ def rank(
         top_k: how many to return.
         include_inapplicable: also return rules that conflict with the context, after all
             applicable ones, marked ``applicable: False``.
-        preselect_above: above this many candidates, preselect on the 64-d sketch and
-            rescore exactly (approximate); 0 scores every candidate exactly.
+        preselect_above: above this many candidates, skip the rows the vectors' sketch
+            proves cannot reach the top (``_relevance``; same result); 0 scores every row.
         lexical: the query's BM25 hits over the candidate rows (``Candidates.lexical_hits``),
             or None. Relevance becomes ``(1 − w_lexical)·cosine + w_lexical·lexical``
-            (``_lexical_share``); the best lexical hits always reach exact scoring,
-            whatever the preselection kept.
+            (``_lexical_share``); ``_relevance`` gets the per-row shares so its pruning
+            bounds count them (a row may rank on its words alone).
 
     Returns:
         At most ``top_k`` ranked entries, best first.
@@ -228,14 +231,19 @@ def rank(
     if idx.size == 0:
         return []
     lex = _lexical_share(lexical, n, weights.lexical)
-    shortlist = idx
     idx, relevance = _relevance(
-        candidates, query_vector, idx, conf_w, rest, applicable, weights, top_k, preselect_above
+        candidates,
+        query_vector,
+        idx,
+        conf_w,
+        rest,
+        applicable,
+        weights,
+        top_k,
+        preselect_above,
+        lex,
     )
     if lex is not None:
-        idx, relevance = _with_lexical_hits(
-            candidates, query_vector, shortlist, idx, relevance, lex, top_k
-        )
         mixed = (1.0 - weights.lexical) * relevance + weights.lexical * lex[idx]
     else:
         mixed = relevance
@@ -301,25 +309,109 @@ def _relevance(
     weights: RankingWeights,
     top_k: int,
     preselect_above: int,
+    lexical: FloatArray | None = None,
 ) -> tuple[IntArray, FloatArray]:
-    """Exact relevance for the rows worth scoring.
+    """Clipped cosine for every row of ``idx`` that can reach the top ``top_k``.
 
-    Large candidate sets are first scored on a low-dimensional projection of the vectors
-    (``coarse``); only the best ``max(256, 16·top_k)`` by that approximate score are
-    rescored exactly. Small sets are scored exactly throughout.
+    Above ``preselect_above`` rows (and with a sketch), rows that provably cannot reach
+    the top are skipped, so the result is the same as scoring every row:
+
+    1. The sketch gives each row an estimate ``Px·Pq`` and an upper bound
+       ``Px·Pq + |x − PPᵀx|·|q − PPᵀq|`` of its cosine (Cauchy–Schwarz on what the
+       orthonormal projection misses).
+    2. The ``max(64, 4·top_k)`` rows with the best estimated scores are scored exactly;
+       the ``top_k``-th best of those scores is a floor the final top must reach.
+    3. The other rows whose upper-bound score reaches that floor are scored exactly, best
+       bound first, raising the floor as they go; once the next bound is below the floor,
+       no row left can beat ``top_k`` rows already in hand.
+
+    When too many rows survive (vectors with no low-dimensional structure) every row is
+    scored exactly, as below ``preselect_above``.
+
+    Args:
+        lexical: per-row lexical share (``_lexical_share``), mixed into relevance with
+            ``weights.lexical``; the bound accounts for it.
+
+    Returns:
+        The rows scored and their clipped cosine (float64), in matching order.
     """
     m = c.matrix
     if q is None or m.shape[0] != len(c.ids) or m.shape[1] != q.shape[0]:
         return idx, np.zeros(idx.size)
-    preselect = 0 < preselect_above < idx.size
-    if preselect and c.coarse is not None and c.projection is not None:
-        approx = np.clip(c.coarse @ (q @ c.projection), 0.0, 1.0)[idx]
-        guess = conf_w[idx] * (weights.relevance * approx + rest[idx]) + applicable[idx] * 1e6
-        keep = max(256, 16 * top_k)
-        if idx.size > keep:
-            idx = idx[np.argpartition(-guess, keep)[:keep]]
+    if 0 < preselect_above < idx.size and c.coarse is not None:
+        pruned = _pruned(c, q, idx, conf_w, rest, applicable, weights, top_k, lexical)
+        if pruned is not None:
+            return pruned
     exact = (m @ q)[idx] if idx.size * 2 > m.shape[0] else m[idx] @ q
     return idx, np.clip(exact, 0.0, 1.0).astype(np.float64)
+
+
+_BOUND_SLACK = 1e-4  # float32 rounding in the sketch, far above its worst case
+
+
+def rows_within_reach(c: Candidates, q: npt.NDArray[np.float32], floor: float) -> IntArray | None:
+    """Rows whose cosine with ``q`` may reach ``floor``; None (every row) without a sketch.
+
+    Exact in the same way as ``_relevance``: a row left out has a cosine bound below
+    ``floor``. Used by the near-duplicate check on every write.
+    """
+    if c.coarse is None or c.projection is None or c.residual is None:
+        return None
+    qp = q @ c.projection
+    q_left = float(np.sqrt(max(float(q @ q) - float(qp @ qp), 0.0)))
+    bound = qp @ c.coarse + q_left * c.residual
+    return np.flatnonzero(bound >= floor - _BOUND_SLACK)
+
+
+def _pruned(
+    c: Candidates,
+    q: npt.NDArray[np.float32],
+    idx: IntArray,
+    conf_w: FloatArray,
+    rest: FloatArray,
+    applicable: BoolArray,
+    weights: RankingWeights,
+    top_k: int,
+    lexical: FloatArray | None,
+) -> tuple[IntArray, FloatArray] | None:
+    """``_relevance`` by sketch bounds (see there); None when pruning would not pay."""
+    if c.projection is None or c.residual is None or c.coarse is None:
+        return None
+    lex_w = weights.lexical if lexical is not None else 0.0
+    cos_w = conf_w[idx] * (weights.relevance * (1.0 - lex_w))
+    if not (cos_w >= 0).all():  # a negative weight turns the bound around: score all
+        return None
+    base = conf_w[idx] * rest[idx] + applicable[idx] * 1e6
+    if lexical is not None:
+        base = base + conf_w[idx] * (weights.relevance * lex_w) * lexical[idx]
+    qp = q @ c.projection
+    q_left = float(np.sqrt(max(float(q @ q) - float(qp @ qp), 0.0)))
+    estimate = (qp @ c.coarse)[idx]
+    first = min(idx.size, max(64, 4 * top_k))
+    short = np.argpartition(-(cos_w * np.clip(estimate, 0.0, 1.0) + base), first - 1)[:first]
+    short_cos = np.clip(c.matrix[idx[short]] @ q, 0.0, 1.0).astype(np.float64)
+    short_score = cos_w[short] * short_cos + base[short]
+    floor = np.partition(short_score, first - top_k)[first - top_k] if first >= top_k else -np.inf
+    bound = cos_w * np.clip(estimate + q_left * c.residual[idx], 0.0, 1.0) + base
+    survive = bound >= floor - _BOUND_SLACK
+    survive[short] = False
+    more = np.flatnonzero(survive)
+    if more.size > idx.size // 4:
+        return None
+    # Best bounds first: each exactly scored block can raise the floor, and once the next
+    # bound is below it nothing left can enter the top.
+    more = more[np.argsort(-bound[more], kind="stable")]
+    rows, cosines, scores = [short], [short_cos], short_score
+    for lo in range(0, more.size, 256):
+        block = more[lo : lo + 256]
+        if bound[block[0]] < floor - _BOUND_SLACK:
+            break
+        cos = np.clip(c.matrix[idx[block]] @ q, 0.0, 1.0).astype(np.float64)
+        rows.append(block)
+        cosines.append(cos)
+        scores = np.concatenate([scores, cos_w[block] * cos + base[block]])
+        floor = np.partition(scores, scores.size - top_k)[scores.size - top_k]
+    return idx[np.concatenate(rows)], np.concatenate(cosines)
 
 
 def _lexical_share(hits: LexicalHits | None, n: int, weight: float) -> FloatArray | None:
@@ -339,37 +431,6 @@ def _lexical_share(hits: LexicalHits | None, n: int, weight: float) -> FloatArra
     if hits.ceiling > 0.0:
         lex[hits.rows[inside]] = np.minimum(hits.scores[inside] / hits.ceiling, 1.0)
     return lex
-
-
-def _with_lexical_hits(
-    c: Candidates,
-    q: npt.NDArray[np.float32] | None,
-    shortlist: IntArray,
-    idx: IntArray,
-    relevance: FloatArray,
-    lex: FloatArray,
-    top_k: int,
-) -> tuple[IntArray, FloatArray]:
-    """Add the best lexical hits that preselection left out, with their exact cosine.
-
-    A row can rank on its words alone; the dense sketch cannot see that, so the
-    ``max(256, 16·top_k)`` best lexical rows among the ``shortlist`` are always scored.
-    """
-    if idx.size == shortlist.size:
-        return idx, relevance
-    hits = shortlist[lex[shortlist] > 0]
-    want = max(256, 16 * top_k)
-    if hits.size > want:
-        hits = hits[np.argpartition(-lex[hits], want)[:want]]
-    extra = np.setdiff1d(hits, idx)
-    if extra.size == 0:
-        return idx, relevance
-    m = c.matrix
-    if q is None or m.shape[0] != len(c.ids) or m.shape[1] != q.shape[0]:
-        cosine = np.zeros(extra.size)
-    else:
-        cosine = np.clip(m[extra] @ q, 0.0, 1.0).astype(np.float64)
-    return np.concatenate([idx, extra]), np.concatenate([relevance, cosine])
 
 
 _SCOPE_NAME = {0: "global", 1: "org", 2: "project", 3: "persona"}

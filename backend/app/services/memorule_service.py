@@ -14,7 +14,7 @@ import numpy as np
 
 from app.domain import audit as chain
 from app.domain.ids import new_id
-from app.domain.ranking import ABSENT, NONE, Candidates, normalise_key
+from app.domain.ranking import ABSENT, NONE, Candidates, normalise_key, rows_within_reach
 from app.domain.records import (
     APPLIES_TO_KEYS,
     AppliesTo,
@@ -187,12 +187,18 @@ class MemoruleService:
         cands = self.store.candidates(ctx.tenant_id, flt, self.embedder.model_id)
         if not len(cands) or cands.matrix.shape[1] != vector.shape[0]:
             return []
-        sims = cands.matrix @ vector
+        reach = rows_within_reach(cands, vector, self.near_duplicate_threshold)
+        if reach is None:  # no sketch: every row
+            reach = np.arange(len(cands.ids))
+            sims = cands.matrix @ vector
+        else:
+            sims = cands.matrix[reach] @ vector
         hit = sims >= self.near_duplicate_threshold
         if cands.selected is not None:
-            hit &= cands.selected
+            hit &= cands.selected[reach]
         out = []
-        for i in np.flatnonzero(hit):
+        for j in np.flatnonzero(hit):
+            i = reach[j]
             memorule_id = str(cands.ids[i])
             if exclude is not None and memorule_id == str(exclude):
                 continue
@@ -202,7 +208,7 @@ class MemoruleService:
                 {
                     "code": "near_duplicate",
                     "memorule_id": memorule_id,
-                    "similarity": round(float(sims[i]), 4),
+                    "similarity": round(float(sims[j]), 4),
                 }
             )
         return sorted(out, key=lambda w: -float(str(w["similarity"])))[:5]

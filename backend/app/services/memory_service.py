@@ -97,8 +97,8 @@ class MemoryService:
         embedder: the embedding model (loaded on first use).
         memorules: the memorule service writes of ``kind='memorule'`` route to.
         weights: recall ranking weights.
-        preselect_above: candidate count above which recall preselects approximately
-            (0: always exact).
+        preselect_above: candidate count above which recall prunes rows by the sketch's
+            bound (same results; see ``ranking._relevance``); 0 scores every row.
     """
 
     def __init__(
@@ -107,7 +107,7 @@ class MemoryService:
         embedder: Embedder,
         memorules: MemoruleService,
         weights: RankingWeights | None = None,
-        preselect_above: int = 0,
+        preselect_above: int = 32768,
     ) -> None:
         self.store = store
         self.preselect_above = preselect_above

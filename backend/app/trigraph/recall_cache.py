@@ -36,7 +36,8 @@ from app.domain.ranking import (
 from app.domain.records import APPLIES_TO_KEYS
 from app.trigraph.port import CandidateFilter
 
-COARSE_DIM = 64
+COARSE_DIM = 128  # dimensions of the sketch that bounds every row's cosine (ranking.py)
+SKETCH_MIN_ENERGY = 0.6  # share of the vectors' energy a sketch must keep to be used
 _COLUMNS = (
     "project_match",
     "active",
@@ -88,8 +89,14 @@ class ProjectCache:
         self.ids: npt.NDArray[np.object_] = np.empty(0, dtype=object)
         self.cols: dict[str, npt.NDArray[Any]] = {c: np.zeros(0, dtype=np.int64) for c in _COLUMNS}
         self.matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
+        # The sketch: ``projection`` (dim × COARSE_DIM, orthonormal columns) fitted to the
+        # rows, ``coarse`` the rows projected (stored transposed, COARSE_DIM × capacity: a
+        # column-major matrix-vector product streams twice as fast here) and ``residual`` the
+        # norm of what the projection misses. Replaced, never changed in place, when refitted.
         self.projection: npt.NDArray[np.float32] | None = None
-        self.coarse: npt.NDArray[np.float32] = np.zeros((0, COARSE_DIM), dtype=np.float32)
+        self.fitted_at = 0
+        self.coarse: npt.NDArray[np.float32] = np.zeros((COARSE_DIM, 0), dtype=np.float32)
+        self.residual: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self.lexicon = LexicalIndex()  # BM25 over the same rows, tokenised on first search
 
     @property
@@ -150,19 +157,52 @@ class ProjectCache:
         # A retired row arrives inactive and never turns live again (a restore appends a
         # new row), so its words need no postings.
         self.lexicon.add([r.text if r.active else "" for r in rows])
-        if self.projection is not None:
-            self.coarse[start:need] = self.matrix[start:need] @ self.projection
-        elif self.dim > COARSE_DIM and need >= PRESELECT_MIN:
+        if self.dim > COARSE_DIM and need >= max(PRESELECT_MIN, 2 * self.fitted_at):
             self._fit_projection(need)
+        elif self.projection is not None:
+            self._sketch(start, need, self.coarse, self.residual)
         self.n = need
 
     def _fit_projection(self, n: int) -> None:
-        """Principal directions of a sample of the vectors: a 64-d sketch for preselection."""
+        """Principal directions of a sample of the rows: the sketch ranking prunes with.
+
+        Refitted each time the cache doubles, so the directions follow the data; how well
+        they fit changes only how much ranking can prune, never its result.
+        """
         rng = np.random.default_rng(0)
         rows = rng.choice(n, size=min(n, 8192), replace=False)
         _, _, vt = np.linalg.svd(self.matrix[rows].astype(np.float64), full_matrices=False)
-        self.projection = np.ascontiguousarray(vt[:COARSE_DIM].T, dtype=np.float32)
-        self.coarse[:n] = self.matrix[:n] @ self.projection
+        projection = np.ascontiguousarray(vt[:COARSE_DIM].T, dtype=np.float32)
+        sample = self.matrix[rows]
+        kept = float(np.square(sample @ projection).sum())
+        if kept < SKETCH_MIN_ENERGY * float(np.square(sample).sum()):
+            # No low-dimensional structure (e.g. random vectors): bounds would prune almost
+            # nothing, and computing them first would only slow recall down.
+            self.projection, self.fitted_at = None, n
+            return
+        capacity = len(self.ids)
+        coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
+        residual = np.zeros(capacity, dtype=np.float32)
+        self.projection = projection
+        self._sketch(0, n, coarse, residual)
+        self.coarse, self.residual, self.fitted_at = coarse, residual, n
+
+    def _sketch(
+        self,
+        start: int,
+        stop: int,
+        coarse: npt.NDArray[np.float32],
+        residual: npt.NDArray[np.float32],
+    ) -> None:
+        """Project rows ``start:stop`` into ``coarse`` and their residual norms."""
+        assert self.projection is not None
+        for lo in range(start, stop, 16384):
+            hi = min(stop, lo + 16384)
+            rows = self.matrix[lo:hi]
+            sketch = rows @ self.projection
+            coarse[:, lo:hi] = sketch.T
+            left = np.einsum("ij,ij->i", rows, rows) - np.einsum("ij,ij->i", sketch, sketch)
+            residual[lo:hi] = np.sqrt(np.maximum(left, 0.0))
 
     def _grow(self, capacity: int) -> None:
         n = self.n
@@ -178,9 +218,12 @@ class ProjectCache:
         if self.matrix.shape[1] == self.dim:
             matrix[:n] = self.matrix[:n]
         self.matrix = matrix
-        coarse = np.zeros((capacity, COARSE_DIM), dtype=np.float32)
-        coarse[:n] = self.coarse[:n]
+        coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
+        coarse[:, :n] = self.coarse[:, :n]
         self.coarse = coarse
+        residual = np.zeros(capacity, dtype=np.float32)
+        residual[:n] = self.residual[:n]
+        self.residual = residual
 
     def snapshot(self, flt: CandidateFilter) -> Candidates:
         """The cached columns with the filter applied as a ``selected`` mask."""
@@ -217,8 +260,9 @@ class ProjectCache:
             vocab={k: self.vocab[k] for k in APPLIES_TO_KEYS},
             matrix=self.matrix[:n],
             selected=mask,
-            coarse=self.coarse[:n] if self.projection is not None else None,
+            coarse=self.coarse[:, :n] if self.projection is not None else None,
             projection=self.projection,
+            residual=self.residual[:n] if self.projection is not None else None,
             lexicon=self.lexicon,
             live=c["active"][:n],
         )
