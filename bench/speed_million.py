@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -290,8 +291,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     common.install_offline_guard()
     server = None
-    work = Path(tempfile.mkdtemp(prefix="bench-million-"))
+    work = None  # a temp dir for the SQLite store when --db names none (deleted at the end)
     if args.engine == "sqlite":
+        if args.db is None:
+            work = Path(tempfile.mkdtemp(prefix="bench-million-"))
         location = str(args.db or work / "prism.db")
     elif args.database_url:
         location = args.database_url
@@ -307,10 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if server is not None:
             server.stop()
-        if args.engine == "sqlite":
-            for f in work.iterdir():
-                f.unlink()
-            work.rmdir()
+        if work is not None:
+            shutil.rmtree(work)
     text = json.dumps(common.jsonable(result), indent=1)
     print(text)
     if args.json_out:
