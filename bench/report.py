@@ -237,6 +237,21 @@ def _backend_line(backend: dict[str, Any] | None) -> str:
     return f"- Prism measured: {where}"
 
 
+def _defaults_note(tuned: dict[str, float]) -> str:
+    """How the tuned weights compare with the product's defaults (read from its settings)."""
+    from app.settings import Settings
+
+    defaults = {k: Settings.model_fields[k].default for k in tuned}
+    lexical = Settings.model_fields["rank_lexical"].default
+    said = f"the product's defaults are `{json.dumps(defaults)}`"
+    if defaults == tuned:
+        said += " (the tuned ones adopted): the two Prism rows run the same weights"
+    return (
+        said + f"; lexical share `rank_lexical` {lexical}, chosen on this dev split and "
+        "half of LoCoMo (bench/README.md, Hybrid relevance)."
+    )
+
+
 def _vectors_note(kind: str) -> str:
     if kind == "minilm-like":
         return (
@@ -420,8 +435,9 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
             "",
             f"BM25 references (README): task only nDCG@10 0.021; scope filter + boost 0.155. "
             f"Dev-tuned weights: `{json.dumps(rules.get('tuned_weights'))}` (grid over "
-            "PRISM_RANK_OVERLAP x PRISM_RANK_SCOPE on the dev split; defaults: overlap 0.1, "
-            "scope 0.03). Quality runs share one vector cache, so *load s* excludes embedding "
+            "PRISM_RANK_OVERLAP x PRISM_RANK_SCOPE on the dev split); "
+            + _defaults_note(rules.get("tuned_weights") or {})
+            + " Quality runs share one vector cache, so *load s* excludes embedding "
             "(Prism's store is built once and cached); query latency includes a cached "
             "query-vector lookup only.",
         ]
@@ -534,3 +550,12 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
         "connection during every run.",
     ]
     return "\n".join(parts) + "\n"
+
+
+if __name__ == "__main__":  # re-render latest.md and the plots from latest.json
+    import common
+
+    found = json.loads((common.RESULTS / "latest.json").read_text())
+    paths = plots(found, common.RESULTS)
+    (common.RESULTS / "latest.md").write_text(markdown(found, paths))
+    print(f"wrote {common.RESULTS / 'latest.md'}")
