@@ -41,7 +41,13 @@ class Settings(BaseSettings):
     near_duplicate_threshold: float = Field(0.95, ge=0.5, le=1.0)
     rank_relevance: float = 1.0
     rank_lexical: float = Field(
-        0.3, ge=0.0, le=1.0, description="share of relevance from BM25 (the rest: cosine)"
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="a memorule's share of relevance from BM25 (the rest: cosine)",
+    )
+    rank_lexical_note: float = Field(
+        0.6, ge=0.0, le=1.0, description="a note's share of relevance from BM25"
     )
     rank_overlap: float = 0.5
     rank_scope: float = 0.1
@@ -87,6 +93,7 @@ class Settings(BaseSettings):
         return RankingWeights(
             relevance=self.rank_relevance,
             lexical=self.rank_lexical,
+            lexical_note=self.rank_lexical_note,
             overlap=self.rank_overlap,
             scope=self.rank_scope,
             prior=self.rank_prior,

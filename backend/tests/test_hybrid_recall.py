@@ -57,7 +57,12 @@ def test_a_lexical_only_match_beats_a_dense_near_miss_only_when_lexical_weighs(
     cands = candidates_of(["a cold day at the seaside", "Zephyrine's pottery class"], matrix)
     query = "zephyrine pottery"
     ranked = rank(
-        cands, make_ctx(), q, RankingWeights(lexical=lexical), 2, lexical=cands.lexical_hits(query)
+        cands,
+        make_ctx(),
+        q,
+        RankingWeights(lexical_note=lexical),
+        2,
+        lexical=cands.lexical_hits(query),
     )
     names = {0: "near miss", 1: "word match"}
     assert names[ranked[0].index] == winner
@@ -104,7 +109,7 @@ def test_preselection_keeps_the_best_lexical_hits_whatever_the_sketch_says(
     )
     cands = cache.snapshot(CandidateFilter(project_id=uuid_for("project", "p")))
     hits = cands.lexical_hits("quetzal migration")
-    weights = RankingWeights(lexical=0.9)
+    weights = RankingWeights(lexical_note=0.9)
     exact = [r.index for r in rank(cands, make_ctx(), q, weights, 5, lexical=hits)]
     approx = rank(cands, make_ctx(), q, weights, 5, preselect_above=4096, lexical=hits)
     assert exact[0] == 4321
@@ -113,7 +118,7 @@ def test_preselection_keeps_the_best_lexical_hits_whatever_the_sketch_says(
 
 @pytest.fixture
 def hybrid(engine_settings: Settings) -> Settings:
-    return engine_settings.model_copy(update={"rank_lexical": 0.5})
+    return engine_settings.model_copy(update={"rank_lexical": 0.5, "rank_lexical_note": 0.5})
 
 
 @pytest.fixture
@@ -197,8 +202,14 @@ def test_both_engines_rank_a_hybrid_query_the_same(
     db_path: Path, pg_url: str, make_ctx: ContextFactory
 ) -> None:
     engines = [
-        build_services(load_settings(db=db_path, embedder="fake", rank_lexical=0.5)),
-        build_services(load_settings(database_url=pg_url, embedder="fake", rank_lexical=0.5)),
+        build_services(
+            load_settings(db=db_path, embedder="fake", rank_lexical=0.5, rank_lexical_note=0.5)
+        ),
+        build_services(
+            load_settings(
+                database_url=pg_url, embedder="fake", rank_lexical=0.5, rank_lexical_note=0.5
+            )
+        ),
     ]
     ctx = make_ctx()
     try:

@@ -102,7 +102,7 @@ def _sketched(matrix: np.ndarray, applies: dict[str, list[str | None]]) -> Candi
                 memory_id=f"01a229b4-{i:04x}-7000-a801-29b40e2e11e3",
                 project_id="p",
                 active=True,
-                is_memorule=True,
+                is_memorule=bool(i % 5),  # every fifth a note
                 namespace="default",
                 memorule_kind="convention",
                 confidence=confidences[i % 3],
@@ -153,6 +153,7 @@ def test_sketch_pruning_returns_exactly_what_a_full_scan_returns(
         RankingWeights(lexical=0.0),
         RankingWeights(overlap=2.0, scope=0.5, lexical=0.0),
         RankingWeights(lexical=0.3),
+        RankingWeights(lexical=0.0, lexical_note=0.7),
         RankingWeights(lexical=0.8),
     )
     for weights in weightings:

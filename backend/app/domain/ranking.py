@@ -3,7 +3,8 @@
 score = confidence_weight × (relevance·w_relevance + matched_keys·w_overlap
                              + scope_rank·w_scope + w_prior)
 
-- relevance: (1 − w_lexical)·cosine + w_lexical·lexical. cosine: of query and memory
+- relevance: (1 − w_lexical)·cosine + w_lexical·lexical, w_lexical being ``lexical`` for
+  memorules and ``lexical_note`` for notes. cosine: of query and memory
   vectors, clipped to [0, 1]; lexical: the memory's BM25 for the query (``domain.lexical``)
   as a share of the query's ceiling (the sum of its terms' idf), clipped to [0, 1]. Both 0
   for an empty query.
@@ -56,7 +57,8 @@ class RankingWeights:
     """Ranking weights; every one is a setting (``PRISM_RANK_*``)."""
 
     relevance: float = 1.0
-    lexical: float = 0.3  # share of relevance that is lexical (BM25), the rest is cosine
+    lexical: float = 0.3  # a memorule's share of relevance that is lexical (BM25)
+    lexical_note: float = 0.6  # the same share for notes
     overlap: float = 0.5
     scope: float = 0.1
     prior: float = 0.1
@@ -230,7 +232,8 @@ def rank(
     idx = np.flatnonzero(keep)
     if idx.size == 0:
         return []
-    lex = _lexical_share(lexical, n, weights.lexical)
+    alpha = np.where(candidates.is_memorule, weights.lexical, weights.lexical_note)
+    lex = _lexical_share(lexical, n, bool(alpha.any()))
     idx, relevance = _relevance(
         candidates,
         query_vector,
@@ -242,11 +245,11 @@ def rank(
         top_k,
         preselect_above,
         lex,
+        alpha,
     )
+    mixed = relevance
     if lex is not None:
-        mixed = (1.0 - weights.lexical) * relevance + weights.lexical * lex[idx]
-    else:
-        mixed = relevance
+        mixed = (1.0 - alpha[idx]) * relevance + alpha[idx] * lex[idx]
     score_idx = conf_w[idx] * (weights.relevance * mixed + rest[idx])
     rounded = np.round(score_idx, 9)
     primary = rounded + applicable[idx] * 1e6
@@ -310,6 +313,7 @@ def _relevance(
     top_k: int,
     preselect_above: int,
     lexical: FloatArray | None = None,
+    alpha: FloatArray | None = None,
 ) -> tuple[IntArray, FloatArray]:
     """Clipped cosine for every row of ``idx`` that can reach the top ``top_k``.
 
@@ -330,7 +334,8 @@ def _relevance(
 
     Args:
         lexical: per-row lexical share (``_lexical_share``), mixed into relevance with
-            ``weights.lexical``; the bound accounts for it.
+            the per-row weight ``alpha`` (``weights.lexical`` or ``lexical_note``); the
+            bound accounts for it.
 
     Returns:
         The rows scored and their clipped cosine (float64), in matching order.
@@ -339,7 +344,7 @@ def _relevance(
     if q is None or m.shape[0] != len(c.ids) or m.shape[1] != q.shape[0]:
         return idx, np.zeros(idx.size)
     if 0 < preselect_above < idx.size and c.coarse is not None:
-        pruned = _pruned(c, q, idx, conf_w, rest, applicable, weights, top_k, lexical)
+        pruned = _pruned(c, q, idx, conf_w, rest, applicable, weights, top_k, lexical, alpha)
         if pruned is not None:
             return pruned
     exact = (m @ q)[idx] if idx.size * 2 > m.shape[0] else m[idx] @ q
@@ -373,11 +378,12 @@ def _pruned(
     weights: RankingWeights,
     top_k: int,
     lexical: FloatArray | None,
+    alpha: FloatArray | None,
 ) -> tuple[IntArray, FloatArray] | None:
     """``_relevance`` by sketch bounds (see there); None when pruning would not pay."""
     if c.projection is None or c.residual is None or c.coarse is None:
         return None
-    lex_w = weights.lexical if lexical is not None else 0.0
+    lex_w = alpha[idx] if lexical is not None and alpha is not None else 0.0
     cos_w = conf_w[idx] * (weights.relevance * (1.0 - lex_w))
     if not (cos_w >= 0).all():  # a negative weight turns the bound around: score all
         return None
@@ -414,7 +420,7 @@ def _pruned(
     return idx[np.concatenate(rows)], np.concatenate(cosines)
 
 
-def _lexical_share(hits: LexicalHits | None, n: int, weight: float) -> FloatArray | None:
+def _lexical_share(hits: LexicalHits | None, n: int, weighted: bool) -> FloatArray | None:
     """Per candidate row, BM25 as a share of the query's ceiling, clipped to [0, 1].
 
     The ceiling (``LexicalHits.ceiling``) is what a document of average length holding
@@ -422,9 +428,9 @@ def _lexical_share(hits: LexicalHits | None, n: int, weight: float) -> FloatArra
     word gives it little, and a short question matched in full gives it nearly 1. (Scaling
     by the best hit instead gave the best hit 1 however weak it was: on the dev data that
     cost the rule benchmark several times more for the same LoCoMo gain; bench/README.md.)
-    None when lexical scoring is off (no hits computed, or a zero weight).
+    None when lexical scoring is off (no hits computed, or every weight zero).
     """
-    if hits is None or weight == 0.0:
+    if hits is None or not weighted:
         return None
     lex = np.zeros(n)
     inside = hits.rows < n

@@ -431,7 +431,8 @@ class MemoryService:
         )
         cands = self.store.candidates(ctx.tenant_id, flt, self.embedder.model_id)
         qvec = self.embedder.embed([q.query])[0] if q.query.strip() and len(cands) else None
-        hits = cands.lexical_hits(q.query) if self.weights.lexical and len(cands) else None
+        lexical = self.weights.lexical or self.weights.lexical_note
+        hits = cands.lexical_hits(q.query) if lexical and len(cands) else None
         ranked = rank(
             cands,
             ctx,
