@@ -37,7 +37,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="the reduced run (< 5 minutes)")
     p.add_argument(
-        "--only", default="rules,locomo,speed", help="steps to run (rules, locomo, speed, million)"
+        "--only",
+        default="rules,locomo,speed,real",
+        help="steps to run (rules, locomo, speed, real, million); quick skips real",
     )
     p.add_argument("--peers", default=",".join(PEERS), help="peers to include ('' for none)")
     p.add_argument("--tune", action="store_true", help="grid-search rank_* on dev first")
@@ -209,6 +211,8 @@ def main(argv: list[str] | None = None) -> None:
         results["locomo"] = locomo_step(args, peers, work)
     if "speed" in steps:
         results["speed"] = speed_step(args, peers, work)
+    if "real" in steps and not args.quick:
+        results["real"] = sub("real_vectors.py", [], work / "real")
     if args.million or "million" in steps:
         steps.add("million")
         results["million"] = million_step(args, work)
@@ -219,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     previous = args.out_dir / "latest.json"
     if args.reuse and previous.exists():  # read now: another run may have written it since
         old = json.loads(previous.read_text())
-        kept = [k for k in ("rules", "locomo", "speed", "million") if k not in steps]
+        kept = [k for k in ("rules", "locomo", "speed", "real", "million") if k not in steps]
         results.update({k: old[k] for k in kept if k in old})
         results["reused_from"] = old.get("reused_from") or old.get("date")
     results = common.jsonable(results)
