@@ -498,8 +498,10 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
             ),
             "",
             "BM25 reference (shipped): recall@1 0.295, recall@5 0.512, recall@10 0.584. "
-            "Every dense system embeds with the same MiniLM and searches exactly, so their "
-            "rankings coincide; *add s* excludes embedding (shared vector cache).",
+            "The dense peers embed with the same MiniLM and search exactly, so their rankings "
+            "coincide (Prism's was theirs before hybrid relevance: 0.329 at recall@5); Prism "
+            "mixes in BM25 (`PRISM_RANK_LEXICAL_NOTE`, chosen on half of the conversations: "
+            "bench/README.md). *add s* excludes embedding (shared vector cache).",
         ]
     speed = results.get("speed")
     if speed:

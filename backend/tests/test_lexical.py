@@ -93,3 +93,24 @@ def test_rows_added_later_are_indexed_at_the_next_search_and_score_alike() -> No
     whole = index_of([*CORPUS, "Another beach"])
     for query in ("beach", "Melanie paints the beach", "day"):
         assert search(grown, query) == pytest.approx(search(whole, query))
+
+
+def test_an_index_grown_by_many_small_batches_scores_like_one_built_at_once() -> None:
+    """Incremental writes add one small batch per search; the small ones get merged
+    (past eight), and every term's rows must stay complete and ascending."""
+    rng = np.random.default_rng(2)
+    words = ["beach", "caroline", "paints", "sunset", "kiln", "pottery", "quetzal", "day"]
+    texts = [" ".join(rng.choice(words, size=rng.integers(1, 6))) for _ in range(400)]
+    grown = index_of(texts[:300])  # a first load: the big batch
+    assert search(grown, "beach")
+    for lo in range(300, 400, 5):  # twenty small batches, a search after each
+        grown.add(texts[lo : lo + 5])
+        search(grown, "kiln")
+    whole = index_of(texts)
+    for query in ("beach kiln", "pottery quetzal day", "caroline"):
+        assert search(grown, query) == pytest.approx(search(whole, query))
+    also = index_of(texts[:3])  # a small first batch, then bigger ones: merged all at once
+    for lo in range(3, 400, 40):
+        also.add(texts[lo : lo + 40])
+        search(also, "sunset")
+    assert search(also, "sunset paints") == pytest.approx(search(whole, "sunset paints"))

@@ -68,11 +68,51 @@ class LexicalHits:
         return cls(np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """The postings of one batch of rows, by term (compressed sparse rows).
+
+    Term ``terms[i]`` is in rows ``rows[starts[i]:starts[i + 1]]`` (ascending) with term
+    frequencies ``tf[...]`` alike.
+    """
+
+    terms: IntArray  # ascending term ids
+    starts: IntArray  # len(terms) + 1 offsets
+    rows: IntArray
+    tf: IntArray
+
+    def postings(self, tid: int) -> tuple[IntArray, IntArray] | None:
+        i = int(np.searchsorted(self.terms, tid))
+        if i == self.terms.size or self.terms[i] != tid:
+            return None
+        lo, hi = self.starts[i], self.starts[i + 1]
+        return self.rows[lo:hi], self.tf[lo:hi]
+
+    @classmethod
+    def of(cls, term_of: IntArray, rows: IntArray, tf: IntArray) -> _Batch:
+        """From postings sorted by (term, row)."""
+        cuts = np.flatnonzero(np.diff(term_of)) + 1
+        starts = np.concatenate([[0], cuts, [term_of.size]]).astype(np.int64)
+        return cls(term_of[starts[:-1]], starts, rows, tf)
+
+    @classmethod
+    def merged(cls, batches: Sequence[_Batch]) -> _Batch:
+        term_of = np.concatenate([np.repeat(b.terms, np.diff(b.starts)) for b in batches])
+        rows = np.concatenate([b.rows for b in batches])
+        tf = np.concatenate([b.tf for b in batches])
+        order = np.lexsort((rows, term_of))
+        return cls.of(term_of[order], rows[order], tf[order])
+
+
+_SMALL_BATCHES = 8  # more batches than this: the small ones are merged
+
+
 class LexicalIndex:
     """An append-only BM25 index over rows 0, 1, 2, ... (the recall cache's row numbers).
 
-    Postings are per term, as chunks of (rows, term frequencies) — one chunk per batch of
-    rows tokenised — joined into one on the first search that reads the term.
+    Each batch of rows tokenised together keeps its postings as one set of arrays
+    (:class:`_Batch`); a search reads a term's postings from every batch. Small batches
+    (incremental writes) are merged once they pile up, so a search reads a few at most.
     """
 
     def __init__(self, k1: float = K1, b: float = B) -> None:
@@ -81,9 +121,10 @@ class LexicalIndex:
         self._lock = threading.Lock()
         self._pending: list[str] = []  # texts of rows [indexed, indexed + len(pending))
         self._indexed = 0
-        # Term -> id (its postings' index); stopwords map to -1 so batches filter in numpy.
+        # Term -> id; stopwords map to -1 so batches filter them in numpy.
         self._ids: dict[str, int] = dict.fromkeys(STOPWORDS, -1)
-        self._postings: list[list[tuple[IntArray, IntArray]]] = []
+        self._terms = 0
+        self._batches: list[_Batch] = []
         self._lengths: IntArray = np.zeros(0, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -140,14 +181,12 @@ class LexicalIndex:
         return LexicalHits(hit, scores[hit], ceiling)
 
     def _postings_of(self, tid: int) -> tuple[IntArray, IntArray]:
-        chunks = self._postings[tid]
-        if len(chunks) > 1:
-            joined = (
-                np.concatenate([r for r, _ in chunks]),
-                np.concatenate([f for _, f in chunks]),
-            )
-            chunks[:] = [joined]
-        return chunks[0]
+        found = [p for p in (b.postings(tid) for b in self._batches) if p is not None]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate([r for r, _ in found]), np.concatenate([f for _, f in found])
 
     def _catch_up(self) -> None:
         """Tokenise the pending rows as one batch (vectorised after the regex pass)."""
@@ -159,8 +198,8 @@ class LexicalIndex:
         words = list(chain.from_iterable(docs))
         ids_of = self._ids
         for word in set(words).difference(ids_of):
-            ids_of[word] = len(self._postings)
-            self._postings.append([])
+            ids_of[word] = self._terms
+            self._terms += 1
         ids = np.fromiter(map(ids_of.__getitem__, words), np.int64, len(words))
         local = np.repeat(np.arange(count, dtype=np.int64), list(map(len, docs)))
         kept = ids >= 0
@@ -173,11 +212,16 @@ class LexicalIndex:
         self._lengths[start : start + count] = lengths
         # One key per (term, row): sorting groups a term's rows together, ascending.
         keys, tf = np.unique(ids * count + local, return_counts=True)
-        term_of = keys // count
-        rows = keys % count + start
-        cuts = np.flatnonzero(np.diff(term_of)) + 1
-        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, keys.size], strict=True):
-            if hi > lo:
-                self._postings[int(term_of[lo])].append((rows[lo:hi], tf[lo:hi]))
+        if keys.size:
+            self._batches.append(_Batch.of(keys // count, keys % count + start, tf))
+        if len(self._batches) > _SMALL_BATCHES:
+            # Keep the biggest batch (a cache's first load) and merge the small ones after
+            # it; batches stay in row order, so every term's rows stay ascending.
+            big = int(np.argmax([b.rows.size for b in self._batches]))
+            tail = self._batches[big + 1 :]
+            if len(tail) > 1:
+                self._batches[big + 1 :] = [_Batch.merged(tail)]
+            else:
+                self._batches = [_Batch.merged(self._batches)]
         self._indexed += count
         self._pending = []
