@@ -33,7 +33,9 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", default="25000,100000", help="store sizes (capped by the corpus)")
+    p.add_argument(
+        "--sizes", default="10000,25000,100000", help="store sizes (capped by the corpus)"
+    )
     p.add_argument("--repeats", type=int, default=100, help="recalls per mode and size")
     p.add_argument("--json-out", type=Path, default=None, help="write the results here")
     return p.parse_args(argv)

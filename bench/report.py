@@ -323,6 +323,13 @@ def _peers_at_100k(results: dict[str, Any]) -> str:
     return "; ".join(said)
 
 
+def _setting(name: str) -> Any:
+    """A product setting's default, read from the backend being measured."""
+    from app.settings import Settings
+
+    return Settings.model_fields[name].default
+
+
 def _real_section(results: dict[str, Any]) -> list[str]:
     real = results.get("real")
     if not real:
@@ -347,7 +354,8 @@ def _real_section(results: dict[str, Any]) -> list[str]:
         "shipped data (every rule, every sentence of the rules' bodies, every LoCoMo turn), "
         f"sampled to each size; {real['queries']} real queries (dev tasks and LoCoMo "
         "questions), query vectors precomputed (no embedding in the timing). *pruned*: the "
-        "default (`PRISM_RECALL_PRESELECT_ABOVE` 32768: rows the sketch proves out of reach "
+        f"default (`PRISM_RECALL_PRESELECT_ABOVE` {_setting('recall_preselect_above')}: "
+        "rows the sketch proves out of reach "
         "are skipped); *every row*: `PRISM_RECALL_PRESELECT_ABOVE=0`. The two alternate on "
         "one database; *same top-10* counts queries whose ids matched.",
         "",

@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     rank_asserted: float = 0.6
     rank_note: float = 0.8
     recall_preselect_above: int = Field(
-        32768,
+        8192,
         ge=0,
         description="above this many candidates, skip rows the 128-d sketch proves cannot "
         "reach the top (same results, fewer rows scored; 0: score every row)",

@@ -107,7 +107,7 @@ class MemoryService:
         embedder: Embedder,
         memorules: MemoruleService,
         weights: RankingWeights | None = None,
-        preselect_above: int = 32768,
+        preselect_above: int = 8192,
     ) -> None:
         self.store = store
         self.preselect_above = preselect_above
