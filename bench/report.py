@@ -432,7 +432,16 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
         f"- logs and prediction files: `{results['logs']}`",
         f"- steps run now: {', '.join(results.get('steps_run_now', []))}"
         + (
-            f"; the other sections are from the run of {results['reused_from']}"
+            (
+                "; sections from earlier runs: "
+                + ", ".join(
+                    f"{k} {d}"
+                    for k, d in sorted(results["section_dates"].items())
+                    if d != results["date"]
+                )
+            )
+            if results.get("section_dates")
+            else f"; the other sections are from the run of {results['reused_from']}"
             if results.get("reused_from")
             else ""
         ),

@@ -226,6 +226,10 @@ def main(argv: list[str] | None = None) -> None:
         kept = [k for k in ("rules", "locomo", "speed", "real", "million") if k not in steps]
         results.update({k: old[k] for k in kept if k in old})
         results["reused_from"] = old.get("reused_from") or old.get("date")
+        dates = old.get("section_dates") or {}
+        results["section_dates"] = {k: dates.get(k, old.get("date")) for k in kept if k in old}
+    results.setdefault("section_dates", {})
+    results["section_dates"].update({k: results["date"] for k in steps if k in results})
     results = common.jsonable(results)
     (args.out_dir / "latest.json").write_text(json.dumps(results, indent=1))
     plots = report.plots(results, args.out_dir)
