@@ -13,12 +13,12 @@ import binascii
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 from uuid import UUID
 
 from app.domain.ranking import normalise_key
 from app.domain.records import Confidence, MemoruleKind, Scope, SourceType, Status
-from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, _Collector
+from app.domain.validation import APPLIES_VALUE_MAX, _choices, _Collector
 from app.errors import FieldError, InvalidInput
 
 LIMIT_DEFAULT: Final = 50
@@ -40,7 +40,6 @@ LIST_FIELDS: Final = frozenset(
 )
 _CURSOR: Final = re.compile(r"^[A-Za-z0-9_-]{22}$")
 _INTEGER: Final = re.compile(r"^-?[0-9]+$")
-C = TypeVar("C", MemoruleKind, Confidence, Scope)
 
 
 @dataclass(frozen=True)
@@ -120,9 +119,9 @@ def validate_list(raw: Mapping[str, Any]) -> ListQuery:
     if raw.get("source_type") is not None:
         source_type = c.choice(raw["source_type"], SourceType, "source_type") or source_type
     namespace = c.namespace(raw)
-    kinds = _values(c, raw, "memorule_kind", MemoruleKind)
-    confidences = _values(c, raw, "confidence", Confidence)
-    scopes = _values(c, raw, "scope", Scope)
+    kinds = _choices(c, raw, "memorule_kind", MemoruleKind, skip_blank=True)
+    confidences = _choices(c, raw, "confidence", Confidence, skip_blank=True)
+    scopes = _choices(c, raw, "scope", Scope, skip_blank=True)
     applies: dict[str, str] = {}
     for key in APPLIES_FILTERS:
         text = c.text(raw, key, required=False, max_len=APPLIES_VALUE_MAX, single_line=True)
@@ -172,21 +171,3 @@ def _limit(c: _Collector, value: Any) -> int:
         )
         return LIMIT_DEFAULT
     return value
-
-
-def _values(c: _Collector, raw: Mapping[str, Any], name: str, enum: type[C]) -> tuple[C, ...]:
-    """A filter of one value or a list of values (blank entries: none given)."""
-    value = raw.get(name)
-    if value is None:
-        return ()
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list | tuple) or len(items) > FILTER_LIST_MAX:
-        c.add(
-            name,
-            "wrong_type",
-            f"'{name}' must be a value or a list of at most {FILTER_LIST_MAX} values",
-            allowed=[e.value for e in enum],
-        )
-        return ()
-    chosen = [c.choice(item, enum, name) for item in items if item != ""]
-    return tuple(dict.fromkeys(o for o in chosen if o is not None))

@@ -25,7 +25,7 @@ from app.domain.records import (
 from app.errors import FieldError, InvalidInput
 
 E = TypeVar("E", MemoruleKind, Confidence, Scope, SourceType, Kind)
-F = TypeVar("F", MemoruleKind, Confidence)
+F = TypeVar("F", MemoruleKind, Confidence, Scope)
 
 SUBJECT_MIN: Final = 4
 SUBJECT_MAX: Final = 300
@@ -337,7 +337,13 @@ def parse_uuid(c: _Collector, value: Any, label: str) -> uuid.UUID | None:
         return None
 
 
-def _choices(c: _Collector, raw: Mapping[str, Any], name: str, enum: type[F]) -> tuple[F, ...]:
+def _choices(
+    c: _Collector, raw: Mapping[str, Any], name: str, enum: type[F], skip_blank: bool = False
+) -> tuple[F, ...]:
+    """A filter of one value or a list of values, each one of ``enum`` (repeats once).
+
+    ``skip_blank``: empty strings count as not given (an HTML form's empty choice).
+    """
     value = raw.get(name)
     if value is None:
         return ()
@@ -350,7 +356,7 @@ def _choices(c: _Collector, raw: Mapping[str, Any], name: str, enum: type[F]) ->
             allowed=[e.value for e in enum],
         )
         return ()
-    out = [c.choice(item, enum, name) for item in items]
+    out = [c.choice(item, enum, name) for item in items if not (skip_blank and item == "")]
     return tuple(dict.fromkeys(o for o in out if o is not None))
 
 
