@@ -13,7 +13,7 @@ another thread refreshes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,9 +33,10 @@ from app.domain.ranking import (
     normalise_key,
     tiebreak_of,
 )
-from app.domain.records import APPLIES_TO_KEYS
+from app.domain.records import APPLIES_TO_KEYS, Kind
 from app.trigraph.port import CandidateFilter
 
+_MEMORULE = Kind.MEMORULE.value
 COARSE_DIM = 128  # dimensions of the sketch that bounds every row's cosine (ranking.py)
 SKETCH_MIN_ENERGY = 0.6  # share of the vectors' energy a sketch must keep to be used
 _COLUMNS = (
@@ -70,6 +71,28 @@ class IndexRow:
     written_at: str
     vector: bytes | None  # None: embedded by another model (scores as zero relevance)
     text: str  # the current state's subject and body: what BM25 indexes
+
+    @classmethod
+    def of(cls, r: Sequence[Any], vector: bytes | None, text: str | None) -> IndexRow:
+        """From a row whose first 12 columns are, in order: memory_id, project_id, active,
+        kind, namespace, memorule_kind, confidence, scope, a_persona, a_surface,
+        a_specialization, written_at (as both engines select them from ``recall_index``)."""
+        return cls(
+            memory_id=r[0],
+            project_id=r[1],
+            active=bool(r[2]),
+            is_memorule=r[3] == _MEMORULE,
+            namespace=r[4],
+            memorule_kind=r[5],
+            confidence=r[6],
+            scope=r[7],
+            persona=r[8],
+            surface=r[9],
+            specialization=r[10],
+            written_at=r[11],
+            vector=vector,
+            text=text or "",
+        )
 
 
 class ProjectCache:

@@ -51,8 +51,6 @@ from app.trigraph.port import (
 from app.trigraph.recall_cache import IndexRow, ProjectCache
 from app.trigraph.sqlite_schema import MIGRATIONS
 
-_MEMORULE = Kind.MEMORULE.value  # hoisted: an enum lookup per row cost 0.3 s at 100k
-
 T = TypeVar("T")
 BUSY_TIMEOUT_S = 30.0
 LOCK_RETRY_S = 120.0
@@ -488,22 +486,7 @@ class SQLiteStore:
                 (str(tenant_id), cache.clock),
             )
         for r in cur:
-            yield IndexRow(
-                memory_id=r[0],
-                project_id=r[1],
-                active=bool(r[2]),
-                is_memorule=r[3] == _MEMORULE,
-                namespace=r[4],
-                memorule_kind=r[5],
-                confidence=r[6],
-                scope=r[7],
-                persona=r[8],
-                surface=r[9],
-                specialization=r[10],
-                written_at=r[11],
-                vector=r[13] if r[12] == model else None,
-                text=r[14] or "",
-            )
+            yield IndexRow.of(r, r[13] if r[12] == model else None, r[14])
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         cols = ", ".join(f"m.{c.strip()}" for c in _MEMORY_COLUMNS.split(","))
