@@ -6,13 +6,13 @@ Includes SPEC-094 acceptance criterion 7 (the end-to-end smoke) with the real mo
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.cli_run import run_prism
 
 BACKEND = Path(__file__).resolve().parents[1]
 
@@ -20,20 +20,7 @@ BACKEND = Path(__file__).resolve().parents[1]
 def prism(
     db: Path, *args: str, fake: bool = True, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-    environ.update({"PRISM_DB": str(db), "PYTHONPATH": str(BACKEND), "HF_HUB_OFFLINE": "1"})
-    if fake:
-        environ["PRISM_EMBEDDER"] = "fake"
-    environ.update(env)
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        capture_output=True,
-        text=True,
-        env=environ,
-        input=stdin,
-        timeout=300,
-        check=False,
-    )
+    return run_prism(db, *args, fake=fake, stdin=stdin, **env)
 
 
 def ok_json(proc: subprocess.CompletedProcess[str]) -> Any:

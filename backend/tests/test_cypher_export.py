@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from app.services.graph_export import (
     write_cypher,
 )
 from app.trigraph.port import MemoryDump
+from tests.cli_run import run_prism
 from tests.conftest import ContextFactory
 
 BACKEND = Path(__file__).resolve().parents[1]
@@ -414,25 +413,8 @@ def test_an_opencypher_grammar_parses_every_statement(
 
 
 def test_the_cli_writes_the_export_to_a_file(tmp_path: Path) -> None:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-    environ.update(
-        {
-            "PRISM_DB": str(tmp_path / "prism.db"),
-            "PRISM_EMBEDDER": "fake",
-            "PYTHONPATH": os.pathsep.join([str(BACKEND), environ.get("PYTHONPATH", "")]),
-        }
-    )
-
     def prism(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "app", *args],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env=environ,
-            timeout=300,
-            check=False,
-        )
+        return run_prism(tmp_path / "prism.db", *args, cwd=tmp_path)
 
     assert prism("remember", "--body", "hello 'graph'").returncode == 0
     done = prism("export", "--format", "cypher", "--out", "graph.cypher", "--json")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,21 +11,13 @@ from click.testing import CliRunner
 
 from app.cli.main import cli
 from app.domain.ids import uuid_for
+from tests.cli_run import run_prism
 
 BACKEND = Path(__file__).resolve().parents[1]
 
 
 def prism(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-    environ.update({"PRISM_DB": str(db), "PYTHONPATH": str(BACKEND), "PRISM_EMBEDDER": "fake"})
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=120,
-        check=False,
-    )
+    return run_prism(db, *args)
 
 
 def test_a_key_is_printed_once_listed_without_its_secret_and_revoked(db_path: Path) -> None:

@@ -20,20 +20,12 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.test_mcp_server import TOOLS  # the eight tools, named once
+
 BACKEND = Path(__file__).resolve().parents[1]
 SERVER = [sys.executable, "-m", "app", "mcp"]
 # The last Inspector release that declares no Node engine above 20 (0.16+ ask for Node 22).
 INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
-TOOLS = {
-    "prism_remember",
-    "semantic_recall",
-    "memorule_brief",
-    "memorule_update",
-    "memorule_retire",
-    "memorule_restore",
-    "memorule_history",
-    "memorule_audit",
-}
 
 
 @pytest.fixture

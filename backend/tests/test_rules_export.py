@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from app.domain.records import MemoruleKind, SessionContext
 from app.services.rules_io.exporter import ExportFormat, applicable_memorules, render
 from app.services.rules_io.importer import ImportOptions, RulesImporter, read_rule_files
 from app.services.rules_io.records import ExportedFile, ImportReport, NotesMode
+from tests.cli_run import run_prism
 from tests.conftest import ContextFactory
 
 BACKEND = Path(__file__).resolve().parents[1]
@@ -313,20 +312,4 @@ def test_the_cli_writes_files_and_refuses_to_overwrite_a_hand_written_one(tmp_pa
 
 
 def prism(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-    environ.update(
-        {
-            "PRISM_DB": str(cwd / "prism.db"),
-            "PRISM_EMBEDDER": "fake",
-            "PYTHONPATH": os.pathsep.join([str(BACKEND), environ.get("PYTHONPATH", "")]),
-        }
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=300,
-        check=False,
-    )
+    return run_prism(cwd / "prism.db", *args, cwd=cwd)

@@ -7,11 +7,9 @@ benchmark data at test time (skipped when it is absent).
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from app.services.rules_io.reading import MAX_FILE_BYTES
 from app.services.rules_io.records import ImportReport, NotesMode
 from app.services.rules_io.sentences import sentence_spans
 from app.trigraph.port import AuditFilter, MemoryDump
+from tests.cli_run import run_prism
 
 BACKEND = Path(__file__).resolve().parents[1]
 BENCH_RULES = BACKEND.parents[1] / "shared" / "bench" / "rules" / "rules.jsonl"
@@ -511,23 +510,7 @@ def test_the_cli_imports_a_file_then_finds_it_unchanged(tmp_path: Path) -> None:
 
 
 def prism(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-    environ.update(
-        {
-            "PRISM_DB": str(cwd / "prism.db"),
-            "PRISM_EMBEDDER": "fake",
-            "PYTHONPATH": os.pathsep.join([str(BACKEND), environ.get("PYTHONPATH", "")]),
-        }
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=300,
-        check=False,
-    )
+    return run_prism(cwd / "prism.db", *args, cwd=cwd)
 
 
 # -- real rules: nothing lost ----------------------------------------------------------------
