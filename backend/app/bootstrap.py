@@ -40,7 +40,11 @@ def build_store(settings: Settings) -> TriGraphStore:
         return PostgresStore(settings.database_url)
     from app.trigraph.sqlite import SQLiteStore
 
-    return SQLiteStore(settings.db_path(), synchronous=settings.sqlite_synchronous)
+    return SQLiteStore(
+        settings.db_path(),
+        synchronous=settings.sqlite_synchronous,
+        cache_mb=settings.recall_cache_mb,
+    )
 
 
 def build_embedder(settings: Settings) -> Embedder:

@@ -62,6 +62,12 @@ class Settings(BaseSettings):
         description="above this many candidates, skip rows the 128-d sketch proves cannot "
         "reach the top (same results, fewer rows scored; 0: score every row)",
     )
+    recall_cache_mb: int = Field(
+        512,
+        ge=1,
+        description="megabytes of recall candidates an embedded (SQLite) process keeps in "
+        "memory; least recently used projects are dropped first",
+    )
     mcp_allow_context_override: bool = Field(
         False,
         description="let MCP tool calls narrow persona/surface/specialization per call",

@@ -130,6 +130,15 @@ class LexicalIndex:
     def __len__(self) -> int:
         return self._indexed + len(self._pending)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: postings arrays, lengths, pending texts and the term dictionary."""
+        arrays = sum(
+            b.terms.nbytes + b.starts.nbytes + b.rows.nbytes + b.tf.nbytes for b in self._batches
+        )
+        pending = sum(len(t) + 49 for t in self._pending)
+        return arrays + self._lengths.nbytes + pending + len(self._ids) * 100
+
     def add(self, texts: Sequence[str]) -> None:
         """Append rows (cheap: they are tokenised by the next :meth:`search`)."""
         with self._lock:

@@ -10,11 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-import numpy as np
-
 from app.domain import audit as chain
 from app.domain.ids import new_id
-from app.domain.ranking import ABSENT, NONE, Candidates, normalise_key, rows_within_reach
+from app.domain.ranking import normalise_key
 from app.domain.records import (
     APPLIES_TO_KEYS,
     AppliesTo,
@@ -35,6 +33,7 @@ from app.errors import MemoryRetired, NearDuplicate, NotFound
 from app.trigraph.port import AuditFilter, CandidateFilter, StateWrite, TriGraphStore, WriteBatch
 
 AUDIT_PAGE_MAX = 500
+NEAR_DUPLICATE_PROBE = 50  # near matches fetched before the applies_to compatibility check
 
 
 @dataclass(frozen=True)
@@ -184,34 +183,28 @@ class MemoruleService:
             memorules_only=True,
             memorule_kinds=(write.memorule_kind,),
         )
-        cands = self.store.candidates(ctx.tenant_id, flt, self.embedder.model_id)
-        if not len(cands) or cands.matrix.shape[1] != vector.shape[0]:
-            return []
-        reach = rows_within_reach(cands, vector, self.near_duplicate_threshold)
-        if reach is None:  # no sketch: every row
-            reach = np.arange(len(cands.ids))
-            sims = cands.matrix @ vector
-        else:
-            sims = cands.matrix[reach] @ vector
-        hit = sims >= self.near_duplicate_threshold
-        if cands.selected is not None:
-            hit &= cands.selected[reach]
+        found = self.store.near_duplicates(
+            ctx.tenant_id,
+            flt,
+            vector,
+            self.embedder.model_id,
+            self.near_duplicate_threshold,
+            NEAR_DUPLICATE_PROBE,
+        )
         out = []
-        for j in np.flatnonzero(hit):
-            i = reach[j]
-            memorule_id = str(cands.ids[i])
-            if exclude is not None and memorule_id == str(exclude):
+        for match in found:
+            if exclude is not None and match.memory_id == exclude:
                 continue
-            if not _compatible(write.applies_to, cands, int(i)):
+            if not _compatible(write.applies_to, match.applies):
                 continue
             out.append(
                 {
                     "code": "near_duplicate",
-                    "memorule_id": memorule_id,
-                    "similarity": round(float(sims[j]), 4),
+                    "memorule_id": str(match.memory_id),
+                    "similarity": round(match.similarity, 4),
                 }
             )
-        return sorted(out, key=lambda w: -float(str(w["similarity"])))[:5]
+        return out[:5]
 
     def audit(self, ctx: SessionContext, flt: AuditFilter) -> AuditPage:
         """Audit events of the tenant, newest first, one page.
@@ -243,12 +236,12 @@ class MemoruleService:
         return chain.verify(self.store.audit_chain(ctx.tenant_id))
 
 
-def _compatible(applies_to: AppliesTo, cands: Candidates, i: int) -> bool:
+def _compatible(applies_to: AppliesTo, theirs: dict[str, str | None]) -> bool:
     """No applies_to key names a value the other rule contradicts."""
     for key in APPLIES_TO_KEYS:
         mine = normalise_key(getattr(applies_to, key))
-        theirs = int(cands.keys[key][i]) if key in cands.keys else NONE
-        if mine is not None and theirs != NONE and cands.vocab[key].get(mine, ABSENT) != theirs:
+        other = theirs.get(key)
+        if mine is not None and other is not None and mine != other:
             return False
     return True
 

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from app.domain import listing, validation
 from app.domain.ids import new_id
-from app.domain.ranking import RankingWeights, normalise_key, rank
+from app.domain.ranking import RankingWeights, normalise_key
 from app.domain.records import (
     APPLIES_TO_KEYS,
     AuditEventType,
@@ -44,6 +44,7 @@ from app.trigraph.port import (
     CandidateFilter,
     IdempotencyClaim,
     ListFilter,
+    RecallRequest,
     StateWrite,
     TriGraphStore,
     WriteBatch,
@@ -429,27 +430,29 @@ class MemoryService:
             confidences=q.confidences,
             exclude_conflicts=conflicts,
         )
-        cands = self.store.candidates(ctx.tenant_id, flt, self.embedder.model_id)
-        qvec = self.embedder.embed([q.query])[0] if q.query.strip() and len(cands) else None
-        lexical = self.weights.lexical or self.weights.lexical_note
-        hits = cands.lexical_hits(q.query) if lexical and len(cands) else None
-        ranked = rank(
-            cands,
-            ctx,
-            qvec,
-            self.weights,
-            q.top_k,
-            q.include_inapplicable,
-            self.preselect_above,
-            lexical=hits,
+        qvec = self.embedder.embed([q.query])[0] if q.query.strip() else None
+        page = self.store.recall(
+            ctx.tenant_id,
+            RecallRequest(
+                filter=flt,
+                context=ctx,
+                query=q.query,
+                vector=qvec,
+                model=self.embedder.model_id,
+                weights=self.weights,
+                top_k=q.top_k,
+                include_inapplicable=q.include_inapplicable,
+                preselect_above=self.preselect_above,
+            ),
         )
+        ranked = page.ranked
         found = self.store.get_many(ctx.tenant_id, [UUID(r.memory_id) for r in ranked])
         matches = []
         for r in ranked:
             pair = found.get(UUID(r.memory_id))
             if pair is not None:
                 matches.append(RecallMatch(pair[0], pair[1], r.score, r.why, r.applicable))
-        return RecallResult(matches, self.embedder.model_id, len(cands))
+        return RecallResult(matches, self.embedder.model_id, page.candidates)
 
     # -- bulk import -------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from app.domain.access import ApiKey
-from app.domain.ranking import Candidates
+from app.domain.ranking import Ranked, RankingWeights
 from app.domain.records import (
     AuditDraft,
     AuditEventType,
@@ -25,6 +25,7 @@ from app.domain.records import (
     Memory,
     MemoryState,
     Scope,
+    SessionContext,
     Status,
 )
 from app.embeddings.port import Vector
@@ -89,6 +90,47 @@ class CandidateFilter:
     memorule_kinds: tuple[MemoruleKind, ...] = ()
     confidences: tuple[Confidence, ...] = ()
     exclude_conflicts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """One ranked recall, as an engine answers it (DESIGN §6; ``app.domain.ranking``).
+
+    ``vector`` is the unit query vector (None for an empty query); ``query`` the text the
+    lexical score reads; rows embedded by a model other than ``model`` score zero cosine.
+    ``preselect_above`` tunes engines that rank in process (``ranking.rank``); engines that
+    rank in the database may ignore it.
+    """
+
+    filter: CandidateFilter
+    context: SessionContext
+    query: str
+    vector: Vector | None
+    model: str
+    weights: RankingWeights
+    top_k: int
+    include_inapplicable: bool = False
+    preselect_above: int = 0
+
+
+@dataclass(frozen=True)
+class RankedPage:
+    """The best ``top_k`` of a recall, best first, and how many candidates were ranked."""
+
+    ranked: list[Ranked]
+    candidates: int
+
+
+@dataclass(frozen=True)
+class NearMatch:
+    """A visible active memory whose vector is at least a threshold similar to a probe.
+
+    ``applies`` holds its normalised persona/surface/specialization (absent keys: None).
+    """
+
+    memory_id: UUID
+    similarity: float
+    applies: dict[str, str | None]
 
 
 @dataclass(frozen=True)
@@ -160,16 +202,8 @@ DumpItem = MemoryDump | MemoruleAudit | IdempotencyRecord
 """What ``dump`` yields and ``load`` takes: audit events are chained rows, copied verbatim."""
 
 
-class TriGraphStore(Protocol):
-    """A storage engine holding the TriGraph for many tenants."""
-
-    def migrate(self) -> int:
-        """Apply pending migrations in order. Returns the schema version now in force."""
-        ...
-
-    def close(self) -> None:
-        """Release connections."""
-        ...
+class WriteStore(Protocol):
+    """Writes: every change is one atomic batch."""
 
     def write(self, batch: WriteBatch) -> WriteOutcome:
         """Apply a batch atomically; chain its audit drafts onto the tenant's chain.
@@ -185,6 +219,10 @@ class TriGraphStore(Protocol):
     def idempotent_result(self, tenant_id: UUID, key: str) -> IdempotencyClaim | None:
         """The claim stored under ``key``, if any (a cheap pre-check before embedding)."""
         ...
+
+
+class ReadStore(Protocol):
+    """Reads of memories and their versions."""
 
     def get(self, tenant_id: UUID, memory_id: UUID) -> tuple[Memory, MemoryState] | None:
         """A memory and its current state."""
@@ -204,13 +242,6 @@ class TriGraphStore(Protocol):
         """The current vector of a memory."""
         ...
 
-    def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-        """Active, visible memories with their vectors, as columns.
-
-        Rows embedded by a model other than ``model`` get a zero vector.
-        """
-        ...
-
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         """One page of a listing: memories matching ``flt`` and their current states.
 
@@ -222,12 +253,59 @@ class TriGraphStore(Protocol):
         """
         ...
 
+
+class RecallStore(Protocol):
+    """Ranked recall and the near-duplicate probe, next to the data."""
+
+    def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
+        """Rank the tenant's visible, active memories for ``request`` and return the best.
+
+        Every engine applies the same contract (DESIGN §6, ``app.domain.ranking``):
+        visibility and applicability filters, then the score, ties to the newer record.
+
+        Raises:
+            StorageError: the engine failed.
+        """
+        ...
+
+    def near_duplicates(
+        self,
+        tenant_id: UUID,
+        flt: CandidateFilter,
+        vector: Vector,
+        model: str,
+        threshold: float,
+        limit: int,
+    ) -> list[NearMatch]:
+        """Active memories passing ``flt`` whose cosine with ``vector`` is ≥ ``threshold``.
+
+        Returns:
+            At most ``limit`` matches, most similar first (rows of another model never match).
+        """
+        ...
+
+
+class AuditStore(Protocol):
+    """The memorule audit trail."""
+
     def audit_events(self, tenant_id: UUID, flt: AuditFilter) -> list[MemoruleAudit]:
         """Audit events matching ``flt``, newest first."""
         ...
 
     def audit_chain(self, tenant_id: UUID) -> Iterator[MemoruleAudit]:
         """The tenant's whole chain, oldest first."""
+        ...
+
+
+class AdminStore(Protocol):
+    """Schema, connections, counts and re-embedding."""
+
+    def migrate(self) -> int:
+        """Apply pending migrations in order. Returns the schema version now in force."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
         ...
 
     def tenants(self) -> list[UUID]:
@@ -249,6 +327,10 @@ class TriGraphStore(Protocol):
     def set_vectors(self, tenant_id: UUID, vectors: list[tuple[UUID, Vector]], model: str) -> None:
         """Replace memories' current vectors (``prism reindex``); recall caches see it."""
         ...
+
+
+class TransferStore(Protocol):
+    """Moving a store's records between engines (``prism dump`` / ``prism import``)."""
 
     def dump(self, tenant_id: UUID | None = None) -> Iterator[DumpItem]:
         """Everything stored for one tenant (or all), exactly as stored.
@@ -275,6 +357,15 @@ class TriGraphStore(Protocol):
                 before its memory).
         """
         ...
+
+
+class TriGraphStore(
+    WriteStore, ReadStore, RecallStore, AuditStore, AdminStore, TransferStore, Protocol
+):
+    """A storage engine holding the TriGraph for many tenants: every part above.
+
+    Services take the narrowest part they use; ``bootstrap`` builds a whole engine.
+    """
 
 
 class ApiKeyStore(Protocol):

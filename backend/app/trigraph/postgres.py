@@ -45,6 +45,9 @@ from app.trigraph.port import (
     DumpItem,
     IdempotencyClaim,
     ListFilter,
+    NearMatch,
+    RankedPage,
+    RecallRequest,
     WriteBatch,
     WriteOutcome,
 )
@@ -53,7 +56,12 @@ from app.trigraph.postgres_schema import (
     MIGRATIONS,
     SCHEMA_MIGRATIONS_DDL,
 )
-from app.trigraph.recall_cache import ProjectCache
+from app.trigraph.recall_cache import (
+    CacheRegistry,
+    ProjectCache,
+    near_in_snapshot,
+    rank_snapshot,
+)
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 CHAIN_PAGE = 2000
@@ -87,7 +95,7 @@ class PostgresStore:
         min_size: connections the pool keeps open.
         max_size: the most connections the pool opens (threads beyond it wait).
         timeout: seconds to wait for a pool connection (and for the first connection).
-        cache_entries: how many projects' recall candidates to keep in memory.
+        cache_mb: how many megabytes of recall candidates the process keeps in memory.
     """
 
     def __init__(
@@ -97,17 +105,15 @@ class PostgresStore:
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 30.0,
-        cache_entries: int = 8,
+        cache_mb: int = 512,
     ) -> None:
         self.url = url
-        self.cache_entries = cache_entries
-        self._caches: dict[tuple[UUID, UUID, str], ProjectCache] = {}
+        self.caches = CacheRegistry(cache_mb * 1024 * 1024)
         self._min_size = min_size
         self._max_size = max_size
         self._timeout = timeout
         self._pool: ConnectionPool[Conn] | None = None
         self._guard = threading.Lock()
-        self._cache_guard = threading.Lock()
 
     def __repr__(self) -> str:
         return f"PostgresStore({rows.redact(self.url)!r})"
@@ -245,26 +251,33 @@ class PostgresStore:
             ).fetchone()
         return rows.vector_from_binary(row[0]) if row else None
 
+    def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
+        cands = self.candidates(tenant_id, request.filter, request.model)
+        return rank_snapshot(cands, request)
+
+    def near_duplicates(
+        self,
+        tenant_id: UUID,
+        flt: CandidateFilter,
+        vector: Vector,
+        model: str,
+        threshold: float,
+        limit: int,
+    ) -> list[NearMatch]:
+        cands = self.candidates(tenant_id, flt, model)
+        return near_in_snapshot(cands, vector, threshold, limit)
+
     def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-        cache = self._cache(tenant_id, flt.project_id, model)
+        key = (str(tenant_id), str(flt.project_id), model)
+        project = str(flt.project_id)
+        cache = self.caches.get(key, lambda: ProjectCache(project))
         if cache.needs_rebuild:
-            cache = self._cache(tenant_id, flt.project_id, model, fresh=True)
+            cache = self.caches.get(key, lambda: ProjectCache(project), fresh=True)
         with cache.lock, self._conn() as conn:
             postgres_recall.refresh(conn, tenant_id, cache, model)
-        return cache.snapshot(flt)
-
-    def _cache(
-        self, tenant_id: UUID, project_id: UUID, model: str, fresh: bool = False
-    ) -> ProjectCache:
-        key = (tenant_id, project_id, model)
-        with self._cache_guard:
-            cache = self._caches.pop(key, None)
-            if cache is None or fresh:
-                cache = ProjectCache(str(project_id))
-            self._caches[key] = cache  # most recently used last
-            while len(self._caches) > self.cache_entries:
-                self._caches.pop(next(iter(self._caches)))
-            return cache
+        snapshot = cache.snapshot(flt)
+        self.caches.trim()
+        return snapshot
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         columns = f"{rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S}"

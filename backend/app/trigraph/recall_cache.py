@@ -13,9 +13,11 @@ another thread refreshes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 import numpy as np
 import numpy.typing as npt
@@ -31,10 +33,13 @@ from app.domain.ranking import (
     encode,
     micros_array,
     normalise_key,
+    rank,
+    rows_within_reach,
     tiebreak_of,
 )
 from app.domain.records import APPLIES_TO_KEYS, Kind
-from app.trigraph.port import CandidateFilter
+from app.embeddings.port import Vector
+from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequest
 
 _MEMORULE = Kind.MEMORULE.value
 COARSE_DIM = 128  # dimensions of the sketch that bounds every row's cosine (ranking.py)
@@ -121,6 +126,13 @@ class ProjectCache:
         self.coarse: npt.NDArray[np.float32] = np.zeros((COARSE_DIM, 0), dtype=np.float32)
         self.residual: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self.lexicon = LexicalIndex()  # BM25 over the same rows, tokenised on first search
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the cache holds: arrays at their capacity, ids, the lexical index."""
+        arrays = [self.matrix, self.coarse, self.residual, *self.cols.values()]
+        ids = len(self.ids) * 8 + len(self.pos) * (36 + 49 + 100)  # str objects, dict entries
+        return sum(a.nbytes for a in arrays) + ids + self.lexicon.nbytes
 
     @property
     def needs_rebuild(self) -> bool:
@@ -289,3 +301,98 @@ class ProjectCache:
             lexicon=self.lexicon,
             live=c["active"][:n],
         )
+
+
+def rank_snapshot(cands: Candidates, req: RecallRequest) -> RankedPage:
+    """``RecallStore.recall`` over an in-process snapshot: the domain's numpy ranking."""
+    lexical = req.weights.lexical or req.weights.lexical_note
+    hits = cands.lexical_hits(req.query) if lexical and len(cands) else None
+    ranked = rank(
+        cands,
+        req.context,
+        req.vector,
+        req.weights,
+        req.top_k,
+        req.include_inapplicable,
+        req.preselect_above,
+        lexical=hits,
+    )
+    return RankedPage(ranked, len(cands))
+
+
+def near_in_snapshot(
+    cands: Candidates, vector: Vector, threshold: float, limit: int
+) -> list[NearMatch]:
+    """``RecallStore.near_duplicates`` over an in-process snapshot (sketch-pruned, exact)."""
+    if not len(cands) or cands.matrix.shape[1] != vector.shape[0]:
+        return []
+    reach = rows_within_reach(cands, vector, threshold)
+    if reach is None:  # no sketch: every row
+        reach = np.arange(len(cands.ids))
+        sims = cands.matrix @ vector
+    else:
+        sims = cands.matrix[reach] @ vector
+    hit = sims >= threshold
+    if cands.selected is not None:
+        hit &= cands.selected[reach]
+    found = np.flatnonzero(hit)
+    found = found[np.argsort(-sims[found], kind="stable")][:limit]
+    out = []
+    for j in found:
+        i = int(reach[j])
+        applies: dict[str, str | None] = {}
+        for key in APPLIES_TO_KEYS:
+            code = int(cands.keys[key][i])
+            applies[key] = _name_of(cands.vocab[key], code)
+        out.append(NearMatch(UUID(str(cands.ids[i])), float(sims[j]), applies))
+    return out
+
+
+def _name_of(vocab: dict[str, int], code: int) -> str | None:
+    if code == NONE:
+        return None
+    return next((name for name, c in vocab.items() if c == code), None)
+
+
+class CacheRegistry:
+    """The process's project caches, least recently used dropped first, bounded in bytes.
+
+    One registry per engine instance; keys are (tenant, project, model). ``budget_bytes``
+    caps what the caches hold together (``PRISM_RECALL_CACHE_MB``); a single project larger
+    than the budget is still served, then dropped when another project is loaded.
+    """
+
+    def __init__(self, budget_bytes: int) -> None:
+        self.budget_bytes = budget_bytes
+        self._guard = threading.Lock()
+        self._caches: OrderedDict[tuple[str, str, str], ProjectCache] = OrderedDict()
+
+    def get(
+        self,
+        key: tuple[str, str, str],
+        make: Callable[[], ProjectCache],
+        fresh: bool = False,
+    ) -> ProjectCache:
+        """The cache under ``key`` (made by ``make`` when missing or ``fresh``), now newest."""
+        with self._guard:
+            cache = self._caches.pop(key, None)
+            if cache is None or fresh:
+                cache = make()
+            self._caches[key] = cache
+            return cache
+
+    def trim(self) -> None:
+        """Drop least recently used caches until the rest fit the budget (keep the newest)."""
+        with self._guard:
+            total = sum(c.nbytes for c in self._caches.values())
+            while total > self.budget_bytes and len(self._caches) > 1:
+                _, old = self._caches.popitem(last=False)
+                total -= old.nbytes
+
+    def nbytes(self) -> int:
+        """What the caches hold together, by :attr:`ProjectCache.nbytes`."""
+        with self._guard:
+            return sum(c.nbytes for c in self._caches.values())
+
+    def __len__(self) -> int:
+        return len(self._caches)

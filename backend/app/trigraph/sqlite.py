@@ -45,10 +45,19 @@ from app.trigraph.port import (
     DumpItem,
     IdempotencyClaim,
     ListFilter,
+    NearMatch,
+    RankedPage,
+    RecallRequest,
     WriteBatch,
     WriteOutcome,
 )
-from app.trigraph.recall_cache import IndexRow, ProjectCache
+from app.trigraph.recall_cache import (
+    CacheRegistry,
+    IndexRow,
+    ProjectCache,
+    near_in_snapshot,
+    rank_snapshot,
+)
 from app.trigraph.sqlite_schema import MIGRATIONS
 
 T = TypeVar("T")
@@ -69,18 +78,18 @@ class SQLiteStore:
         path: the database file; its folder is created if missing.
         synchronous: ``NORMAL`` (default; survives process crashes) or ``FULL`` (also power
             loss, slower).
-        cache_entries: how many projects' recall candidates to keep in memory.
+        cache_mb: how many megabytes of recall candidates the process keeps in memory
+            (``PRISM_RECALL_CACHE_MB``), least recently used projects dropped first.
     """
 
-    def __init__(self, path: Path, synchronous: str = "NORMAL", cache_entries: int = 8) -> None:
+    def __init__(self, path: Path, synchronous: str = "NORMAL", cache_mb: int = 512) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
         self._local = threading.local()
         self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._guard = threading.Lock()
         self._write_lock = threading.Lock()
-        self._caches: dict[tuple[str, str, str], ProjectCache] = {}
-        self.cache_entries = cache_entries
+        self.caches = CacheRegistry(cache_mb * 1024 * 1024)
 
     # -- connections -------------------------------------------------------------------
 
@@ -431,8 +440,27 @@ class SQLiteStore:
         )
         return np.frombuffer(row[0], dtype=np.float32).copy() if row else None
 
+    def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
+        cands = self.candidates(tenant_id, request.filter, request.model)
+        return rank_snapshot(cands, request)
+
+    def near_duplicates(
+        self,
+        tenant_id: UUID,
+        flt: CandidateFilter,
+        vector: Vector,
+        model: str,
+        threshold: float,
+        limit: int,
+    ) -> list[NearMatch]:
+        cands = self.candidates(tenant_id, flt, model)
+        return near_in_snapshot(cands, vector, threshold, limit)
+
     def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-        cache = self._cache(str(tenant_id), str(flt.project_id), model)
+        """The project's cached candidates, brought up to the tenant's clock."""
+        key = (str(tenant_id), str(flt.project_id), model)
+        project = str(flt.project_id)
+        cache = self.caches.get(key, lambda: ProjectCache(project))
         with cache.lock:
             conn = self._conn()
             conn.execute("BEGIN")
@@ -442,23 +470,14 @@ class SQLiteStore:
                 ).fetchone()
                 clock = int(row[0]) if row else 0
                 if cache.needs_rebuild:
-                    cache = self._cache(str(tenant_id), str(flt.project_id), model, fresh=True)
+                    cache = self.caches.get(key, lambda: ProjectCache(project), fresh=True)
                 if cache.clock != clock:
                     cache.apply(self._changed_rows(conn, tenant_id, cache, model), clock)
             finally:
                 conn.execute("COMMIT")
-            return cache.snapshot(flt)
-
-    def _cache(self, tenant: str, project: str, model: str, fresh: bool = False) -> ProjectCache:
-        key = (tenant, project, model)
-        with self._guard:
-            cache = self._caches.pop(key, None)
-            if cache is None or fresh:
-                cache = ProjectCache(project)
-            self._caches[key] = cache  # most recently used last
-            while len(self._caches) > self.cache_entries:
-                self._caches.pop(next(iter(self._caches)))
-            return cache
+            snapshot = cache.snapshot(flt)
+        self.caches.trim()
+        return snapshot
 
     def _changed_rows(
         self, conn: sqlite3.Connection, tenant_id: UUID, cache: ProjectCache, model: str
