@@ -80,10 +80,11 @@ def parse_tag(text: str | None) -> Location | None:
 
 @dataclass(frozen=True)
 class Marker:
-    """``<!-- prism:id=... v=N -->``: the memorule an exported rule came from."""
+    """``<!-- prism:id=... v=N kind=K -->``: the memorule an exported rule came from."""
 
     memory_id: UUID
     version: int
+    kind: MemoruleKind | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,8 @@ class ParsedFile:
     warnings: list[FileWarning]
     front_matter: dict[str, Any] = field(default_factory=dict)
     exported: bool = False
+    imports: list[tuple[str, int]] = field(default_factory=list)
+    imported_from: str | None = None
 
 
 @dataclass(frozen=True)
