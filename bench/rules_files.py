@@ -42,11 +42,11 @@ _BACKEND = next(
 )
 sys.path.insert(0, _BACKEND)
 
-from app.domain import validation  # noqa: E402
-from app.errors import InvalidInput  # noqa: E402
-from app.services.rules_io.importer import read_rule_files  # noqa: E402
-from app.services.rules_io.records import Unit  # noqa: E402
-from app.services.rules_io.requests import memorule_request  # noqa: E402
+from app.domain import validation
+from app.errors import InvalidInput
+from app.services.rules_io.importer import read_rule_files
+from app.services.rules_io.records import Unit
+from app.services.rules_io.requests import memorule_request
 
 _DROP = re.compile(r"[`*#]")
 
@@ -82,8 +82,12 @@ class Score:
             "labels": self.labels,
             "imported": self.imported,
             "recall": round(self.found / self.labels, 3) if self.labels else None,
-            "precision": round(self.found / self.imported, 3) if self.imported else None,
-            "kind_accuracy": round(self.kind_right / self.found, 3) if self.found else None,
+            "precision": round(self.found / self.imported, 3)
+            if self.imported
+            else None,
+            "kind_accuracy": round(self.kind_right / self.found, 3)
+            if self.found
+            else None,
             "garbled": self.garbled,
         }
 
@@ -115,14 +119,18 @@ def garbled(request: dict[str, Any], source: str) -> list[str]:
     return bad
 
 
-def score_file(labels: list[dict[str, str]], requests: list[dict[str, Any]], source: str) -> Score:
+def score_file(
+    labels: list[dict[str, str]], requests: list[dict[str, Any]], source: str
+) -> Score:
     """Match labels to imported rules one to one, in file order (see the module doc)."""
     score = Score(labels=len(labels), imported=len(requests))
     bodies = [norm(r["body"]) for r in requests]
     taken: set[int] = set()
     for label in labels:
         text = norm(label["text"])
-        hit = next((i for i, b in enumerate(bodies) if i not in taken and text in b), None)
+        hit = next(
+            (i for i, b in enumerate(bodies) if i not in taken and text in b), None
+        )
         if hit is None:
             score.missed.append(label["text"])
             continue
@@ -145,7 +153,9 @@ def score_file(labels: list[dict[str, str]], requests: list[dict[str, Any]], sou
 
 
 def corpus_files() -> list[dict[str, Any]]:
-    manifest: list[dict[str, Any]] = json.loads((CORPUS / "manifest.json").read_text())["files"]
+    manifest: list[dict[str, Any]] = json.loads((CORPUS / "manifest.json").read_text())[
+        "files"
+    ]
     return manifest
 
 
@@ -164,7 +174,12 @@ def run(split: str) -> tuple[dict[str, Score], Score]:
         seen: set[tuple[str, int, int, str]] = set()
         for p in parsed:
             for unit in p.units:
-                key = (unit.location.path, unit.location.line_start, unit.location.line_end, unit.text)
+                key = (
+                    unit.location.path,
+                    unit.location.line_start,
+                    unit.location.line_end,
+                    unit.text,
+                )
                 if key not in seen:
                     seen.add(key)
                     units.setdefault(unit.location.path, []).append(unit)
@@ -185,7 +200,10 @@ def _table(rows: Iterable[tuple[str, Score]]) -> str:
     ]
     for name, s in rows:
         f = s.figures()
-        cells = [f[k] if f[k] is not None else "-" for k in ("recall", "precision", "kind_accuracy")]
+        cells = [
+            f[k] if f[k] is not None else "-"
+            for k in ("recall", "precision", "kind_accuracy")
+        ]
         lines.append(
             f"{name[:72]:<72} {s.labels:>6} {s.imported:>4} "
             + " ".join(f"{c:>6}" for c in cells)
@@ -197,7 +215,9 @@ def _table(rows: Iterable[tuple[str, Score]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
-    p.add_argument("--details", action="store_true", help="list misses, extras, wrong kinds")
+    p.add_argument(
+        "--details", action="store_true", help="list misses, extras, wrong kinds"
+    )
     p.add_argument("--json", type=Path, help="write the figures to this file")
     p.add_argument("--backend", help="the backend/ folder whose importer to score")
     args = p.parse_args(argv)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,10 @@ def seed(services: Services, make_ctx: ContextFactory) -> SessionContext:
     ctx = make_ctx(persona="donna")
     other_project = make_ctx(project="web", persona="donna")
     writes = [
-        (ctx, rule("behavioral_rule", "Run tests", "Always run the tests before pushing.")),
+        (
+            ctx,
+            rule("behavioral_rule", "Testing: Run tests", "Always run the tests before pushing."),
+        ),
         (ctx, rule("convention", "Snake case", "Module names use snake_case.", surface="python")),
         (ctx, rule("preference", "Small PRs", "Prefer small pull requests.", scope="global")),
         (ctx, rule("correction", "Await", "Forgetting await leaves the coroutine unrun.")),
@@ -120,7 +124,7 @@ def test_an_export_is_not_cut_at_recalls_top_k(
     assert agents.rules == 130 and agents.text.count("<!-- prism:id=") == 130
 
 
-def test_agents_md_groups_by_scope_and_applies_to_then_by_kind_with_ids(
+def test_agents_md_groups_by_scope_and_applies_to_then_by_source_heading_with_ids_and_kinds(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = seed(services, make_ctx)
@@ -131,20 +135,20 @@ def test_agents_md_groups_by_scope_and_applies_to_then_by_kind_with_ids(
     assert headings == [
         "# AGENTS.md",
         "## Global rules",
-        "### Preferences",
         "## Organisation rules",
-        "### Conventions",
         "## Project rules",
-        "### Behavioral rules",
-        "### Corrections",
-        "### Feedback",
+        "### Testing",  # the heading the rule's subject names, not its kind
         "## Project rules (surface python)",
-        "### Conventions",
         "## Project rules (surface ts)",
-        "### Behavioral rules",
         "## Persona rules (persona donna)",
-        "### Behavioral rules",
     ]
+    project = text.split("## Project rules\n")[1].split("\n## ")[0]
+    assert project.index("Forgetting await") < project.index("### Testing")
+    assert re.search(
+        r"- Forgetting await leaves the coroutine unrun\. <!-- prism:id=\S+ v=1 "
+        r"kind=correction -->",
+        project,
+    )
     assert "Texi signs" not in text and "kebab-case" not in text and "never exported" not in text
     assert '<!-- prism:applies_to {"scope": "global"} -->' in text
     assert agents.rules == 8
@@ -233,7 +237,7 @@ def test_an_edited_export_updates_its_memorules_instead_of_duplicating_them(
     edited = agents.text.replace(
         "Prefer small pull requests.", "Prefer pull requests under 400 lines."
     )
-    edited = edited.replace("### Corrections", "### Behavioral rules")
+    edited = edited.replace("kind=correction", "kind=behavioral_rule")  # its kind, edited
     (tmp_path / "AGENTS.md").write_text(edited, encoding="utf-8")
     memories = services.store.stats(ctx.tenant_id)["memories"]
     report = run_import(services, ctx, tmp_path, "AGENTS.md")

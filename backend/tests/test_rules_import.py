@@ -186,7 +186,7 @@ def test_code_blocks_stay_with_their_rule_and_headings_become_subject_context(
     fmt = rules["file:CLAUDE.md#L22-L26"].states[-1]
     assert fmt.body.endswith("```bash\nruff format .\n```")
     nested = rules["file:CLAUDE.md#L14-L14"].states[-1]
-    assert nested.subject == "Migrations: Never edit a migration that has shipped"
+    assert nested.subject == "Migrations: Never edit a migration that has shipped; add a new one"
 
 
 def test_descriptive_text_is_skipped_by_default_and_kept_as_a_note_on_request(
@@ -276,7 +276,7 @@ def test_a_scope_persona_without_a_persona_is_refused_before_anything_is_written
     [
         ("Always run the tests before pushing.", MemoruleKind.BEHAVIORAL_RULE),
         ("Don't commit generated files.", MemoruleKind.BEHAVIORAL_RULE),
-        ("Use pytest for every new test.", MemoruleKind.BEHAVIORAL_RULE),
+        ("Use pytest for every new test.", MemoruleKind.CONVENTION),  # the tool used here
         ("Prefer composition over inheritance.", MemoruleKind.PREFERENCE),
         ("Favour small pull requests where possible.", MemoruleKind.PREFERENCE),
         ("Test files are named test_<module>.py.", MemoruleKind.CONVENTION),

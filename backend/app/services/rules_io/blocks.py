@@ -62,7 +62,9 @@ def parse(text: str, first_line: int) -> list[Node]:
             if stack:
                 stack[-1].inline = token
             continue
-        node = Node(token.type.removesuffix("_open"), token, begin + first_line, stop + first_line - 1)
+        node = Node(
+            token.type.removesuffix("_open"), token, begin + first_line, stop + first_line - 1
+        )
         (stack[-1].children if stack else root).append(node)
         if token.nesting == 1:
             stack.append(node)
@@ -113,7 +115,11 @@ def comments_in(token: Token | None) -> list[str]:
     """The HTML comments of an inline token (outside code spans: the parser knows)."""
     if token is None or not token.children:
         return []
-    return [c.content for c in token.children if c.type == "html_inline" and c.content.startswith("<!--")]
+    return [
+        c.content
+        for c in token.children
+        if c.type == "html_inline" and c.content.startswith("<!--")
+    ]
 
 
 def plain_inline(token: Token | None) -> str:

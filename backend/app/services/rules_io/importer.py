@@ -109,15 +109,30 @@ class _Reader:
         where = f"{parsed.path}:{line}: @{target}"
         if child.resolve() in chain:
             parsed.warnings.append(
-                FileWarning("import_cycle", parsed.path, line, f"{where} imports a file that imports it; not followed again")
+                FileWarning(
+                    "import_cycle",
+                    parsed.path,
+                    line,
+                    f"{where} imports a file that imports it; not followed again",
+                )
             )
         elif len(chain) >= MAX_DEPTH:
             parsed.warnings.append(
-                FileWarning("import_too_deep", parsed.path, line, f"{where} is more than {MAX_DEPTH} imports deep; not followed")
+                FileWarning(
+                    "import_too_deep",
+                    parsed.path,
+                    line,
+                    f"{where} is more than {MAX_DEPTH} imports deep; not followed",
+                )
             )
         elif not child.is_file():
             parsed.warnings.append(
-                FileWarning("import_not_found", parsed.path, line, f"{where}: no such file; nothing imported")
+                FileWarning(
+                    "import_not_found",
+                    parsed.path,
+                    line,
+                    f"{where}: no such file; nothing imported",
+                )
             )
         else:
             self.read(child, parsed, chain)

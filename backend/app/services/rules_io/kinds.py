@@ -31,8 +31,9 @@ _CODE: Final = re.compile(r"`+[^`]*`+")
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
 _HARD: Final = re.compile(
     r"\b(?:always|never|must|mustn'?t|do not|don'?t|shall|required|requires?|mandatory"
-    r"|forbidden|prohibited|not allowed|under no circumstances|critical|important)\b"
-    r"|(?<!not )\bonly\b",
+    r"|forbidden|prohibited|not allowed|under no circumstances)\b"
+    r"|\b(?:it'?s|it is) (?:important|critical|essential|necessary) to\b"
+    r"|^\W*(?:important|critical|mandatory)\b|(?<!not )\bonly\b",
     re.IGNORECASE,
 )
 _SOFT: Final = re.compile(
@@ -61,7 +62,8 @@ _CONVENTION: Final = re.compile(
     r"|trailing (?:spaces|whitespace|commas?)|whitespace|curly braces|semicolons?"
     r"|(?:single|double) quotes|format(?:ted|ter|ting)?|code style|coding style|style guide"
     r"|\w+[- ]style|psr-\d+|pep ?8|commit messages?|conventional commits|copyright header"
-    r"|(?:are|is) (?:marked|named|prefixed|suffixed|kept|stored|placed|located) (?:with|in|under|as)"
+    r"|(?:are|is) (?:marked|named|prefixed|suffixed|kept|stored|placed|located)"
+    r" (?:with|in|under|as)"
     r"|(?:lives?|located|goes|reside|resides) (?:in|under|at)|is the \w+ command"
     r"|commands?\b[^.]*\b(?:run|executed|invoked)\b)",
     re.IGNORECASE,
@@ -72,13 +74,17 @@ _TOOL_STATEMENT: Final = re.compile(
     r"|(?:python|node(?:\.js)?|java|go|rust|php|ruby|typescript|dotnet|\.net)\s*v?\d)",
     re.IGNORECASE,
 )
-_USE_TOOL: Final = re.compile(r"^use\s+(?:\*\*|`)?[a-z][\w.-]{0,19}(?:\*\*|`)?\s+(?:for|to|as|\()", re.I)
+_USE_TOOL: Final = re.compile(
+    r"^use\s+(?:\*\*|`)?[a-z][\w.-]{0,19}(?:\*\*|`)?\s+(?:for|to|as|\()", re.I
+)
 _COMPARATIVE: Final = re.compile(r"^[a-z][\w`'\" ./-]{2,60}\s+over\s+\S", re.IGNORECASE)
 _DESCRIPTIVE: Final = re.compile(
     r"^(?:(?:this|these) (?:file|document|repo|repository|project|directory|folder|section"
     r"|guide|page|module)s?\b|the following\b|(?:the|a|an) [\w .`'/-]{1,60}? (?:is|are|was|has"
     r"|have|provides?|contains?|handles?|defines?|exports?|describes?|lists?)\b"
-    r"|[\w`.'-]+ (?:is|are) (?:a|an|the)\b|(?:it|there) (?:is|are)\b|e\.g\.|for example"
+    r"|[\w`.'-]+ (?:is|are) (?:a|an|the)\b"
+    r"|(?:it|there) (?:is|are)\b(?! (?:important|critical|essential|necessary) to)"
+    r"|e\.g\.|for example"
     r"|example\b|see\b|canonical reference|note:)",
     re.IGNORECASE,
 )
@@ -88,7 +94,9 @@ _CLAUSE: Final = re.compile(
     r"^(?:when|whenever|if|before|after|once|while|during|unless|for|in|on|at|to)\b[^,.;:]{1,90},\s*",
     re.IGNORECASE,
 )
-_FILLER: Final = frozenset({"then", "also", "and", "finally", "next", "first", "please", "but", "so"})
+_FILLER: Final = frozenset(
+    {"then", "also", "and", "finally", "next", "first", "please", "but", "so"}
+)
 _IMPERATIVE: Final = frozenset(
     """
     add aim annotate apply ask attach author avoid await batch be benchmark build bump cache
@@ -192,7 +200,9 @@ def _lead_word(text: str) -> str:
 def _labelled_command(text: str) -> bool:
     """'Install dependencies: `uv sync`': a label and, after it, mostly a command."""
     found = _LABELLED_CODE.match(text)
-    if found is None or re.match(r"(?i)\s*(?:e\.g|examples?|for example|note|see)\b", found["label"]):
+    if found is None or re.match(
+        r"(?i)\s*(?:e\.g|examples?|for example|note|see)\b", found["label"]
+    ):
         return False
     spans = _CODE.findall(found["rest"])
     commandish = any(" " in s.strip("`") or "/" in s or re.search(r"\.\w{1,4}`", s) for s in spans)
@@ -245,14 +255,16 @@ def rule_likeness(
     score += 0.4 if ev.soft and not ev.hard else 0.0
     score += 0.45 if ev.prefer else 0.0
     score += 0.35 if ev.convention else 0.0
-    score += 0.2 if ev.correction else 0.0
+    score += 0.35 if ev.correction or ev.feedback else 0.0
     score -= 0.5 if ev.descriptive else 0.0
     heading = headings[-1] if headings else ""
     if heading and _RULE_HEADING.search(heading):
         score += 0.15
     elif heading and _DESCRIPTIVE_HEADING.search(heading) and not (ev.imperative or ev.hard):
         score -= 0.25
-    if lead_in and _DIRECTIVE_LEAD.search(lead_in) or lead_in and _lead_word(lead_in) in _IMPERATIVE:
+    if (lead_in and _DIRECTIVE_LEAD.search(lead_in)) or (
+        lead_in and _lead_word(lead_in) in _IMPERATIVE
+    ):
         score += 0.4
     if file_format in ("cursor", "copilot"):
         score += 0.05

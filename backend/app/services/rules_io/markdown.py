@@ -72,6 +72,7 @@ class _Draft:
     marker: Marker | None
     applies_to: dict[str, str]
     applies_stated: bool
+    lead: str = ""
 
     @property
     def end(self) -> int:
@@ -87,6 +88,7 @@ class _Draft:
             marker=self.marker,
             applies_to=self.applies_to,
             applies_to_stated=self.applies_stated,
+            lead=self.lead,
         )
 
 
@@ -288,6 +290,7 @@ def _add(
             marker,
             dict(state.applies_to),
             state.applies_stated,
+            lead,
         )
     )
 
@@ -349,7 +352,9 @@ def _list(state: _State, lst: Node, context: tuple[str, ...], lead: str) -> None
 
 def _item(state: _State, item: Node, context: tuple[str, ...], lead: str) -> None:
     nested = [c for c in item.children if c.kind in _LISTS]
-    comment_blocks = [c for c in item.children if c.kind == "html_block" and is_comment(c.token.content)]
+    comment_blocks = [
+        c for c in item.children if c.kind == "html_block" and is_comment(c.token.content)
+    ]
     for block in comment_blocks:
         state.comment(block.start, block.token.content)
     inline = [c.inline for c in item.children if c.kind == "paragraph"]

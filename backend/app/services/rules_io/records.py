@@ -101,6 +101,8 @@ class Unit:
         marker: the memorule an exported rule maps back to.
         applies_to: ``applies_to`` stated by the file (front matter, ``prism:applies_to``).
         applies_to_stated: ``applies_to`` came from a ``prism:applies_to`` comment.
+        lead: the lead-in line carried into ``text`` as its first line ("All changes need
+            to:", a parent item's label), or "".
     """
 
     text: str
@@ -111,6 +113,7 @@ class Unit:
     marker: Marker | None = None
     applies_to: dict[str, str] = field(default_factory=dict)
     applies_to_stated: bool = False
+    lead: str = ""
 
 
 @dataclass(frozen=True)

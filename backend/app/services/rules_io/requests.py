@@ -1,7 +1,8 @@
 """What a unit becomes: a ``prism_remember`` request (memorule or note), with its subject.
 
 - subject: the innermost context ("Testing") and the rule's first sentence, whole (or cut
-  at a word boundary with an ellipsis), at most 300 characters; a note's subject ends with its source tag so a later import finds it again.
+  at a word boundary with an ellipsis), at most 300 characters; a note's subject ends with
+  its source tag so a later import finds it again.
 - evidence (memorules): ``file:<path>#L<start>-L<end>``; confidence ``asserted`` (the file
   claims it; nobody observed it).
 - idempotency key: a hash of the whole request and the writer's context, so a retried or
@@ -44,18 +45,24 @@ def first_sentence(text: str) -> str:
     flat = _unbold(" ".join(" ".join(prose).split()))
     spans = sentence_spans(flat)
     sentence = flat[: spans[0][1]] if spans else flat
-    return shorten(sentence.rstrip(), SENTENCE_MAX)
+    return shorten(sentence.rstrip().rstrip(":.").rstrip(), SENTENCE_MAX)
 
 
 def subject_for(unit: Unit) -> str:
     """``Context: first sentence`` (4 to 300 characters, one line); the context is the
     innermost heading (or list label) the rule sits under."""
-    sentence = first_sentence(unit.text)
+    text = unit.text
+    lead = ""
+    if unit.lead and text.startswith(unit.lead):
+        text = text[len(unit.lead) :].lstrip("\n")
+        lead = " ".join(unit.lead.replace("**", "").split()).rstrip(":").strip()
+    sentence = first_sentence(text)
     context = shorten(" ".join(unit.context[-1].split()), CONTEXT_MAX) if unit.context else ""
-    if context and not sentence.lower().startswith(context.lower()):
-        subject = f"{context}: {sentence}"
-    else:
-        subject = sentence
+    parts = [p for p in (context, lead) if p]
+    parts = [p for i, p in enumerate(parts) if p.lower() not in (q.lower() for q in parts[:i])]
+    if parts and sentence.lower().startswith(parts[-1].lower()):
+        parts.pop()
+    subject = ": ".join([*parts, sentence])
     if len(subject) < SUBJECT_MIN:
         subject = subject.ljust(SUBJECT_MIN, ".")
     return shorten(subject, SUBJECT_MAX)
