@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -317,3 +319,53 @@ def test_the_cli_writes_files_and_refuses_to_overwrite_a_hand_written_one(tmp_pa
 
 def prism(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_prism(cwd / "prism.db", *args, cwd=cwd)
+
+
+CORPUS = BACKEND.parent / "bench" / "rules_files" / "corpus"
+
+
+@pytest.mark.parametrize("fmt", [ExportFormat.AGENTS_MD, ExportFormat.CURSOR])
+def test_the_real_corpus_is_a_fixed_point_of_import_export_import(
+    services: Services, make_ctx: ContextFactory, tmp_path: Path, fmt: ExportFormat
+) -> None:
+    """The 30 real rule files of bench/rules_files: their rules survive an export and a
+    re-import unchanged, and a second export is byte-identical."""
+    ctx = make_ctx(persona="donna")
+    importer = RulesImporter(services.memory, services.store)
+    first = importer.run(
+        ctx, read_rule_files([CORPUS], CORPUS), ImportOptions(notes=NotesMode.KEEP)
+    )
+    written, notes = first.counts()["written"], first.counts()["notes"]
+    assert written > 200 and notes > 50
+    before = services.store.stats(ctx.tenant_id)
+    out = tmp_path / "out"
+    out.mkdir()
+    exported = export_text(services, ctx, fmt)
+    names = write_files(out, exported)
+    again = run_import(services, ctx, out, *names, notes=NotesMode.KEEP)
+    assert services.store.stats(ctx.tenant_id) == before
+    assert again.counts()["unchanged"] == written and sum(again.counts().values()) == written
+    assert [f.text for f in export_text(services, ctx, fmt)] == [f.text for f in exported]
+    third = importer.run(
+        ctx, read_rule_files([CORPUS], CORPUS), ImportOptions(notes=NotesMode.KEEP)
+    )
+    assert services.store.stats(ctx.tenant_id) == before
+    assert third.counts()["unchanged"] == written + notes
+
+
+def test_exported_files_get_the_umask_mode_and_keep_an_existing_files_mode(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text(HAND_WRITTEN, encoding="utf-8")
+    assert prism(tmp_path, "import-rules", "CLAUDE.md").returncode == 0
+    previous = os.umask(0o027)
+    try:
+        assert (
+            prism(tmp_path, "export-rules", "--format", "agents-md", "--out", "o").returncode == 0
+        )
+        assert stat.S_IMODE((tmp_path / "o" / "AGENTS.md").stat().st_mode) == 0o640
+        (tmp_path / "o" / "AGENTS.md").chmod(0o604)
+        assert (
+            prism(tmp_path, "export-rules", "--format", "agents-md", "--out", "o").returncode == 0
+        )
+        assert stat.S_IMODE((tmp_path / "o" / "AGENTS.md").stat().st_mode) == 0o604
+    finally:
+        os.umask(previous)

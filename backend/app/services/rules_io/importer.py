@@ -116,7 +116,7 @@ class _Reader:
                     f"{where} imports a file that imports it; not followed again",
                 )
             )
-        elif len(chain) >= MAX_DEPTH:
+        elif len(chain) > MAX_DEPTH:  # the child would be hop len(chain)
             parsed.warnings.append(
                 FileWarning(
                     "import_too_deep",

@@ -109,6 +109,7 @@ _IMPERATIVE: Final = frozenset(
     localise lock log look make mark match measure mention merge migrate minimize minimise
     mirror mock move name never note open optimize parse pass patch pick pin place plan
     prefer prefix preserve prevent print prioritize profile prompt provide publish pull push
+    quote
     put raise read rebase refactor reference refresh regenerate register release reload
     remove rename render replace reply report reproduce require respect respond retry return
     reuse review run sanitize save search select send separate serialize set show sign skip

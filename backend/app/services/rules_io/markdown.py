@@ -266,6 +266,7 @@ def _add(
     text: str = "",
     lead: str = "",
     descriptive: bool = False,
+    lead_in: str = "",
 ) -> None:
     own = text or _join(lines)
     body = f"{lead}\n{own}" if lead else own
@@ -274,7 +275,7 @@ def _add(
     if marker is not None:  # an exported rule: a rule whatever it says
         kind = marker.kind or state.section_kind or classify(own, context)
         decided = marker.kind is not None or state.section_kind is not None
-    elif not descriptive and rule_likeness(own, context, state.fmt, lead) >= 0.5:
+    elif not descriptive and rule_likeness(own, context, state.fmt, lead or lead_in) >= 0.5:
         kind = state.section_kind or classify(own, context)
         decided = state.section_kind is not None
     if kind is not None and len(body.strip()) < BODY_MIN and context:
@@ -335,7 +336,8 @@ def _lead_and_list(state: _State, para: Node, lst: Node) -> None:
     if _objects_only(state, lst):
         _report_inline(state, para, comments_in(para.inline))
         lines = _span(state, para) + _span(state, lst)
-        _add(state, lines, state.context(), None, text + "\n" + _join(_span(state, lst)))
+        merged = text + "\n" + _join(_span(state, lst))
+        _add(state, lines, state.context(), None, merged, lead_in=lead)
         return
     if lead_start > 0:
         _paragraph(state, para, upto=lead_start)
