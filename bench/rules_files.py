@@ -82,12 +82,8 @@ class Score:
             "labels": self.labels,
             "imported": self.imported,
             "recall": round(self.found / self.labels, 3) if self.labels else None,
-            "precision": round(self.found / self.imported, 3)
-            if self.imported
-            else None,
-            "kind_accuracy": round(self.kind_right / self.found, 3)
-            if self.found
-            else None,
+            "precision": round(self.found / self.imported, 3) if self.imported else None,
+            "kind_accuracy": round(self.kind_right / self.found, 3) if self.found else None,
             "garbled": self.garbled,
         }
 
@@ -119,18 +115,14 @@ def garbled(request: dict[str, Any], source: str) -> list[str]:
     return bad
 
 
-def score_file(
-    labels: list[dict[str, str]], requests: list[dict[str, Any]], source: str
-) -> Score:
+def score_file(labels: list[dict[str, str]], requests: list[dict[str, Any]], source: str) -> Score:
     """Match labels to imported rules one to one, in file order (see the module doc)."""
     score = Score(labels=len(labels), imported=len(requests))
     bodies = [norm(r["body"]) for r in requests]
     taken: set[int] = set()
     for label in labels:
         text = norm(label["text"])
-        hit = next(
-            (i for i, b in enumerate(bodies) if i not in taken and text in b), None
-        )
+        hit = next((i for i, b in enumerate(bodies) if i not in taken and text in b), None)
         if hit is None:
             score.missed.append(label["text"])
             continue
@@ -153,9 +145,7 @@ def score_file(
 
 
 def corpus_files() -> list[dict[str, Any]]:
-    manifest: list[dict[str, Any]] = json.loads((CORPUS / "manifest.json").read_text())[
-        "files"
-    ]
+    manifest: list[dict[str, Any]] = json.loads((CORPUS / "manifest.json").read_text())["files"]
     return manifest
 
 
@@ -201,8 +191,7 @@ def _table(rows: Iterable[tuple[str, Score]]) -> str:
     for name, s in rows:
         f = s.figures()
         cells = [
-            f[k] if f[k] is not None else "-"
-            for k in ("recall", "precision", "kind_accuracy")
+            f[k] if f[k] is not None else "-" for k in ("recall", "precision", "kind_accuracy")
         ]
         lines.append(
             f"{name[:72]:<72} {s.labels:>6} {s.imported:>4} "
@@ -215,9 +204,7 @@ def _table(rows: Iterable[tuple[str, Score]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
-    p.add_argument(
-        "--details", action="store_true", help="list misses, extras, wrong kinds"
-    )
+    p.add_argument("--details", action="store_true", help="list misses, extras, wrong kinds")
     p.add_argument("--json", type=Path, help="write the figures to this file")
     p.add_argument("--backend", help="the backend/ folder whose importer to score")
     args = p.parse_args(argv)
