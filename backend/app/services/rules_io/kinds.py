@@ -33,7 +33,9 @@ _HARD: Final = re.compile(
     r"\b(?:always|never|must|mustn'?t|do not|don'?t|shall|required|requires?|mandatory"
     r"|forbidden|prohibited|not allowed|under no circumstances)\b"
     r"|\b(?:it'?s|it is) (?:important|critical|essential|necessary) to\b"
-    r"|^\W*(?:important|critical|mandatory)\b|(?<!not )\bonly\b",
+    r"|^\W*(?:important|critical|mandatory)\b"
+    r"|(?:^\W*|[:;,]\s*|\b(?:should|must|may|can|to|and|or|then)\s+)only\b"
+    r"|\bonly (?:when|if|after|before|for|in|use|run|change|add|import|apply|commit)\b",
     re.IGNORECASE,
 )
 _SOFT: Final = re.compile(
@@ -41,7 +43,7 @@ _SOFT: Final = re.compile(
     re.IGNORECASE,
 )
 _PREFER: Final = re.compile(
-    r"\b(?:prefer(?:s|red|ably)?|favou?r(?:s|ed)?|ideally|where possible|when possible"
+    r"\b(?:prefer(?:red|ably)?|favou?r(?:ed)?|ideally|where possible|when possible"
     r"|if possible|whenever possible|consider|(?:it'?s|is) better to|better to"
     r"|it'?s best|recommended)\b",
     re.IGNORECASE,
@@ -93,6 +95,11 @@ _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>
 _CLAUSE: Final = re.compile(
     r"^(?:when|whenever|if|before|after|once|while|during|unless|for|in|on|at|to)\b[^,.;:]{1,90},\s*",
     re.IGNORECASE,
+)
+# An instruction led by one of these is an action to take, even when it mentions a style
+# ("Run `make format` before committing" is a step, not a formatting convention).
+_ACTIONS: Final = frozenset(
+    {"follow", "read", "consult", "run", "execute", "push", "call", "check", "confirm"}
 )
 _FILLER: Final = frozenset(
     {"then", "also", "and", "finally", "next", "first", "please", "but", "so"}
@@ -173,6 +180,7 @@ class Evidence:
     descriptive: bool
     question: bool
     follow: bool
+    labelled: bool
 
 
 def prose(text: str) -> str:
@@ -190,7 +198,11 @@ def prose(text: str) -> str:
 def _lead_word(text: str) -> str:
     """The first word of the instruction: after a label, a leading clause and fillers."""
     rest = re.sub(r"^[^\w`\"'(\[]+", "", text)
-    rest = _LABEL.sub("", rest, count=1) if not _CLAUSE.match(rest) else rest
+    label = _LABEL.match(rest)
+    if label and not _CLAUSE.match(rest):
+        words = re.findall(r"[A-Za-z][A-Za-z'-]*", label.group())
+        if not words or words[0].lower() not in _IMPERATIVE:  # "Testing: run…", not "Run X:"
+            rest = rest[label.end() :]
     rest = _CLAUSE.sub("", rest, count=1)
     words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[:80])
     while words and words[0].lower() in _FILLER:
@@ -198,15 +210,24 @@ def _lead_word(text: str) -> str:
     return words[0].lower() if words else ""
 
 
+def _commandish(span: str) -> bool:
+    inner = span.strip("`")
+    script = re.search(r"(?:^|/)[\w.-]+\.(?:sh|bat|ps1|cmd|py)$", inner)
+    return " " in inner.strip() or bool(script) or inner.endswith("/")  # a command or a folder
+
+
 def _labelled_command(text: str) -> bool:
-    """'Install dependencies: `uv sync`': a label and, after it, mostly a command."""
+    """'Install dependencies: `uv sync`' (a label, then mostly a command), or the other way
+    round: '`make lint`: run the linters'."""
+    reverse = re.match(r"^(`+)(?P<code>.+?)\1\s*[:—–]\s+\w", text)
+    if reverse is not None and _commandish(reverse["code"]):
+        return True
     found = _LABELLED_CODE.match(text)
     if found is None or re.match(
         r"(?i)\s*(?:e\.g|examples?|for example|note|see)\b", found["label"]
     ):
         return False
-    spans = _CODE.findall(found["rest"])
-    commandish = any(" " in s.strip("`") or "/" in s or re.search(r"\.\w{1,4}`", s) for s in spans)
+    commandish = any(_commandish(s) for s in _CODE.findall(found["rest"]))
     words = re.findall(r"[A-Za-z]+", re.sub(r"\([^)]*\)", "", _CODE.sub("", found["rest"])))
     return commandish and len(words) <= 3
 
@@ -230,14 +251,25 @@ def evidence(text: str) -> Evidence:
             or _labelled_command(flat)
             or (_COMPARATIVE.match(bare) and lead not in _IMPERATIVE)
         ),
+        labelled=_labelled_command(flat),
         descriptive=bool(_DESCRIPTIVE.match(re.sub(r"^[^\w`]+", "", flat))),
         question=flat.rstrip().endswith("?"),
-        follow=lead in ("follow", "read", "consult"),
+        follow=lead in _ACTIONS,
     )
 
 
+def _later_imperative(text: str) -> bool:
+    """A sentence after the first that starts with an imperative verb."""
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`*])", prose(text))
+    return any(_lead_word(s) in _IMPERATIVE for s in sentences[1:])
+
+
 def rule_likeness(
-    text: str, headings: Sequence[str] = (), file_format: str | None = None, lead_in: str = ""
+    text: str,
+    headings: Sequence[str] = (),
+    file_format: str | None = None,
+    lead_in: str = "",
+    list_entry: bool = False,
 ) -> float:
     """How much ``text`` reads as an instruction to an agent, in [0, 1] (0.5 and up: a rule).
 
@@ -246,21 +278,25 @@ def rule_likeness(
         headings: the heading path above it, outermost first.
         file_format: the file's dialect (``markdown``, ``cursor``, ``copilot``).
         lead_in: a line ending in ":" that introduces it ("All changes need to:").
+        list_entry: it is an entry of a list (under a heading that names rules, an entry
+            is a rule unless its wording says otherwise).
     """
     ev = evidence(text)
     if not prose(text) or ev.question:
         return 0.0
     score = 0.2
-    score += 0.6 if ev.imperative else 0.0
+    score += 0.6 if ev.imperative or _later_imperative(text) else 0.0
     score += 0.5 if ev.hard else 0.0
     score += 0.4 if ev.soft and not ev.hard else 0.0
     score += 0.45 if ev.prefer else 0.0
     score += 0.35 if ev.convention else 0.0
     score += 0.35 if ev.correction or ev.feedback else 0.0
-    score -= 0.5 if ev.descriptive else 0.0
+    score -= 0.5 if ev.descriptive and not ev.hard else 0.0
     heading = headings[-1] if headings else ""
-    if heading and _RULE_HEADING.search(heading):
-        score += 0.15
+    if heading and _CORRECTION_HEADING.search(heading):
+        score += 0.3
+    elif heading and _RULE_HEADING.search(heading):
+        score += 0.35 if list_entry else 0.15
     elif heading and _DESCRIPTIVE_HEADING.search(heading) and not (ev.imperative or ev.hard):
         score -= 0.25
     if (lead_in and _DIRECTIVE_LEAD.search(lead_in)) or (
@@ -289,7 +325,11 @@ def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
         return MemoruleKind.PREFERENCE
     if ev.hard:
         return MemoruleKind.BEHAVIORAL_RULE
-    if not ev.follow and (ev.convention or (heading and _CONVENTION_HEADING.search(heading))):
+    if (
+        ev.labelled
+        or (ev.convention and not ev.follow)
+        or (heading and _CONVENTION_HEADING.search(heading))
+    ):
         return MemoruleKind.CONVENTION
     named = kind_of_heading(heading) if heading else None
     return named or MemoruleKind.BEHAVIORAL_RULE

@@ -267,6 +267,7 @@ def _add(
     lead: str = "",
     descriptive: bool = False,
     lead_in: str = "",
+    list_entry: bool = False,
 ) -> None:
     own = text or _join(lines)
     body = f"{lead}\n{own}" if lead else own
@@ -275,7 +276,13 @@ def _add(
     if marker is not None:  # an exported rule: a rule whatever it says
         kind = marker.kind or state.section_kind or classify(own, context)
         decided = marker.kind is not None or state.section_kind is not None
-    elif not descriptive and rule_likeness(own, context, state.fmt, lead or lead_in) >= 0.5:
+    elif (
+        not descriptive
+        and rule_likeness(
+            own, context, state.fmt, lead or lead_in or _heading_lead(context), list_entry
+        )
+        >= 0.5
+    ):
         kind = state.section_kind or classify(own, context)
         decided = state.section_kind is not None
     if kind is not None and len(body.strip()) < BODY_MIN and context:
@@ -294,6 +301,12 @@ def _add(
             lead,
         )
     )
+
+
+def _heading_lead(context: tuple[str, ...]) -> str:
+    """A heading that is itself an instruction ("DO NOT use high-cardinality attributes:")
+    leads the entries under it."""
+    return context[-1] if context and rule_likeness(context[-1]) >= 0.5 else ""
 
 
 def _paragraph(state: _State, node: Node, upto: int | None = None) -> None:
@@ -333,11 +346,19 @@ def _lead_and_list(state: _State, para: Node, lst: Node) -> None:
     spans = sentence_spans(text)
     lead_start = spans[-1][0] if spans else 0
     lead = text[lead_start:].strip()
-    if _objects_only(state, lst):
+    if _objects_only(state, lst, lead):
         _report_inline(state, para, comments_in(para.inline))
         lines = _span(state, para) + _span(state, lst)
         merged = text + "\n" + _join(_span(state, lst))
         _add(state, lines, state.context(), None, merged, lead_in=lead)
+        return
+    entries = [_join(item_lines(i, state.lines, set())) for i in lst.children]
+    rules = sum(1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= 0.5)
+    if rule_likeness(lead, state.context(), state.fmt) >= 0.5 and 2 * rules < len(entries):
+        # a rule of its own ("…each may only import from layers below it:") over entries
+        # that mostly describe: the paragraph is one rule, the entries stand alone
+        _paragraph(state, para)
+        _list(state, lst, state.context(), "")
         return
     if lead_start > 0:
         _paragraph(state, para, upto=lead_start)
@@ -375,14 +396,15 @@ def _item(state: _State, item: Node, context: tuple[str, ...], lead: str) -> Non
     own_text = strip_comments(_join(own), comments)
     if not _without_imports(own_text):
         return
-    if nested and _is_lead(own_text) and not all(_objects_only(state, lst) for lst in nested):
+    objects = all(_objects_only(state, lst, own_text) for lst in nested)
+    if nested and _is_lead(own_text) and not objects:
         label = own_text.rstrip(":").replace("**", "").strip()
         carried = own_text if not lead else f"{lead}\n{own_text}"
         for lst in nested:
             _list(state, lst, (*context, label), carried)
         return
     text = strip_comments(_join(whole), comments)
-    _add(state, whole, context, None, text, lead=lead)
+    _add(state, whole, context, None, text, lead=lead, list_entry=True)
 
 
 def _item_marker(state: _State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:
@@ -408,13 +430,17 @@ def _is_lead(text: str) -> bool:
     )
 
 
-def _objects_only(state: _State, lst: Node) -> bool:
-    """Entries that are only the short objects of the line before them, no rules."""
+def _objects_only(state: _State, lst: Node, lead: str) -> bool:
+    """Entries that are only the objects of the line before them, no rules: short ones, or
+    any that read as no rule when that line is itself an instruction ("Check X for:")."""
+    instruction = rule_likeness(lead) >= 0.5
     for item in lst.children:
         if any(c.kind in _LISTS for c in item.children):
             return False
         text = _join(item_lines(item, state.lines, set()))
-        if "\n" in text or len(text) >= OBJECT_ENTRY or rule_likeness(text) >= 0.5:
+        if rule_likeness(text) >= 0.5:
+            return False
+        if not instruction and ("\n" in text or len(text) >= OBJECT_ENTRY):
             return False
     return True
 
