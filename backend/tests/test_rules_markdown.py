@@ -241,3 +241,12 @@ def test_the_labelled_corpus_of_real_files_meets_the_issue_17_bars(tmp_path: Pat
     assert figures["labels"] >= 200
     assert figures["recall"] >= 0.95 and figures["precision"] >= 0.90
     assert figures["kind_accuracy"] >= 0.80 and figures["garbled"] == 0
+
+
+def test_a_quoted_rule_loses_its_quote_marks_but_nothing_else(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path, "## Workflow\n\n> Use the `/pytest-vcr` skill for cassette\n> recording.\n"
+    )
+    [unit] = rules(parsed)
+    assert unit.text == "Use the `/pytest-vcr` skill for cassette\nrecording."
+    assert subject_for(unit) == "Workflow: Use the `/pytest-vcr` skill for cassette recording"

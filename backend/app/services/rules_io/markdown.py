@@ -109,7 +109,9 @@ def _blocks(state: State, nodes: list[Node]) -> None:
             _code(state, node)
         elif node.kind == "table":
             add(state, span(state, node), state.context(), None, descriptive=True)
-        elif node.kind == "blockquote":
+        elif node.kind == "blockquote":  # its text without the "> " marks
+            for number in range(node.start, node.end + 1):
+                state.lines[number] = re.sub(r"^\s{0,3}>\s?", "", state.lines.get(number, ""))
             _blocks(state, node.children)
         i += 1
 
