@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -52,7 +55,10 @@ def seed(services: Services, make_ctx: ContextFactory) -> SessionContext:
     ctx = make_ctx(persona="donna")
     other_project = make_ctx(project="web", persona="donna")
     writes = [
-        (ctx, rule("behavioral_rule", "Run tests", "Always run the tests before pushing.")),
+        (
+            ctx,
+            rule("behavioral_rule", "Testing: Run tests", "Always run the tests before pushing."),
+        ),
         (ctx, rule("convention", "Snake case", "Module names use snake_case.", surface="python")),
         (ctx, rule("preference", "Small PRs", "Prefer small pull requests.", scope="global")),
         (ctx, rule("correction", "Await", "Forgetting await leaves the coroutine unrun.")),
@@ -120,7 +126,7 @@ def test_an_export_is_not_cut_at_recalls_top_k(
     assert agents.rules == 130 and agents.text.count("<!-- prism:id=") == 130
 
 
-def test_agents_md_groups_by_scope_and_applies_to_then_by_kind_with_ids(
+def test_agents_md_groups_by_scope_and_applies_to_then_by_source_heading_with_ids_and_kinds(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = seed(services, make_ctx)
@@ -131,20 +137,20 @@ def test_agents_md_groups_by_scope_and_applies_to_then_by_kind_with_ids(
     assert headings == [
         "# AGENTS.md",
         "## Global rules",
-        "### Preferences",
         "## Organisation rules",
-        "### Conventions",
         "## Project rules",
-        "### Behavioral rules",
-        "### Corrections",
-        "### Feedback",
+        "### Testing",  # the heading the rule's subject names, not its kind
         "## Project rules (surface python)",
-        "### Conventions",
         "## Project rules (surface ts)",
-        "### Behavioral rules",
         "## Persona rules (persona donna)",
-        "### Behavioral rules",
     ]
+    project = text.split("## Project rules\n")[1].split("\n## ")[0]
+    assert project.index("Forgetting await") < project.index("### Testing")
+    assert re.search(
+        r"- Forgetting await leaves the coroutine unrun\. <!-- prism:id=\S+ v=1 "
+        r"kind=correction -->",
+        project,
+    )
     assert "Texi signs" not in text and "kebab-case" not in text and "never exported" not in text
     assert '<!-- prism:applies_to {"scope": "global"} -->' in text
     assert agents.rules == 8
@@ -233,7 +239,7 @@ def test_an_edited_export_updates_its_memorules_instead_of_duplicating_them(
     edited = agents.text.replace(
         "Prefer small pull requests.", "Prefer pull requests under 400 lines."
     )
-    edited = edited.replace("### Corrections", "### Behavioral rules")
+    edited = edited.replace("kind=correction", "kind=behavioral_rule")  # its kind, edited
     (tmp_path / "AGENTS.md").write_text(edited, encoding="utf-8")
     memories = services.store.stats(ctx.tenant_id)["memories"]
     report = run_import(services, ctx, tmp_path, "AGENTS.md")
@@ -313,3 +319,53 @@ def test_the_cli_writes_files_and_refuses_to_overwrite_a_hand_written_one(tmp_pa
 
 def prism(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_prism(cwd / "prism.db", *args, cwd=cwd)
+
+
+CORPUS = BACKEND.parent / "bench" / "rules_files" / "corpus"
+
+
+@pytest.mark.parametrize("fmt", [ExportFormat.AGENTS_MD, ExportFormat.CURSOR])
+def test_the_real_corpus_is_a_fixed_point_of_import_export_import(
+    services: Services, make_ctx: ContextFactory, tmp_path: Path, fmt: ExportFormat
+) -> None:
+    """The 30 real rule files of bench/rules_files: their rules survive an export and a
+    re-import unchanged, and a second export is byte-identical."""
+    ctx = make_ctx(persona="donna")
+    importer = RulesImporter(services.memory, services.store)
+    first = importer.run(
+        ctx, read_rule_files([CORPUS], CORPUS), ImportOptions(notes=NotesMode.KEEP)
+    )
+    written, notes = first.counts()["written"], first.counts()["notes"]
+    assert written > 200 and notes > 50
+    before = services.store.stats(ctx.tenant_id)
+    out = tmp_path / "out"
+    out.mkdir()
+    exported = export_text(services, ctx, fmt)
+    names = write_files(out, exported)
+    again = run_import(services, ctx, out, *names, notes=NotesMode.KEEP)
+    assert services.store.stats(ctx.tenant_id) == before
+    assert again.counts()["unchanged"] == written and sum(again.counts().values()) == written
+    assert [f.text for f in export_text(services, ctx, fmt)] == [f.text for f in exported]
+    third = importer.run(
+        ctx, read_rule_files([CORPUS], CORPUS), ImportOptions(notes=NotesMode.KEEP)
+    )
+    assert services.store.stats(ctx.tenant_id) == before
+    assert third.counts()["unchanged"] == written + notes
+
+
+def test_exported_files_get_the_umask_mode_and_keep_an_existing_files_mode(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text(HAND_WRITTEN, encoding="utf-8")
+    assert prism(tmp_path, "import-rules", "CLAUDE.md").returncode == 0
+    previous = os.umask(0o027)
+    try:
+        assert (
+            prism(tmp_path, "export-rules", "--format", "agents-md", "--out", "o").returncode == 0
+        )
+        assert stat.S_IMODE((tmp_path / "o" / "AGENTS.md").stat().st_mode) == 0o640
+        (tmp_path / "o" / "AGENTS.md").chmod(0o604)
+        assert (
+            prism(tmp_path, "export-rules", "--format", "agents-md", "--out", "o").returncode == 0
+        )
+        assert stat.S_IMODE((tmp_path / "o" / "AGENTS.md").stat().st_mode) == 0o604
+    finally:
+        os.umask(previous)

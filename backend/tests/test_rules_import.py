@@ -186,7 +186,7 @@ def test_code_blocks_stay_with_their_rule_and_headings_become_subject_context(
     fmt = rules["file:CLAUDE.md#L22-L26"].states[-1]
     assert fmt.body.endswith("```bash\nruff format .\n```")
     nested = rules["file:CLAUDE.md#L14-L14"].states[-1]
-    assert nested.subject == "Migrations: Never edit a migration that has shipped"
+    assert nested.subject == "Migrations: Never edit a migration that has shipped; add a new one"
 
 
 def test_descriptive_text_is_skipped_by_default_and_kept_as_a_note_on_request(
@@ -276,7 +276,7 @@ def test_a_scope_persona_without_a_persona_is_refused_before_anything_is_written
     [
         ("Always run the tests before pushing.", MemoruleKind.BEHAVIORAL_RULE),
         ("Don't commit generated files.", MemoruleKind.BEHAVIORAL_RULE),
-        ("Use pytest for every new test.", MemoruleKind.BEHAVIORAL_RULE),
+        ("Use pytest for every new test.", MemoruleKind.CONVENTION),  # the tool used here
         ("Prefer composition over inheritance.", MemoruleKind.PREFERENCE),
         ("Favour small pull requests where possible.", MemoruleKind.PREFERENCE),
         ("Test files are named test_<module>.py.", MemoruleKind.CONVENTION),
@@ -571,3 +571,32 @@ def test_real_rules_rendered_into_each_format_import_with_nothing_lost(
         assert found is not None and found[1] == name
         quoted = "\n".join(lines[int(found[2]) - 1 : int(found[3])])
         assert state.body.split("\n")[0].strip()[:40] in quoted
+
+
+def test_the_cli_reports_what_it_wrote_kept_and_skipped_and_lists_all_with_verbose(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        "AGENTS.md",
+        "# Guide\n\nThis repository is the Prism API.\n\n"
+        "- Always run `make test` before you push.\n- Prefer small pull requests.\n",
+    )
+    db = tmp_path / "prism.db"
+    first = run_prism(db, "import-rules", "AGENTS.md", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    out = first.stdout.splitlines()
+    assert out[0] == "AGENTS.md: 2 rules, 1 descriptive (markdown)"
+    assert [line.split()[:2] for line in out[1:3]] == [
+        ["written", "behavioral_rule"],
+        ["written", "preference"],
+    ]
+    assert out[3].startswith("written 2, updated 0, unchanged 0, skipped 1, notes 0")
+    assert "(1 unchanged or descriptive items not listed; --verbose lists them)" in out[3]
+    again = run_prism(db, "import-rules", "AGENTS.md", "--verbose", cwd=tmp_path)
+    lines = again.stdout.splitlines()
+    assert [line.split()[0] for line in lines[1:4]] == ["skip", "unchanged", "unchanged"]
+    assert "descriptive text" in lines[1]
+    assert lines[4] == "written 0, updated 0, unchanged 2, skipped 1, notes 0, missing 0, retired 0"
+    data = json.loads(run_prism(db, "import-rules", "AGENTS.md", "--json", cwd=tmp_path).stdout)
+    assert data["counts"]["unchanged"] == 2 and len(data["items"]) == 3

@@ -62,6 +62,9 @@ def import_rules(common: Common) -> click.Command:
     )
     @click.option("--dry-run", is_flag=True, help="show what would be written; write nothing")
     @click.option("--retire-missing", is_flag=True, help="retire rules no longer in their file")
+    @click.option(
+        "--verbose", "-v", is_flag=True, help="list every item (unchanged and descriptive too)"
+    )
     @common
     def command(
         rt: Runtime,
@@ -70,6 +73,7 @@ def import_rules(common: Common) -> click.Command:
         notes: str,
         dry_run: bool,
         retire_missing: bool,
+        verbose: bool,
     ) -> None:
         """Import CLAUDE.md, AGENTS.md, Cursor .mdc and Copilot instruction files as memorules.
 
@@ -87,7 +91,7 @@ def import_rules(common: Common) -> click.Command:
         importer = RulesImporter(rt.services.memory, rt.services.store)
         options = ImportOptions(applies, NotesMode(notes), dry_run, retire_missing)
         report = importer.run(rt.ctx, files, options, _progress)
-        rt.emit(report.to_dict(), _import_text)
+        rt.emit(report.to_dict(), lambda data: import_text(data, verbose))
 
     return command
 
@@ -97,32 +101,58 @@ def _progress(done: int, total: int) -> None:
         click.echo(f"imported {done}/{total}", err=True)
 
 
-def _import_text(data: dict[str, Any]) -> str:
+_DESCRIPTIVE_SKIP: Final = "descriptive text"
+
+
+def import_text(data: dict[str, Any], verbose: bool = False) -> str:
+    """An import report for people: each file, then what was written, updated, kept and
+    skipped (every item with ``verbose``; otherwise all but the unchanged ones and the
+    descriptive text skipped, which are counted), the counts, the warnings."""
     lines = []
     for f in data["files"]:
         note = ", written by prism export-rules" if f["exported_by_prism"] else ""
+        via = f", imported by {f['imported_from']}" if f.get("imported_from") else ""
         lines.append(
-            f"{f['path']}: {f['rules']} rules, {f['descriptive']} descriptive ({f['format']}{note})"
+            f"{f['path']}: {f['rules']} rules, {f['descriptive']} descriptive "
+            f"({f['format']}{note}{via})"
         )
-    shown = {a.value for a in Action} - {Action.UNCHANGED.value}
-    if not data["dry_run"]:
-        shown -= {Action.CREATE.value, Action.NOTE.value}
+    quiet = 0
     for item in data["items"]:
-        if item["action"] in shown:
-            where = f"{item['path']}:{item['lines'][0]}-{item['lines'][1]}" if item["lines"] else ""
-            kind = item["memorule_kind"] or item["record"]
-            extra = f"  ({item['message']})" if item["message"] else ""
-            text = escape_hidden(f"{item['subject']}{extra}")
-            lines.append(f"  {item['action']:<9} {kind:<15} {where}  {text}")
+        descriptive = item["action"] == Action.SKIP.value and (item["message"] or "").startswith(
+            _DESCRIPTIVE_SKIP
+        )
+        if not verbose and (item["action"] == Action.UNCHANGED.value or descriptive):
+            quiet += 1
+            continue
+        where = f"{item['path']}:{item['lines'][0]}-{item['lines'][1]}" if item["lines"] else ""
+        kind = item["memorule_kind"] or item["record"]
+        extra = f"  ({item['message']})" if item["message"] else ""
+        text = escape_hidden(f"{item['subject']}{extra}")
+        action = (
+            _VERBS.get(item["action"], item["action"]) if not data["dry_run"] else item["action"]
+        )
+        lines.append(f"  {action:<9} {kind:<15} {where}  {text}")
     c = data["counts"]
     verb = "dry run, would write" if data["dry_run"] else "written"
     lines.append(
         f"{verb} {c['written']}, updated {c['updated']}, unchanged {c['unchanged']}, "
         f"skipped {c['skipped']}, notes {c['notes']}, missing {c['missing']}, "
         f"retired {c['retired']}"
+        + (
+            f" ({quiet} unchanged or descriptive items not listed; --verbose lists them)"
+            if quiet
+            else ""
+        )
     )
     lines.extend(f"warning: {w['code']}: {w['message']}" for w in data["warnings"])
     return "\n".join(lines)
+
+
+_VERBS: Final = {
+    Action.CREATE.value: "written",
+    Action.NOTE.value: "noted",
+    Action.UPDATE.value: "updated",
+}
 
 
 def export_rules(common: Common) -> click.Command:
@@ -238,16 +268,30 @@ def _is_export(path: Path) -> bool:
 
 @contextmanager
 def _atomic(path: Path) -> Iterator[TextIO]:
-    """Write to a temporary file beside ``path``; replace ``path`` only on success."""
+    """Write to a temporary file beside ``path``; replace ``path`` only on success.
+
+    The file gets the mode a plain ``open()`` would give it: an existing file keeps its
+    mode, a new one gets 0666 less the umask (``mkstemp`` alone would make it 0600).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             yield handle
+        os.chmod(name, _mode_for(path))
         os.replace(name, path)
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def _write_atomically(path: Path, text: str) -> None:

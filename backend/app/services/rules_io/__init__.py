@@ -4,8 +4,10 @@
   if asked, notes) through :class:`~app.services.memory_service.MemoryService`.
 - :mod:`.exporter` renders the memorules that apply to a context as those files.
 
-Modules: ``reading`` (safe reads, hidden characters), ``frontmatter``, ``blocks`` and
-``markdown`` (splitting), ``sentences``, ``kinds`` (the kind guesser), ``surfaces``
-(globs ↔ surface), ``formats`` (dialects), ``requests`` (subjects, evidence, keys),
-``matching`` (re-import identity), ``records``.
+Modules: ``reading`` (safe reads, hidden characters), ``frontmatter``, ``blocks``
+(markdown-it-py's token stream as a block tree), ``markdown`` and ``drafts`` (splitting into
+units), ``imports`` (CLAUDE.md ``@path`` imports), ``sentences``, ``kinds`` (the rule
+classifier and :func:`~app.services.rules_io.kinds.rule_likeness`), ``surfaces`` (globs ↔
+surface), ``formats`` (dialects), ``requests`` (subjects, evidence, keys), ``matching``
+(re-import identity), ``records``.
 """

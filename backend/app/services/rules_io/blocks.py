@@ -1,45 +1,74 @@
-"""A small Markdown block scanner: headings, list items, paragraphs, code, tables, comments.
+"""Markdown as a tree of blocks, from markdown-it-py's CommonMark token stream.
 
-Enough of CommonMark for rule files: ATX and setext headings, ``-``/``*``/``+``/``1.`` list
-items with indented and lazy continuation lines, fenced code, tables, block quotes, HTML
-comments and thematic breaks. A list item keeps its content lines (dedented) so that the
-caller can scan them again for nested lists. Every line keeps its 1-based file line number.
+The parser decides what a list item, a paragraph, a code span or a fence is; this module
+only turns its flat token stream into nested :class:`Node` objects with 1-based file line
+numbers, and reads back the source lines a node covers (the text is never re-rendered, so
+``__init__`` and ``from __future__ import annotations`` stay as written). Tables are on;
+raw HTML is recognised (comments are found as ``html_block`` / ``html_inline`` tokens).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final
 
-Line = tuple[int, str]
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
-_FENCE: Final = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_HEADING: Final = re.compile(r"^(?P<hashes>#{1,6})(?:[ \t]+(?P<text>.*?))?[ \t]*#*[ \t]*$")
-_BREAK: Final = re.compile(r"^(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
-_ITEM: Final = re.compile(r"^(?P<marker>[-*+]|\d{1,9}[.)])(?P<space>[ \t]+|$)(?P<rest>.*)$")
-_SETEXT: Final = re.compile(r"^(?P<char>=+|-+)[ \t]*$")
+Line = tuple[int, str]
+_COMMENT: Final = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 @dataclass
-class Block:
-    """One block. ``kind`` is heading, item, paragraph, quote, code, table, comment or break.
+class Node:
+    """One block: ``kind`` is the token type without ``_open`` (``paragraph``, ``list_item``,
+    ``bullet_list``, ``heading``, ``fence``, ``html_block``, ``table``...).
 
-    ``lines`` are the block's lines (item content dedented); ``level`` is a heading's level.
+    ``start``/``end`` are 1-based inclusive file lines; ``inline`` is the inline token of a
+    paragraph or heading; ``token`` the opening (or only) token.
     """
 
     kind: str
-    lines: list[Line] = field(default_factory=list)
-    level: int = 0
-    text: str = ""
+    token: Token
+    start: int
+    end: int
+    children: list[Node] = field(default_factory=list)
+    inline: Token | None = None
 
     @property
-    def start(self) -> int:
-        return self.lines[0][0]
+    def level(self) -> int:
+        """A heading's level (1-6), else 0."""
+        return int(self.token.tag[1]) if self.kind == "heading" else 0
 
-    @property
-    def end(self) -> int:
-        return self.lines[-1][0]
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+def parse(text: str, first_line: int) -> list[Node]:
+    """The top-level blocks of ``text``, whose first line is file line ``first_line``."""
+    tokens = _parser().parse(text)
+    root: list[Node] = []
+    stack: list[Node] = []
+    for token in tokens:
+        if token.nesting == -1:
+            stack.pop()
+            continue
+        begin, stop = token.map if token.map else (0, 0)
+        if token.type == "inline":
+            if stack:
+                stack[-1].inline = token
+            continue
+        node = Node(
+            token.type.removesuffix("_open"), token, begin + first_line, stop + first_line - 1
+        )
+        (stack[-1].children if stack else root).append(node)
+        if token.nesting == 1:
+            stack.append(node)
+    return root
 
 
 def indent_of(line: str) -> int:
@@ -56,138 +85,73 @@ def indent_of(line: str) -> int:
 
 
 def dedent(line: str, width: int) -> str:
-    """Remove ``width`` columns of leading whitespace (a tab that overshoots leaves spaces)."""
+    """Remove up to ``width`` columns of leading whitespace."""
     taken = 0
     for i, ch in enumerate(line):
         if taken >= width or ch not in " \t":
-            return " " * (taken - width) + line[i:]
+            return " " * max(0, taken - width) + line[i:]
         taken += 1 if ch == " " else 4 - taken % 4
-    return " " * max(0, taken - width)
+    return ""
 
 
-def scan(lines: list[Line]) -> list[Block]:
-    """Split lines into blocks, in order."""
-    blocks: list[Block] = []
-    i, n = 0, len(lines)
-    while i < n:
-        number, line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        width, body = indent_of(line), line.lstrip(" \t")
-        if width <= 3 and (fence := _FENCE.match(body)):
-            i = _code(lines, i, fence["fence"], width, blocks)
-        elif width <= 3 and body.startswith("<!--"):
-            i = _comment(lines, i, blocks)
-        elif width <= 3 and (heading := _HEADING.match(body)):
-            text = (heading["text"] or "").strip()
-            blocks.append(Block("heading", [(number, line)], len(heading["hashes"]), text))
-            i += 1
-        elif width <= 3 and _BREAK.match(body):
-            blocks.append(Block("break", [(number, line)]))
-            i += 1
-        elif _ITEM.match(body):
-            i = _item(lines, i, blocks)
-        elif width <= 3 and body.startswith("|"):
-            j = i
-            while j < n and lines[j][1].lstrip().startswith("|"):
-                j += 1
-            blocks.append(Block("table", lines[i:j]))
-            i = j
-        elif width <= 3 and body.startswith(">"):
-            j = i
-            while j < n and lines[j][1].lstrip().startswith(">"):
-                j += 1
-            quoted = [(no, re.sub(r"^\s*>\s?", "", text)) for no, text in lines[i:j]]
-            blocks.append(Block("quote", quoted))
-            i = j
-        else:
-            i = _paragraph(lines, i, blocks)
-    return blocks
+def item_lines(node: Node, lines: dict[int, str], skip: set[int]) -> list[Line]:
+    """A list item's own source lines: its marker removed, its content indent removed,
+    the lines in ``skip`` (nested lists, comments) left out, trailing blank lines dropped."""
+    first = lines[node.start]
+    width = indent_of(first)
+    rest = first.lstrip(" \t")[len(node.token.markup) + len(node.token.info) :]
+    gap = len(rest) - len(rest.lstrip(" \t"))
+    content = width + len(node.token.info) + len(node.token.markup) + (gap if gap <= 4 else 1)
+    out: list[Line] = [(node.start, rest.lstrip(" \t") if gap <= 4 else rest[1:])]
+    for number in range(node.start + 1, node.end + 1):
+        if number not in skip:
+            out.append((number, dedent(lines.get(number, ""), content)))
+    while out and not out[-1][1].strip():
+        out.pop()
+    return out
 
 
-def starts_block(line: str) -> bool:
-    """True when ``line`` opens a block that interrupts a paragraph or a lazy continuation."""
-    width, body = indent_of(line), line.lstrip(" \t")
-    if width > 3:
-        return False
-    return bool(
-        _FENCE.match(body)
-        or _HEADING.match(body)
-        or _BREAK.match(body)
-        or _ITEM.match(body)
-        or body.startswith(("<!--", "|", ">"))
-    )
+def comments_in(token: Token | None) -> list[str]:
+    """The HTML comments of an inline token (outside code spans: the parser knows)."""
+    if token is None or not token.children:
+        return []
+    return [
+        c.content
+        for c in token.children
+        if c.type == "html_inline" and c.content.startswith("<!--")
+    ]
 
 
-def _code(lines: list[Line], i: int, fence: str, width: int, blocks: list[Block]) -> int:
-    j = i + 1
-    while j < len(lines):
-        body = lines[j][1].lstrip(" \t")
-        closes = body.startswith(fence[0] * len(fence)) and not body.strip(fence[0]).strip()
-        if indent_of(lines[j][1]) <= 3 and closes:
-            j += 1
-            break
-        j += 1
-    blocks.append(Block("code", [(no, dedent(text, width)) for no, text in lines[i:j]]))
-    return j
+def plain_inline(token: Token | None) -> str:
+    """An inline token's text with emphasis markup dropped and code spans kept verbatim."""
+    if token is None or not token.children:
+        return ""
+    out = []
+    for child in token.children:
+        if child.type == "code_inline":
+            out.append(child.markup + child.content + child.markup)
+        elif child.type in ("text", "html_inline") and not child.content.startswith("<!--"):
+            out.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+    return " ".join("".join(out).split())
 
 
-def _comment(lines: list[Line], i: int, blocks: list[Block]) -> int:
-    j = i
-    while j < len(lines) and "-->" not in lines[j][1]:
-        j += 1
-    j = min(j + 1, len(lines))
-    text = "\n".join(text for _, text in lines[i:j]).strip()
-    blocks.append(Block("comment", lines[i:j], text=text))
-    return j
+def text_tokens(token: Token | None) -> list[str]:
+    """The plain-text pieces of an inline token (no code spans, no HTML): where ``@path``
+    imports may appear."""
+    if token is None or not token.children:
+        return []
+    return [c.content for c in token.children if c.type == "text"]
 
 
-def _paragraph(lines: list[Line], i: int, blocks: list[Block]) -> int:
-    j = i + 1
-    while j < len(lines) and lines[j][1].strip():
-        if setext := _SETEXT.match(lines[j][1].strip()):
-            text = " ".join(t.strip() for _, t in lines[i:j])
-            level = 1 if setext["char"].startswith("=") else 2
-            blocks.append(Block("heading", lines[i : j + 1], level, text))
-            return j + 1
-        if starts_block(lines[j][1]):
-            break
-        j += 1
-    blocks.append(Block("paragraph", [(no, text.strip()) for no, text in lines[i:j]]))
-    return j
+def strip_comments(text: str, comments: list[str]) -> str:
+    """``text`` without the given comments (each once), line ends trimmed."""
+    for comment in comments:
+        text = text.replace(comment, "", 1)
+    return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 
-def _item(lines: list[Line], i: int, blocks: list[Block]) -> int:
-    number, line = lines[i]
-    width = indent_of(line)
-    found = _ITEM.match(line.lstrip(" \t"))
-    assert found is not None
-    space = len(found["space"].expandtabs(4)) if found["rest"] else 1
-    content = width + len(found["marker"]) + (space if space <= 4 else 1)
-    item: list[Line] = [(number, found["rest"])]
-    fenced = found["rest"].lstrip().startswith(("```", "~~~"))
-    j, n = i + 1, len(lines)
-    while j < n:
-        no, text = lines[j]
-        if not text.strip():
-            k = j
-            while k < n and not lines[k][1].strip():
-                k += 1
-            if k < n and indent_of(lines[k][1]) >= content:
-                item.extend((m, dedent(t, content)) for m, t in lines[j:k])
-                j = k
-                continue
-            break
-        if indent_of(text) >= content:
-            inner = dedent(text, content)
-            if inner.lstrip().startswith(("```", "~~~")):
-                fenced = not fenced
-            item.append((no, inner))
-        elif not fenced and item[-1][1].strip() and not starts_block(text):
-            item.append((no, text.strip()))  # a lazy continuation line
-        else:
-            break
-        j += 1
-    blocks.append(Block("item", item, level=width))
-    return j
+def is_comment(text: str) -> bool:
+    """True for an HTML block that is only comments."""
+    return bool(text.strip()) and not _COMMENT.sub("", text).strip()

@@ -2,11 +2,14 @@
 
 Formats: ``agents-md`` (``AGENTS.md``), ``claude-md`` (``CLAUDE.md``), ``cursor`` (one
 ``.cursor/rules/prism-*.mdc`` per group). Rules are grouped by ``applies_to`` (scope first,
-then persona, surface, specialization) and, inside a group, by kind; inside a kind they keep
-the order they were written in (ids are time-ordered). Every rule carries
-``<!-- prism:id=... v=N -->`` so a later ``import-rules`` maps it back; each group states its
-``applies_to`` in a ``prism:applies_to`` comment. Same store, same context → byte-identical
-output: nothing in it depends on the clock.
+then persona, surface, specialization) and, inside a group, under the heading they came
+from (the context their subject names: ``Testing: Always run…``), so an exported file reads
+like its source: rules without a heading first, then each heading in the order of its first
+rule; rules keep their source order (file, line), then the order they were written in (ids
+are time-ordered). Every rule carries ``<!-- prism:id=... v=N kind=K -->`` so a later
+``import-rules`` maps it back and keeps its kind; each group states its ``applies_to`` in a
+``prism:applies_to`` comment. Same store, same context → byte-identical output: nothing in
+it depends on the clock.
 
 Which memorules: the active ones recall would return for the context with an empty query
 (same visibility and applicability rules), all of them — read through the store, since
@@ -33,8 +36,7 @@ from app.domain.records import (
     SessionContext,
     Status,
 )
-from app.services.rules_io.kinds import KIND_TITLES
-from app.services.rules_io.records import ExportedFile
+from app.services.rules_io.records import ExportedFile, parse_tag
 from app.services.rules_io.surfaces import globs_for
 from app.trigraph.port import MemoryDump, TriGraphStore
 
@@ -45,7 +47,6 @@ _SCOPE_TITLES: Final = {
     Scope.PROJECT: "Project rules",
     Scope.PERSONA: "Persona rules",
 }
-_KIND_ORDER: Final = list(KIND_TITLES)
 _FENCE_START: Final = ("```", "~~~")
 
 Rule = tuple[Memory, MemoryState]
@@ -165,19 +166,39 @@ def _group_text(applies: dict[str, str], members: list[Rule], level: int) -> str
     lines = [f"\n{marks} {_safe(_title(applies))}\n\n"]
     stated = json.dumps(applies, sort_keys=True, ensure_ascii=True).replace(">", "\\u003e")
     lines.append(f"<!-- prism:applies_to {stated} -->\n")
-    for kind in _KIND_ORDER:
-        kind_rules = sorted(
-            (r for r in members if r[1].memorule_kind is kind), key=lambda r: r[0].id
-        )
-        if not kind_rules:
-            continue
-        lines.append(f"\n{marks}# {KIND_TITLES[kind]}\n\n")
-        lines.extend(_rule_text(memory, state) for memory, state in kind_rules)
+    sections: dict[str, list[Rule]] = {}
+    for rule in sorted(members, key=_source_order):
+        sections.setdefault(heading_of(rule[1]), []).append(rule)
+    for heading in sorted(sections, key=lambda h: (h != "", list(sections).index(h))):
+        if heading:
+            lines.append(f"\n{marks}# {_safe(heading)}\n\n")
+        elif len(sections) > 1 or level == 1:
+            lines.append("\n")
+        lines.extend(_rule_text(memory, state) for memory, state in sections[heading])
     return "".join(lines)
 
 
+def heading_of(state: MemoryState) -> str:
+    """The heading a rule came from: its subject's ``Context:`` prefix, when the importer
+    added it (the body does not itself start with it), else ``""``."""
+    subject, body = state.subject or "", " ".join(state.body.split())
+    head, sep, _ = subject.partition(": ")
+    if not sep or not head or body.lower().startswith(head.lower()) or len(head) > 60:
+        return ""
+    return head
+
+
+def _source_order(rule: Rule) -> tuple[object, ...]:
+    memory, state = rule
+    where = parse_tag(state.evidence_signal_id)
+    if where is None:
+        return (1, "", 0, str(memory.id))
+    return (0, where.path, where.line_start, str(memory.id))
+
+
 def _rule_text(memory: Memory, state: MemoryState) -> str:
-    marker = f"<!-- prism:id={memory.id} v={state.version} -->"
+    kind = f" kind={state.memorule_kind.value}" if state.memorule_kind else ""
+    marker = f"<!-- prism:id={memory.id} v={state.version}{kind} -->"
     body = state.body.strip().split("\n")
     rest = "".join(f"\n  {line}" if line else "\n" for line in body[1:])
     if body[0].lstrip().startswith(_FENCE_START):  # a fence's info string can't hold it

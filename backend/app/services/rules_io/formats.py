@@ -53,7 +53,7 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
         )
     applies_to = _applies_to(source.path, front, warnings)
     numbered = [(i + 1, lines[i]) for i in range(front.body_start, len(lines))]
-    split = split_markdown(source.path, numbered, applies_to)
+    split = split_markdown(source.path, numbered, applies_to, fmt.value)
     return ParsedFile(
         path=source.path,
         format=fmt,
@@ -61,6 +61,7 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
         warnings=warnings + split.warnings,
         front_matter=dict(front.values),
         exported=split.exported,
+        imports=split.imports,
     )
 
 

@@ -9,7 +9,7 @@ validated path as ``prism_remember``; a unit that fails validation is skipped an
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -19,6 +19,7 @@ from app.domain.records import SessionContext, Status
 from app.errors import FieldError, InvalidInput, PrismError
 from app.services.memory_service import MemoryService
 from app.services.rules_io.formats import parse_rule_file
+from app.services.rules_io.imports import MAX_DEPTH, follows_imports, resolve
 from app.services.rules_io.matching import stored_by_path
 from app.services.rules_io.planning import Planner, Step
 from app.services.rules_io.reading import display_path, expand_paths, read_rule_file
@@ -56,6 +57,11 @@ class ImportOptions:
 def read_rule_files(paths: Sequence[Path], cwd: Path) -> list[ParsedFile]:
     """Read and split every file (folders are searched); refuse all if any is unsafe.
 
+    A CLAUDE.md's ``@path`` imports are followed as Claude Code follows them (see
+    :mod:`.imports`): relative to the importing file, at most five hops deep, a cycle
+    refused with a warning; each imported file is read as safely as the others, appears
+    once however often it is named, and its rules carry its own path and lines.
+
     Args:
         paths: files or folders.
         cwd: paths inside it are shown (and tagged) relative to it.
@@ -63,16 +69,73 @@ def read_rule_files(paths: Sequence[Path], cwd: Path) -> list[ParsedFile]:
     Raises:
         InvalidInput: every missing, binary, non-UTF-8 or oversize file at once.
     """
-    errors: list[FieldError] = []
-    parsed = []
+    reader = _Reader(cwd)
     for path in expand_paths(paths):
+        reader.read(path, None, ())
+    if reader.errors:
+        raise InvalidInput(reader.errors)
+    return reader.parsed
+
+
+@dataclass
+class _Reader:
+    cwd: Path
+    parsed: list[ParsedFile] = field(default_factory=list)
+    errors: list[FieldError] = field(default_factory=list)
+    seen: set[Path] = field(default_factory=set)
+
+    def read(self, path: Path, via: ParsedFile | None, chain: tuple[Path, ...]) -> None:
+        resolved = path.resolve()
+        if resolved in self.seen:
+            return
+        self.seen.add(resolved)
+        shown = display_path(path, self.cwd)
         try:
-            parsed.append(parse_rule_file(read_rule_file(path, display_path(path, cwd))))
+            parsed = parse_rule_file(read_rule_file(path, shown))
         except InvalidInput as exc:
-            errors.extend(exc.errors)
-    if errors:
-        raise InvalidInput(errors)
-    return parsed
+            self.errors.extend(exc.errors)
+            return
+        parsed = replace(parsed, imported_from=via.path if via else None)
+        self.parsed.append(parsed)
+        if via is None and not follows_imports(path):
+            return
+        for target, line in parsed.imports:
+            self._follow(parsed, path, target, line, (*chain, resolved))
+
+    def _follow(
+        self, parsed: ParsedFile, path: Path, target: str, line: int, chain: tuple[Path, ...]
+    ) -> None:
+        child = resolve(target, path)
+        where = f"{parsed.path}:{line}: @{target}"
+        if child.resolve() in chain:
+            parsed.warnings.append(
+                FileWarning(
+                    "import_cycle",
+                    parsed.path,
+                    line,
+                    f"{where} imports a file that imports it; not followed again",
+                )
+            )
+        elif len(chain) > MAX_DEPTH:  # the child would be hop len(chain)
+            parsed.warnings.append(
+                FileWarning(
+                    "import_too_deep",
+                    parsed.path,
+                    line,
+                    f"{where} is more than {MAX_DEPTH} imports deep; not followed",
+                )
+            )
+        elif not child.is_file():
+            parsed.warnings.append(
+                FileWarning(
+                    "import_not_found",
+                    parsed.path,
+                    line,
+                    f"{where}: no such file; nothing imported",
+                )
+            )
+        else:
+            self.read(child, parsed, chain)
 
 
 class RulesImporter:
@@ -187,6 +250,7 @@ def _summary(parsed: ParsedFile) -> dict[str, Any]:
         "rules": rules,
         "descriptive": len(parsed.units) - rules,
         "exported_by_prism": parsed.exported,
+        "imported_from": parsed.imported_from,
     }
 
 

@@ -1,110 +1,73 @@
 """Split a rule file's Markdown into units: one per rule, plus stretches of descriptive text.
 
-- A list item is one rule. A nested list splits into rules of its own, under the parent's
-  label ("Testing:") as context — unless its entries are too short to stand alone, when the
-  item and its entries stay one rule.
-- A paragraph splits into sentences. An instruction starts a rule; the descriptive sentences
-  after it stay with it (its rationale); descriptive sentences before any instruction make
-  one descriptive unit.
-- Headings are context. A heading that names a kind ("## Conventions") decides the kind.
-- A code block stays with the rule before it (in the same section, right after it or after
-  a rule ending with ':'); otherwise it is descriptive text of its own.
-- Prism's comments: ``<!-- prism:id=UUID v=N -->`` (at the end of an item's first line, or
-  on the line before it) maps a rule back to its memorule and keeps the whole item as one
-  rule; ``<!-- prism:applies_to {...} -->`` states ``applies_to`` until the next H1/H2;
-  ``<!-- prism:export ... -->`` marks a file Prism wrote (its headings are structure only).
+The blocks come from markdown-it-py (:mod:`.blocks`); the text of a unit is always the
+source as written (list marker and indent removed), so nothing inside it is reinterpreted.
+
+- A list item is one rule, with its sub-items (exceptions, examples, the objects of "This
+  includes:"). When the item is only a lead-in or a label ("Package Management",
+  "All changes need to:"), each entry under it is a rule of its own that carries the
+  lead-in as its first line, and the label as context.
+- A paragraph ending in ":" before a list is the lead-in of every entry of that list —
+  unless the entries are only short objects of it ("Include:" + "What changed"), which
+  stay with it as one rule.
+- A paragraph splits into sentences; an instruction starts a rule and the descriptive
+  sentences after it stay with it; descriptive sentences before any instruction make one
+  descriptive unit.
+- Headings are context. A code block stays with the rule before it (same section, right
+  after it or after a rule ending with ':'). Tables are descriptive.
+- HTML comments, in blocks or inline, are left out and reported with their line; other
+  raw HTML is text. ``@path`` in the text (never in code) is collected as an import.
+- Prism's comments: ``<!-- prism:id=UUID v=N kind=K -->`` (at the end of an item's first
+  line, or on the line before it) maps a rule back to its memorule; ``<!-- prism:applies_to
+  {...} -->`` states ``applies_to`` until the next heading of its level or above;
+  ``<!-- prism:export ... -->`` marks a file Prism wrote.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any, Final
-from uuid import UUID
 
-from app.domain.records import MemoruleKind
-from app.services.rules_io.blocks import Block, Line, scan
-from app.services.rules_io.kinds import guess_kind, kind_of_heading
-from app.services.rules_io.records import FileWarning, Location, Marker, Unit
+from app.services.rules_io.blocks import (
+    Line,
+    Node,
+    comments_in,
+    is_comment,
+    item_lines,
+    parse,
+    plain_inline,
+    strip_comments,
+)
+from app.services.rules_io.drafts import (
+    MARKER,
+    TRAILING_MARKER,
+    Split,
+    State,
+    add,
+    join,
+    line_at,
+    marker_of,
+    report_inline,
+    span,
+    without_imports,
+)
+from app.services.rules_io.imports import imports_in
+from app.services.rules_io.kinds import evidence, kind_of_heading, rule_likeness
+from app.services.rules_io.records import FileWarning, Marker
 from app.services.rules_io.sentences import sentence_spans
 
-MARKER: Final = re.compile(r"<!--\s*prism:id=(?P<id>[0-9a-fA-F-]{36})\s+v=(?P<v>\d+)\s*-->")
-_TRAILING_MARKER: Final = re.compile(r"(?: |\s*)" + MARKER.pattern + r"\s*$")
 _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->", re.DOTALL)
 _EXPORT: Final = re.compile(r"<!--\s*prism:export\b")
 _APPLIES_KEYS: Final = ("persona", "surface", "specialization", "scope")
-SHORT_ENTRY: Final = 10  # a nested entry this short is not a rule of its own
-BRIEF_ENTRY: Final = 25  # when every entry is this short, the list belongs to its item
-INTRODUCED_ENTRY: Final = 40  # a descriptive entry this short, after "...:", belongs to it
+_LISTS: Final = ("bullet_list", "ordered_list")
+OBJECT_ENTRY: Final = 40  # an entry this short that reads as no rule is an object of its lead-in
+LABEL_MAX: Final = 60
 
 
-@dataclass
-class _Draft:
-    lines: list[Line]
-    text: str
-    context: tuple[str, ...]
-    section: int
-    kind: MemoruleKind | None
-    kind_from_heading: bool
-    marker: Marker | None
-    applies_to: dict[str, str]
-    applies_stated: bool
-    introduces: bool = False  # took the short list entries after its closing ':'
-
-    @property
-    def end(self) -> int:
-        return self.lines[-1][0]
-
-    def freeze(self, path: str) -> Unit:
-        return Unit(
-            text=self.text,
-            location=Location(path, self.lines[0][0], self.end),
-            context=self.context,
-            kind=self.kind,
-            kind_from_heading=self.kind_from_heading,
-            marker=self.marker,
-            applies_to=self.applies_to,
-            applies_to_stated=self.applies_stated,
-        )
-
-
-@dataclass
-class _State:
-    path: str
-    exported: bool = False
-    headings: list[tuple[int, str]] = field(default_factory=list)
-    section: int = 0
-    section_kind: MemoruleKind | None = None
-    applies_to: dict[str, str] = field(default_factory=dict)
-    applies_stated: bool = False
-    applies_level: int = 0
-    pending: Marker | None = None
-    drafts: list[_Draft] = field(default_factory=list)
-    warnings: list[FileWarning] = field(default_factory=list)
-
-    def context(self) -> tuple[str, ...]:
-        """Headings over the current line; a lone H1 title and headings of exports are not."""
-        if self.exported:
-            return ()
-        deeper = any(level > 1 for level, _ in self.headings)
-        return tuple(
-            text
-            for level, text in self.headings
-            if not (level == 1 and (deeper or text.lower().endswith((".md", ".mdc"))))
-        )
-
-
-@dataclass(frozen=True)
-class Split:
-    """The units of one file, and whether Prism wrote it (an export)."""
-
-    units: list[Unit]
-    warnings: list[FileWarning]
-    exported: bool
-
-
-def split_markdown(path: str, lines: list[Line], applies_to: dict[str, str]) -> Split:
+def split_markdown(
+    path: str, lines: list[Line], applies_to: dict[str, str], fmt: str = "markdown"
+) -> Split:
     """Split Markdown lines (with their file line numbers) into units.
 
     Args:
@@ -112,73 +75,89 @@ def split_markdown(path: str, lines: list[Line], applies_to: dict[str, str]) -> 
         lines: the body's lines, front matter removed.
         applies_to: ``applies_to`` the front matter stated (a ``prism:applies_to`` comment
             replaces it for the rules after it).
+        fmt: the file's dialect, a prior for the rule classifier.
     """
-    state = _State(path, applies_to=dict(applies_to))
-    for block in scan(lines):
-        _block(state, block)
-    units = [d.freeze(path) for d in state.drafts if d.text]
-    return Split(units, state.warnings, state.exported)
+    if not lines:
+        return Split([], [], False)
+    state = State(path, fmt, dict(lines), applies_to=dict(applies_to))
+    state.exported = any(_EXPORT.search(text) for _, text in lines[:40])
+    nodes = parse("\n".join(text for _, text in lines), lines[0][0])
+    state.imports = imports_in(nodes)
+    _blocks(state, nodes)
+    units = [d.freeze(path) for d in state.drafts if d.text.strip()]
+    return Split(units, state.warnings, state.exported, state.imports)
 
 
-def _block(state: _State, block: Block) -> None:
-    if block.kind == "heading":
-        state.headings = [(lv, t) for lv, t in state.headings if lv < block.level]
-        state.headings.append((block.level, _plain(block.text)))
-        state.section += 1
-        state.section_kind = kind_of_heading(block.text)
-        if state.applies_stated and block.level <= state.applies_level:
-            state.applies_to, state.applies_stated = {}, False
-    elif block.kind == "comment":
-        _comment(state, block)
-    elif block.kind == "item":
-        entry = _short_entry(block) if state.pending is None else None
-        intro = state.drafts[-1] if state.drafts else None
-        opened = intro is not None and (intro.text.endswith(":") or intro.introduces)
-        if entry and intro and opened and intro.section == state.section:
-            intro.lines = [*intro.lines, *block.lines]
-            intro.text = f"{intro.text}\n- {entry}"
-            intro.introduces = True
-            return
-        _item(state, block, state.context(), state.pending)
-        state.pending = None
-    elif block.kind in ("paragraph", "quote"):
-        _paragraph(state, block)
-    elif block.kind == "table":
-        _add(state, block.lines, state.context(), None)
-    elif block.kind == "code":
-        _code(state, block)
+def _blocks(state: State, nodes: list[Node]) -> None:
+    i = 0
+    while i < len(nodes):
+        node = nodes[i]
+        following = nodes[i + 1] if i + 1 < len(nodes) else None
+        if node.kind == "heading":
+            _heading(state, node)
+        elif node.kind == "html_block":
+            _html(state, node)
+        elif node.kind == "paragraph":
+            if following is not None and following.kind in _LISTS and _ends_with_colon(state, node):
+                _lead_and_list(state, node, following)
+                i += 1
+            else:
+                _paragraph(state, node)
+        elif node.kind in _LISTS:
+            _list(state, node, state.context(), "")
+        elif node.kind in ("fence", "code_block"):
+            _code(state, node)
+        elif node.kind == "table":
+            add(state, span(state, node), state.context(), None, descriptive=True)
+        elif node.kind == "blockquote":  # its text without the "> " marks
+            for number in range(node.start, node.end + 1):
+                state.lines[number] = re.sub(r"^\s{0,3}>\s?", "", state.lines.get(number, ""))
+            _blocks(state, node.children)
+        i += 1
 
 
-def _comment(state: _State, block: Block) -> None:
-    if _EXPORT.search(block.text):
+def _heading(state: State, node: Node) -> None:
+    state.headings = [(lv, t) for lv, t in state.headings if lv < node.level]
+    state.headings.append((node.level, plain_inline(node.inline)))
+    state.section += 1
+    state.section_kind = kind_of_heading(plain_inline(node.inline))
+    if state.applies_stated and node.level <= state.applies_level:
+        state.applies_to, state.applies_stated = {}, False
+
+
+def _html(state: State, node: Node) -> None:
+    text = node.token.content.strip()
+    if _EXPORT.search(text):
         state.exported = True
-    elif marker := MARKER.fullmatch(block.text):
-        state.pending = Marker(UUID(marker["id"]), int(marker["v"]))
-    elif applies := _APPLIES.fullmatch(block.text):
-        stated = _applies(applies["json"])
-        if stated is None:
-            state.warnings.append(
-                FileWarning(
-                    "bad_prism_comment",
-                    state.path,
-                    block.start,
-                    f"{state.path}:{block.start}: prism:applies_to is not a JSON object of "
-                    "persona/surface/specialization/scope; ignored",
-                )
-            )
-        else:
-            state.applies_to, state.applies_stated = stated, True
-            state.applies_level = state.headings[-1][0] if state.headings else 0
-    elif not state.exported and not block.text.startswith("<!-- prism:"):
+    elif marker := MARKER.fullmatch(text):
+        state.pending = marker_of(marker)
+    elif applies := _APPLIES.fullmatch(text):
+        _applies_comment(state, node, applies["json"])
+    elif is_comment(text):
+        state.comment(node.start, text)
+    else:  # raw HTML an agent reads as text: its comments out, the rest a unit
+        comments = re.findall(r"<!--.*?-->", text, re.DOTALL)
+        for comment in comments:
+            state.comment(node.start + text[: text.find(comment)].count("\n"), comment)
+        lines = span(state, node)
+        add(state, lines, state.context(), None, text=strip_comments(join(lines), comments))
+
+
+def _applies_comment(state: State, node: Node, raw: str) -> None:
+    stated = _applies(raw)
+    if stated is None:
         state.warnings.append(
             FileWarning(
-                "comment_skipped",
+                "bad_prism_comment",
                 state.path,
-                block.start,
-                f"{state.path}:{block.start}-{block.end}: an HTML comment was not imported "
-                "(agents reading the raw file still see it)",
+                node.start,
+                f"{state.path}:{node.start}: prism:applies_to is not a JSON object of "
+                "persona/surface/specialization/scope; ignored",
             )
         )
+        return
+    state.applies_to, state.applies_stated = stated, True
+    state.applies_level = state.headings[-1][0] if state.headings else 0
 
 
 def _applies(text: str) -> dict[str, str] | None:
@@ -193,123 +172,157 @@ def _applies(text: str) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def _add(
-    state: _State,
-    lines: list[Line],
-    context: tuple[str, ...],
-    marker: Marker | None,
-    text: str = "",
-    kind_text: str = "",
-) -> _Draft:
-    body = text or _join(lines)
-    kind: MemoruleKind | None = state.section_kind
-    decided = kind is not None
-    if kind is None:
-        kind = guess_kind(kind_text or body, context[-1] if context else None)
-    draft = _Draft(
-        lines,
-        body,
-        context,
-        state.section,
-        kind,
-        decided,
-        marker,
-        dict(state.applies_to),
-        state.applies_stated,
-    )
-    state.drafts.append(draft)
-    return draft
+# -- adding units ----------------------------------------------------------------------
 
 
-def _item(state: _State, block: Block, context: tuple[str, ...], pending: Marker | None) -> None:
-    first_no, first = block.lines[0]
-    marker = pending
-    if found := _TRAILING_MARKER.search(first):
-        marker = Marker(UUID(found["id"]), int(found["v"]))
-        first = first[: found.start()]
-    lines = [(first_no, first), *block.lines[1:]]
-    if marker is not None:  # an exported rule: the whole item is the rule, verbatim
-        _add(state, lines, context, marker)
-        return
-    children = [b for b in scan(lines[1:]) if b.kind == "item"] if len(lines) > 1 else []
-    if not children:
-        _add(state, lines, context, None)
-        return
-    nested = {no for child in children for no, _ in child.lines}
-    own = [(no, text) for no, text in lines if no not in nested]
-    entries = [_join(child.lines) for child in children]
-    if any(len(e) < SHORT_ENTRY for e in entries) or all(len(e) < BRIEF_ENTRY for e in entries):
-        _add(state, lines, context, None)
-        return
-    own_text = _join(own)
-    label = _plain(own_text).rstrip(":").strip()
-    if not _is_label(own_text):
-        _add(state, own, context, None)
-        label = _plain(own_text.split("\n", 1)[0])[:80].rstrip(" .:")
-    for child in children:
-        _item(state, child, (*context, label), None)
-
-
-def _is_label(text: str) -> bool:
-    """A list entry that only names what its nested entries are about ("Testing:")."""
-    text = text.strip()
-    if text.endswith(":"):
-        return len(text) <= 160
-    return len(text) <= 60 and guess_kind(text) is None and not re.search(r"[.!?](\s|$)", text)
-
-
-def _short_entry(block: Block) -> str | None:
-    """The text of a one-line, non-rule list entry (part of the rule before it), or None."""
-    text = _join(block.lines)
-    if len(block.lines) > 1 or len(text) >= INTRODUCED_ENTRY or guess_kind(text) is not None:
-        return None
-    return text
-
-
-def _paragraph(state: _State, block: Block) -> None:
-    context = state.context()
+def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
+    lines = span(state, node)
+    comments = comments_in(node.inline)
+    report_inline(state, node, comments)
     if state.pending is not None:
-        _add(state, block.lines, context, state.pending)
+        add(state, lines, state.context(), state.pending, strip_comments(join(lines), comments))
         state.pending = None
         return
-    text = "\n".join(line for _, line in block.lines)
+    text = strip_comments("\n".join(t for _, t in lines), comments)
+    if upto is not None:
+        text = text[:upto].rstrip()
+    if not without_imports(text):
+        return  # only "@AGENTS.md": an import, not a rule
+    context = state.context()
     offsets, position = [], 0
-    for _, line in block.lines:
+    for line in text.split("\n"):
         offsets.append(position)
         position += len(line) + 1
-    # [start, end, is_rule, first sentence]: a rule keeps the descriptive sentences after it
-    groups: list[tuple[int, int, bool, str]] = []
+    groups: list[tuple[int, int, bool]] = []  # start, end, is_rule
     for start, end in sentence_spans(text):
-        sentence = text[start:end].strip()
-        is_rule = guess_kind(sentence, context[-1] if context else None) is not None
-        if groups and (not is_rule or len(sentence) < BRIEF_ENTRY):
-            first_start, _, rule, lead = groups[-1]
-            groups[-1] = (first_start, end, rule, lead)
+        rule = rule_likeness(text[start:end], context, state.fmt) >= 0.5
+        if groups and not rule:
+            groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
-            groups.append((start, end, is_rule, sentence))
-    for start, end, _, lead in groups:
-        first, last = _line_at(offsets, start), _line_at(offsets, end - 1)
-        _add(state, block.lines[first : last + 1], context, None, text[start:end].strip(), lead)
+            groups.append((start, end, rule))
+    for start, end, rule in groups:
+        first, last = line_at(offsets, start), line_at(offsets, end - 1)
+        piece = text[start:end].strip()
+        add(state, lines[first : last + 1], context, None, piece, descriptive=not rule)
 
 
-def _line_at(offsets: list[int], position: int) -> int:
-    return max(i for i, start in enumerate(offsets) if start <= position)
+def _lead_and_list(state: State, para: Node, lst: Node) -> None:
+    """A paragraph ending in ':' and the list it introduces."""
+    text = strip_comments(join(span(state, para)), comments_in(para.inline))
+    spans = sentence_spans(text)
+    lead_start = spans[-1][0] if spans else 0
+    lead = text[lead_start:].strip()
+    if _objects_only(state, lst, lead):
+        report_inline(state, para, comments_in(para.inline))
+        lines = span(state, para) + span(state, lst)
+        merged = text + "\n" + join(span(state, lst))
+        add(state, lines, state.context(), None, merged, lead_in=lead)
+        return
+    entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
+    rules = sum(1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= 0.5)
+    if rule_likeness(lead, state.context(), state.fmt) >= 0.5 and 2 * rules < len(entries):
+        # a rule of its own ("…each may only import from layers below it:") over entries
+        # that mostly describe: the paragraph is one rule, the entries stand alone
+        _paragraph(state, para)
+        _list(state, lst, state.context(), "")
+        return
+    if lead_start > 0:
+        _paragraph(state, para, upto=lead_start)
+    else:
+        report_inline(state, para, comments_in(para.inline))
+    _list(state, lst, state.context(), lead)
 
 
-def _code(state: _State, block: Block) -> None:
+def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
+    for item in lst.children:
+        if item.kind == "list_item":
+            _item(state, item, context, lead)
+
+
+def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None:
+    nested = [c for c in item.children if c.kind in _LISTS]
+    comment_blocks = [
+        c for c in item.children if c.kind == "html_block" and is_comment(c.token.content)
+    ]
+    for block in comment_blocks:
+        state.comment(block.start, block.token.content)
+    inline = [c.inline for c in item.children if c.kind == "paragraph"]
+    comments = [c for token in inline for c in comments_in(token)]
+    for child in item.children:
+        if child.kind == "paragraph":
+            report_inline(state, child, comments_in(child.inline))
+    skip = {n for block in comment_blocks for n in range(block.start, block.end + 1)}
+    whole = item_lines(item, state.lines, skip)
+    marker, whole = _item_marker(state, whole)
+    if marker is not None:
+        add(state, whole, context, marker, strip_comments(join(whole), comments))
+        return
+    own_skip = skip | {n for lst in nested for n in range(lst.start, lst.end + 1)}
+    own = item_lines(item, state.lines, own_skip)
+    own_text = strip_comments(join(own), comments)
+    if not without_imports(own_text):
+        return
+    objects = all(_objects_only(state, lst, own_text) for lst in nested)
+    if nested and _is_lead(own_text) and not objects:
+        label = own_text.rstrip(":").replace("**", "").strip()
+        carried = own_text if not lead else f"{lead}\n{own_text}"
+        for lst in nested:
+            _list(state, lst, (*context, label), carried)
+        return
+    text = strip_comments(join(whole), comments)
+    add(state, whole, context, None, text, lead=lead, list_entry=True)
+
+
+def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:
+    marker, state.pending = state.pending, None
+    if lines and (found := TRAILING_MARKER.search(lines[0][1])):
+        marker = marker_of(found)
+        lines = [(lines[0][0], lines[0][1][: found.start()]), *lines[1:]]
+    return marker, lines
+
+
+def _is_lead(text: str) -> bool:
+    """A list entry that only introduces the entries under it ("Testing:", "Code Quality")."""
+    if "\n" in text.strip() or len(sentence_spans(text)) > 1:
+        return False
+    if text.rstrip().endswith(":"):
+        return True
+    ev = evidence(text)
+    plain = text.replace("**", "").strip()
+    return (
+        len(plain) <= LABEL_MAX
+        and not re.search(r"[.!?]$", plain)
+        and not (ev.imperative or ev.hard or ev.soft or ev.prefer)
+    )
+
+
+def _objects_only(state: State, lst: Node, lead: str) -> bool:
+    """Entries that are only the objects of the line before them, no rules: short ones, or
+    any that read as no rule when that line is itself an instruction ("Check X for:")."""
+    instruction = rule_likeness(lead) >= 0.5
+    for item in lst.children:
+        if any(c.kind in _LISTS for c in item.children):
+            return False
+        text = join(item_lines(item, state.lines, set()))
+        if rule_likeness(text) >= 0.5:
+            return False
+        if not instruction and ("\n" in text or len(text) >= OBJECT_ENTRY):
+            return False
+    return True
+
+
+def _code(state: State, node: Node) -> None:
+    lines = span(state, node)
     last = state.drafts[-1] if state.drafts else None
     if last is not None and last.section == state.section:
-        gap = block.start - last.end - 1
+        gap = node.start - last.end - 1
         if gap <= 1 or last.text.rstrip().endswith(":"):
-            last.lines = [*last.lines, *block.lines]
-            last.text = last.text + ("\n" if gap == 0 else "\n\n") + _join(block.lines)
+            last.lines = [*last.lines, *lines]
+            last.text = last.text + ("\n" if gap == 0 else "\n\n") + join(lines)
             return
-    _add(state, block.lines, state.context(), None)
+    add(state, lines, state.context(), None, descriptive=True)
 
 
-def _join(lines: list[Line]) -> str:
-    return "\n".join(text for _, text in lines).strip()
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"(\*\*|__|`)", "", text).strip()
+def _ends_with_colon(state: State, node: Node) -> bool:
+    text = strip_comments(join(span(state, node)), comments_in(node.inline))
+    return text.rstrip().endswith(":")

@@ -80,10 +80,11 @@ def parse_tag(text: str | None) -> Location | None:
 
 @dataclass(frozen=True)
 class Marker:
-    """``<!-- prism:id=... v=N -->``: the memorule an exported rule came from."""
+    """``<!-- prism:id=... v=N kind=K -->``: the memorule an exported rule came from."""
 
     memory_id: UUID
     version: int
+    kind: MemoruleKind | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,8 @@ class Unit:
         marker: the memorule an exported rule maps back to.
         applies_to: ``applies_to`` stated by the file (front matter, ``prism:applies_to``).
         applies_to_stated: ``applies_to`` came from a ``prism:applies_to`` comment.
+        lead: the lead-in line carried into ``text`` as its first line ("All changes need
+            to:", a parent item's label), or "".
     """
 
     text: str
@@ -110,6 +113,7 @@ class Unit:
     marker: Marker | None = None
     applies_to: dict[str, str] = field(default_factory=dict)
     applies_to_stated: bool = False
+    lead: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,8 @@ class ParsedFile:
     warnings: list[FileWarning]
     front_matter: dict[str, Any] = field(default_factory=dict)
     exported: bool = False
+    imports: list[tuple[str, int]] = field(default_factory=list)
+    imported_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """What a unit becomes: a ``prism_remember`` request (memorule or note), with its subject.
 
-- subject: the innermost context ("Testing") and the rule's first clause, at most 300
-  characters; a note's subject ends with its source tag so a later import finds it again.
+- subject: the innermost context ("Testing") and the rule's first sentence, whole (or cut
+  at a word boundary with an ellipsis), at most 300 characters; a note's subject ends with
+  its source tag so a later import finds it again.
 - evidence (memorules): ``file:<path>#L<start>-L<end>``; confidence ``asserted`` (the file
   claims it; nobody observed it).
 - idempotency key: a hash of the whole request and the writer's context, so a retried or
@@ -22,51 +23,66 @@ from app.domain.validation import SUBJECT_MAX, SUBJECT_MIN
 from app.services.rules_io.records import Location, Unit, parse_tag
 from app.services.rules_io.sentences import sentence_spans
 
-CLAUSE_MAX: Final = 120
+SENTENCE_MAX: Final = 160
 CONTEXT_MAX: Final = 60
-_CLAUSE_END: Final = re.compile(r"(?<=[^\s.])(?:[.!?;](?=\s|$)|\s[—–]\s|\s-\s)")
 _NOTE_TAG: Final = re.compile(r"\((?P<tag>file:[^()]+#L\d+-L\d+)\)$")
-_MARKUP: Final = re.compile(r"(\*\*|__|~~)")
+_CODE: Final = re.compile(r"(`+)(?:(?!\1).)*\1")
 
 
-def first_clause(text: str) -> str:
-    """A concise first clause of a rule: its first sentence of prose, cut at a clause end."""
-    prose = [
-        line.strip()
-        for line in text.split("\n")
-        if line.strip() and not line.lstrip().startswith(("```", "~~~", "|"))
-    ]
-    # a table or code only: its first row's cells
-    first_row = " ".join(text.strip().split("\n", 1)[0].replace("|", " ").split())
-    line = prose[0] if prose else first_row
-    line = _MARKUP.sub("", line).strip()
-    line = re.sub(r"^(?:[-*+]|\d{1,9}[.)])\s+", "", line)
-    spans = sentence_spans(line)
-    if spans:
-        line = line[: spans[0][1]]
-    for found in _CLAUSE_END.finditer(line):
-        if found.start() >= 12 and found.group().strip() != ".":
-            line = line[: found.start()]
-            break
-    return _shorten(" ".join(line.split()), CLAUSE_MAX).rstrip(" .:;")
+def first_sentence(text: str) -> str:
+    """A rule's first sentence of prose, whole; longer than :data:`SENTENCE_MAX`, cut at a
+    word boundary with an ellipsis. Source line breaks are spaces: never a cut."""
+    prose, fenced = [], False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if not fenced and stripped and not stripped.startswith("|"):
+            prose.append(stripped)
+    if not prose:  # a table or code only: its first line, as written
+        prose = [" ".join(text.strip().split("\n", 1)[0].split())]
+    flat = _unbold(" ".join(" ".join(prose).split()))
+    spans = sentence_spans(flat)
+    sentence = flat[: spans[0][1]] if spans else flat
+    return shorten(sentence.rstrip().rstrip(":.").rstrip(), SENTENCE_MAX)
 
 
 def subject_for(unit: Unit) -> str:
-    """``Context: first clause`` (4 to 300 characters, one line)."""
-    clause = first_clause(unit.text)
-    if len(clause) < SUBJECT_MIN:
-        clause = _shorten(" ".join(unit.text.split()), CLAUSE_MAX)
-    context = _shorten(" ".join(unit.context[-1].split()), CONTEXT_MAX) if unit.context else ""
-    subject = f"{context}: {clause}" if context and context != clause else clause
+    """``Context: first sentence`` (4 to 300 characters, one line); the context is the
+    innermost heading (or list label) the rule sits under."""
+    text = unit.text
+    lead = ""
+    if unit.lead and text.startswith(unit.lead):
+        text = text[len(unit.lead) :].lstrip("\n")
+        lead = " ".join(unit.lead.replace("**", "").split()).rstrip(":").strip()
+    sentence = first_sentence(text)
+    context = shorten(" ".join(unit.context[-1].split()), CONTEXT_MAX) if unit.context else ""
+    parts = [p for p in (context, lead) if p]
+    parts = [p for i, p in enumerate(parts) if p.lower() not in (q.lower() for q in parts[:i])]
+    if parts and sentence.lower().startswith(parts[-1].lower()):
+        parts.pop()
+    subject = ": ".join([*parts, sentence])
     if len(subject) < SUBJECT_MIN:
         subject = subject.ljust(SUBJECT_MIN, ".")
-    return subject[:SUBJECT_MAX]
+    return shorten(subject, SUBJECT_MAX)
+
+
+def _unbold(text: str) -> str:
+    """``**`` emphasis removed outside code spans (code is never touched)."""
+    out, last = [], 0
+    for found in _CODE.finditer(text):
+        out.append(text[last : found.start()].replace("**", ""))
+        out.append(found.group())
+        last = found.end()
+    out.append(text[last:].replace("**", ""))
+    return "".join(out)
 
 
 def note_subject(unit: Unit) -> str:
     """A note's subject: what it is about and where it came from, ``... (file:X#L1-L2)``."""
     tag = unit.location.tag()
-    head = _shorten(subject_for(unit), SUBJECT_MAX - len(tag) - 3)
+    head = shorten(subject_for(unit), SUBJECT_MAX - len(tag) - 3)
     return f"{head} ({tag})"
 
 
@@ -120,11 +136,12 @@ def update_key(ctx: SessionContext, memory_id: UUID, version: int, payload: dict
     return idempotency_key(ctx, "update", {"id": str(memory_id), "from": version, **payload})
 
 
-def _shorten(text: str, limit: int) -> str:
+def shorten(text: str, limit: int) -> str:
+    """``text`` if it fits, else cut at the last word boundary with ``…`` (never mid-word)."""
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
     space = cut.rfind(" ")
     if space >= limit // 2:
         cut = cut[:space]
-    return cut.rstrip(" ,.;:") + "…"
+    return cut.rstrip(" ,;:") + "…"
