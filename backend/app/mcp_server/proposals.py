@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.bootstrap import Services
+from app.domain.ranking import normalise_key
 from app.domain.records import SessionContext
 from app.mcp_server.parsing import parse
 from app.services.memory_service import memory_dict, state_dict
@@ -38,6 +39,6 @@ def list_proposals(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> 
             "state": state_dict(s),
             "evidence": [e.to_dict() for e in service.evidence(ctx, m.id)],
         }
-        for m, s in service.proposals(ctx, p.limit, viewer_persona=None)
+        for m, s in service.proposals(ctx, p.limit, viewer_persona=normalise_key(ctx.persona))
     ]
     return {"ok": True, "proposals": items, "count": len(items)}
