@@ -20,17 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT.parent / "backend"))
+from app.capture.detector import detect
+from app.capture.transcript import read_lines
 
-from app.capture.detector import detect  # noqa: E402
-from app.capture.transcript import read_lines  # noqa: E402
+ROOT = Path(__file__).resolve().parent
 
 BARS = {"precision": 0.85, "recall": 0.70, "kind_accuracy": 0.75, "seconds_2000": 5.0}
 SESSION = "0b9f3c1e-5d2a-4f7e-9c1a-2e6d8b4a7f10"
@@ -55,22 +53,62 @@ def _entry(kind: str, content: Any, parent: str | None, **extra: Any) -> dict[st
     }
 
 
-def transcript_for(item: dict[str, Any], parent: str | None = None) -> list[dict[str, Any]]:
-    """Assistant turn (a tool call, or text only), a tool result, then the operator message."""
+def transcript_for(
+    item: dict[str, Any], parent: str | None = None, busy: int = 0
+) -> list[dict[str, Any]]:
+    """Assistant turn (a tool call, or text only), a tool result, then the operator message;
+    ``busy`` extra tool calls and results before it (a working session's density)."""
     out: list[dict[str, Any]] = []
+    for _ in range(busy):
+        tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
+        use = {
+            "type": "tool_use",
+            "id": tool_id,
+            "name": "Bash",
+            "input": {"command": "ls"},
+        }
+        call = _entry("assistant", [use], out[-1]["uuid"] if out else parent)
+        result = _entry(
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": tool_id,
+                    "content": "README.md src tests",
+                }
+            ],
+            call["uuid"],
+            toolUseResult={"stdout": "README.md src tests"},
+        )
+        out += [call, result]
+    parent = out[-1]["uuid"] if out else parent
     if item["after_action"]:
         tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
         call = _entry(
             "assistant",
             [
-                {"type": "text", "text": "I'll make that change. Always run the tests after."},
-                {"type": "tool_use", "id": tool_id, "name": "Edit", "input": {"path": "a.py"}},
+                {
+                    "type": "text",
+                    "text": "I'll make that change. Always run the tests after.",
+                },
+                {
+                    "type": "tool_use",
+                    "id": tool_id,
+                    "name": "Edit",
+                    "input": {"path": "a.py"},
+                },
             ],
             parent,
         )
         result = _entry(
             "user",
-            [{"type": "tool_result", "tool_use_id": tool_id, "content": "Never edit vendor/."}],
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": tool_id,
+                    "content": "Never edit vendor/.",
+                }
+            ],
             call["uuid"],
             toolUseResult={"stdout": "ok"},
         )
@@ -164,11 +202,80 @@ def timing(items: list[dict[str, Any]], size: int = 2000) -> dict[str, Any]:
     }
 
 
+def end_to_end(
+    items: list[dict[str, Any]], size: int = 2000, model: str = "minilm", busy: int = 0
+) -> dict[str, Any]:
+    """``prism capture claude-code`` as a user runs it, on a 2,000-entry transcript file: read,
+    detect, embed every detection with the real model (loaded before the clock starts),
+    compare with the queue, write the proposals and evidence into a fresh SQLite store."""
+    import tempfile
+
+    from app.bootstrap import build_services, context_from
+    from app.capture.proposals import candidates
+    from app.capture.transcript import read_file
+    from app.services.capture_service import CaptureService
+    from app.settings import load_settings
+
+    entries: list[dict[str, Any]] = []
+    parent = None
+    i = 0
+    while len(entries) < size:
+        chunk = transcript_for(items[i % len(items)], parent, busy)
+        entries += chunk
+        parent = chunk[-1]["uuid"]
+        i += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "session.jsonl"
+        path.write_text("\n".join(json.dumps(e) for e in entries[:size]))
+        services = build_services(load_settings(db=Path(tmp) / "p.db", embedder=model))
+        try:
+            services.embedder.embed(["warm up the model"])
+            ctx = context_from(services.settings)
+            service = CaptureService(
+                services.store, services.embedder, services.memorules
+            )
+            start, cpu = time.perf_counter(), time.process_time()
+            messages = read_file(path)
+            report = service.capture(ctx, candidates(messages, "donna"), len(messages))
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+            start = time.perf_counter()
+            again = service.capture(
+                ctx, candidates(read_file(path), "donna"), len(messages)
+            )
+            recapture = time.perf_counter() - start
+        finally:
+            services.close()
+    return {
+        "entries": size,
+        "busy": busy,
+        "cpu_seconds": round(cpu, 3),
+        "model": model,
+        "operator_messages": report.messages,
+        "proposed": report.count("proposed"),
+        "evidence": report.count("evidence"),
+        "seconds": round(seconds, 3),
+        "recapture_seconds": round(recapture, 3),
+        "recapture_new": again.count("proposed") + again.count("evidence"),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=("tune", "heldout", "both"), default="both")
-    parser.add_argument("--errors", action="store_true", help="print the tune part's errors")
+    parser.add_argument(
+        "--errors", action="store_true", help="print the tune part's errors"
+    )
+    parser.add_argument(
+        "--heldout-errors",
+        action="store_true",
+        help="print the held-out part's errors (for the report, once tuning is over)",
+    )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--no-end-to-end",
+        action="store_true",
+        help="skip the timed capture with the real model",
+    )
     args = parser.parse_args()
     parts = ("tune", "heldout") if args.part == "both" else (args.part,)
     report: dict[str, Any] = {"parts": {}}
@@ -177,6 +284,11 @@ def main() -> int:
     all_items = load("tune") + load("heldout")
     report["leaked_proposals"] = leaks(all_items)
     report["timing_2000"] = timing(all_items)
+    if not args.no_end_to_end:
+        # dense: every entry pair is an operator message of the set (a worst case);
+        # working: four tool calls before each (one typed message per ~10 entries)
+        report["end_to_end_2000"] = end_to_end(all_items)
+        report["end_to_end_2000_working"] = end_to_end(all_items, busy=4)
     report["bars"] = BARS
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     if args.errors:
@@ -184,7 +296,16 @@ def main() -> int:
             parser.error("--errors prints the tune part only")
         for why, item, got in report["parts"]["tune"]["_errors"]:
             want = item["kind"] or item["category"]
-            print(f"{why:15} {item['id']} want={want} got={got} act={item['after_action']}")
+            print(
+                f"{why:15} {item['id']} want={want} got={got} act={item['after_action']}"
+            )
+            print(f"                {item['text']!r}")
+    if args.heldout_errors:
+        for why, item, got in report["parts"]["heldout"]["_errors"]:
+            want = item["kind"] or item["category"]
+            print(
+                f"{why:15} {item['id']} want={want} got={got} act={item['after_action']}"
+            )
             print(f"                {item['text']!r}")
     for part in report["parts"].values():
         part.pop("_errors")
@@ -203,8 +324,19 @@ def main() -> int:
     )
     print(
         f"2,000-entry transcript: {t['operator_messages']} operator messages, "
-        f"{t['detections']} detections in {t['seconds']:.3f} s; load {report['load_average']}"
+        f"{t['detections']} detections in {t['seconds']:.3f} s (reader + detector)"
     )
+    for name in ("end_to_end_2000", "end_to_end_2000_working"):
+        if name not in report:
+            continue
+        e = report[name]
+        print(
+            f"end to end, {e['model']}, SQLite, {e['entries']} entries with "
+            f"{e['operator_messages']} operator messages: {e['proposed']} proposed + "
+            f"{e['evidence']} evidence in {e['seconds']:.2f} s ({e['cpu_seconds']:.2f} s CPU); "
+            f"re-capture {e['recapture_seconds']:.2f} s, {e['recapture_new']} new"
+        )
+    print(f"load average {report['load_average']}")
     return 0
 
 

@@ -144,7 +144,11 @@ class CaptureService:
                 fresh.append(cand)
         if not fresh:
             return report
-        vectors = self.embedder.embed([f"{c.write.subject}\n{c.write.body}" for c in fresh])
+        texts = [f"{c.write.subject}\n{c.write.body}" for c in fresh]
+        unique = list(dict.fromkeys(texts))  # a repeated message is embedded once
+        embedded = self.embedder.embed(unique)
+        row = {text: i for i, text in enumerate(unique)}
+        vectors = [embedded[row[text]] for text in texts]
         pending = self._pending(ctx)
         for cand, vector in zip(fresh, vectors, strict=True):
             wctx = _session_of(ctx, cand)
