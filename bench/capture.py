@@ -231,17 +231,13 @@ def end_to_end(
         try:
             services.embedder.embed(["warm up the model"])
             ctx = context_from(services.settings)
-            service = CaptureService(
-                services.store, services.embedder, services.memorules
-            )
+            service = CaptureService(services.store, services.embedder, services.memorules)
             start, cpu = time.perf_counter(), time.process_time()
             messages = read_file(path)
             report = service.capture(ctx, candidates(messages, "donna"), len(messages))
             seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
             start = time.perf_counter()
-            again = service.capture(
-                ctx, candidates(read_file(path), "donna"), len(messages)
-            )
+            again = service.capture(ctx, candidates(read_file(path), "donna"), len(messages))
             recapture = time.perf_counter() - start
         finally:
             services.close()
@@ -262,9 +258,7 @@ def end_to_end(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=("tune", "heldout", "both"), default="both")
-    parser.add_argument(
-        "--errors", action="store_true", help="print the tune part's errors"
-    )
+    parser.add_argument("--errors", action="store_true", help="print the tune part's errors")
     parser.add_argument(
         "--heldout-errors",
         action="store_true",
@@ -296,16 +290,12 @@ def main() -> int:
             parser.error("--errors prints the tune part only")
         for why, item, got in report["parts"]["tune"]["_errors"]:
             want = item["kind"] or item["category"]
-            print(
-                f"{why:15} {item['id']} want={want} got={got} act={item['after_action']}"
-            )
+            print(f"{why:15} {item['id']} want={want} got={got} act={item['after_action']}")
             print(f"                {item['text']!r}")
     if args.heldout_errors:
         for why, item, got in report["parts"]["heldout"]["_errors"]:
             want = item["kind"] or item["category"]
-            print(
-                f"{why:15} {item['id']} want={want} got={got} act={item['after_action']}"
-            )
+            print(f"{why:15} {item['id']} want={want} got={got} act={item['after_action']}")
             print(f"                {item['text']!r}")
     for part in report["parts"].values():
         part.pop("_errors")
