@@ -257,3 +257,29 @@ def test_deciding_on_something_that_is_not_a_pending_proposal_is_refused(
         q.reject(ctx, rule.id, "no")
     with pytest.raises(NotFound):
         q.approve(ctx, UUID(int=7))
+
+
+def test_a_message_that_breaks_the_write_contract_is_skipped_and_the_rest_captured(
+    services: Services, ctx: SessionContext
+) -> None:
+    found = candidates(read_file(GOLDEN), persona="donna")
+    bad = dataclasses.replace(
+        found[1], write=dataclasses.replace(found[1].write, subject="x" * 400)
+    )
+    service = CaptureService(services.store, services.embedder, services.memorules)
+    report = service.capture(ctx, [found[0], bad, *found[2:]], 7)
+    assert report.count("skipped") == 1
+    skipped = next(o for o in report.outcomes if o.action == "skipped")
+    assert skipped.errors[0].field == "subject"
+    assert report.count("proposed") == 2  # the correction, once; the rule
+    assert len(queue(services).proposals(ctx)) == 2
+
+
+def test_applies_to_is_stored_as_a_validated_write_stores_it(
+    services: Services, ctx: SessionContext
+) -> None:
+    messages = read_file(GOLDEN)
+    service = CaptureService(services.store, services.embedder, services.memorules)
+    service.capture(ctx, candidates(messages, persona="  Donna "), len(messages))
+    personas = {s.applies_to.persona for _, s in queue(services).proposals(ctx) if s.applies_to}
+    assert personas == {"Donna"}  # trimmed, as prism_remember stores it (matching ignores case)

@@ -116,6 +116,7 @@ def _human(report: dict[str, Any]) -> str:
         f"{head} {report['detected']} of {report['messages']} operator messages: "
         f"{report['proposed']} proposed, {report['evidence']} as evidence for a known rule, "
         f"{report['already_captured']} already captured"
+        + (f", {report['skipped']} skipped" if report["skipped"] else "")
     ]
     for o in report["outcomes"]:
         target = f" -> {o['memorule_id']}" if o["memorule_id"] else ""

@@ -37,7 +37,7 @@ from app.domain.records import (
     utcnow,
 )
 from app.embeddings.port import Embedder, Vector
-from app.errors import NotFound
+from app.errors import FieldError, InvalidInput, NotFound
 from app.services.memorule_service import MemoruleService
 from app.trigraph.port import (
     IdempotencyClaim,
@@ -52,7 +52,7 @@ QUEUE_PROBE = 500  # pending proposals compared with each new candidate
 @dataclass(frozen=True)
 class CaptureOutcome:
     """What capture did with one message: ``proposed``, ``evidence`` (for an existing rule
-    or pending proposal), or ``already_captured``."""
+    or pending proposal), ``already_captured``, or ``skipped`` (with its field errors)."""
 
     evidence_signal_id: str
     action: str
@@ -60,9 +60,10 @@ class CaptureOutcome:
     subject: str
     memorule_id: UUID | None = None
     similarity: float | None = None
+    errors: tuple[FieldError, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "evidence_signal_id": self.evidence_signal_id,
             "action": self.action,
             "memorule_kind": self.memorule_kind,
@@ -70,6 +71,9 @@ class CaptureOutcome:
             "memorule_id": str(self.memorule_id) if self.memorule_id else None,
             "similarity": self.similarity,
         }
+        if self.errors:
+            out["errors"] = [e.to_dict() for e in self.errors]
+        return out
 
 
 @dataclass
@@ -92,6 +96,7 @@ class CaptureReport:
             "proposed": self.count("proposed"),
             "evidence": self.count("evidence"),
             "already_captured": self.count("already_captured"),
+            "skipped": self.count("skipped"),
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
 
@@ -129,8 +134,10 @@ class CaptureService:
             messages: how many operator messages were read (for the report).
             dry_run: decide everything, write nothing.
 
+        A candidate that breaks the write contract (an over-long or control-character line)
+        is reported as ``skipped`` with its field errors; nothing of it is written.
+
         Raises:
-            InvalidInput: a candidate breaks the write contract (nothing of it is written).
             StorageError, EmbeddingUnavailable: the engine or the model failed.
         """
         report = CaptureReport(messages, dry_run)
@@ -139,9 +146,16 @@ class CaptureService:
             key = cand.write.idempotency_key or ""
             if self.store.idempotent_result(ctx.tenant_id, key) is not None:
                 report.outcomes.append(_outcome(cand, "already_captured"))
-            else:
-                validation.validate_remember(write_raw(cand.write))
-                fresh.append(cand)
+                continue
+            try:
+                checked = validation.validate_remember(write_raw(cand.write))
+            except InvalidInput as exc:  # one odd message must not block the rest
+                report.outcomes.append(_outcome(cand, "skipped", errors=exc.errors))
+                continue
+            assert isinstance(checked, MemoruleWrite)
+            # the validated write (normalised values), keeping the capture's own key
+            write = dataclasses.replace(checked, idempotency_key=cand.write.idempotency_key)
+            fresh.append(dataclasses.replace(cand, write=write))
         if not fresh:
             return report
         texts = [f"{c.write.subject}\n{c.write.body}" for c in fresh]
@@ -246,7 +260,11 @@ class CaptureService:
 
 
 def _outcome(
-    cand: Candidate, action: str, memory_id: UUID | None = None, sim: float | None = None
+    cand: Candidate,
+    action: str,
+    memory_id: UUID | None = None,
+    sim: float | None = None,
+    errors: list[FieldError] | None = None,
 ) -> CaptureOutcome:
     return CaptureOutcome(
         cand.write.evidence_signal_id or "",
@@ -255,6 +273,7 @@ def _outcome(
         cand.write.subject,
         memory_id,
         sim,
+        tuple(errors or ()),
     )
 
 
