@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 from uuid import UUID
 
 import pytest
 
-from app.bootstrap import Services
+from app.bootstrap import Services, build_services
 from app.capture.proposals import candidates
 from app.capture.transcript import read_file
 from app.domain.records import AuditEventType, SessionContext, Status
 from app.errors import Conflict, InvalidInput, NotFound
 from app.services.capture_service import CaptureReport, CaptureService
 from app.services.proposal_service import ProposalService
+from app.settings import Settings
 from app.trigraph.port import AuditFilter
 
 GOLDEN = Path(__file__).parent / "golden" / "claude_code_session.jsonl"
@@ -283,3 +285,43 @@ def test_applies_to_is_stored_as_a_validated_write_stores_it(
     service.capture(ctx, candidates(messages, persona="  Donna "), len(messages))
     personas = {s.applies_to.persona for _, s in queue(services).proposals(ctx) if s.applies_to}
     assert personas == {"Donna"}  # trimmed, as prism_remember stores it (matching ignores case)
+
+
+def test_two_captures_racing_on_one_transcript_write_each_message_once(
+    engine_settings: Settings, ctx: SessionContext
+) -> None:
+    """Two hook runs at once (Stop fires after every turn): each message is written once,
+    whatever the interleaving, and the repeated correction still merges."""
+    messages = read_file(GOLDEN)
+    found = candidates(messages, persona="donna")
+    start = threading.Barrier(2)
+    reports: list[CaptureReport] = []
+
+    def run() -> None:
+        own = build_services(engine_settings)
+        try:
+            service = CaptureService(own.store, own.embedder, own.memorules)
+            start.wait()
+            reports.append(service.capture(ctx, found, len(messages)))
+        finally:
+            own.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(reports) == 2
+    assert sum(r.count("proposed") for r in reports) == 3
+    assert sum(r.count("evidence") for r in reports) == 1
+    services = build_services(engine_settings)
+    try:
+        pending = queue(services).proposals(ctx)
+        assert len(pending) == 3
+        (corr,) = [
+            m for m, s in pending if s.memorule_kind and s.memorule_kind.value == "correction"
+        ]
+        assert len(queue(services).evidence(ctx, corr.id)) == 2
+        assert services.memorules.verify_chain(ctx).ok
+    finally:
+        services.close()

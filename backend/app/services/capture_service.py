@@ -174,13 +174,18 @@ class CaptureService:
             else:
                 target, sim = self._repeat_of(pending, cand.write.memorule_kind, vector)
             if target is not None:
-                if not dry_run:
-                    self._add_evidence(wctx, target, cand)
-                report.outcomes.append(_outcome(cand, "evidence", target, sim))
+                done = dry_run or self._add_evidence(wctx, target, cand)
+                action = "evidence" if done else "already_captured"
+                report.outcomes.append(_outcome(cand, action, target, sim))
                 continue
-            memory_id = new_id() if dry_run else self._propose(wctx, cand, vector)
+            memory_id, fresh_write = (
+                (new_id(), True) if dry_run else self._propose(wctx, cand, vector)
+            )
+            # a proposal another capture of this message committed first is still the one a
+            # later repeat in this transcript must find
             pending.append(_Pending(memory_id, cand.write.memorule_kind, vector))
-            report.outcomes.append(_outcome(cand, "proposed", memory_id))
+            action = "proposed" if fresh_write else "already_captured"
+            report.outcomes.append(_outcome(cand, action, memory_id))
         return report
 
     def _pending(self, ctx: SessionContext) -> list[_Pending]:
@@ -210,7 +215,9 @@ class CaptureService:
                 best = (p.memory_id, round(sim, 4))
         return best
 
-    def _propose(self, ctx: SessionContext, cand: Candidate, vector: Vector) -> UUID:
+    def _propose(self, ctx: SessionContext, cand: Candidate, vector: Vector) -> tuple[UUID, bool]:
+        """Write the proposal: its id, and False when a concurrent capture of the same message
+        committed first (then the id is that capture's)."""
         batch, memory, state, _, _ = self.memorules.build_create(
             ctx, dataclasses.replace(cand.write, idempotency_key=None), vector
         )
@@ -228,10 +235,13 @@ class CaptureService:
             )
         ]
         result = WriteResult(memory.id, state.id, 1, Kind.MEMORULE, state.written_at)
-        self._write(batch, cand, result)
-        return memory.id
+        replay = self._write(batch, cand, result)
+        if replay is None:
+            return memory.id, True
+        return UUID(str(replay.result["id"])), False
 
-    def _add_evidence(self, ctx: SessionContext, target: UUID, cand: Candidate) -> None:
+    def _add_evidence(self, ctx: SessionContext, target: UUID, cand: Candidate) -> bool:
+        """Record the message as evidence for ``target``; False when already claimed."""
         memory, state = self._memorule(ctx, target)
         now = utcnow()
         draft = self.memorules.audit_draft(
@@ -244,13 +254,18 @@ class CaptureService:
             reason="an operator message repeated this rule",
         )
         batch = WriteBatch(tenant_id=ctx.tenant_id, audits=[draft])
-        self._write(batch, cand, WriteResult(memory.id, state.id, state.version, memory.kind, now))
+        result = WriteResult(memory.id, state.id, state.version, memory.kind, now)
+        return self._write(batch, cand, result) is None
 
-    def _write(self, batch: WriteBatch, cand: Candidate, result: WriteResult) -> None:
+    def _write(
+        self, batch: WriteBatch, cand: Candidate, result: WriteResult
+    ) -> IdempotencyClaim | None:
+        """Apply ``batch`` with the message's claim; the earlier claim when one existed (two
+        captures of one transcript at once: the claim keeps the second from writing)."""
         key = cand.write.idempotency_key or ""
         digest = hashlib.sha256(key.encode()).hexdigest()
         batch.idempotency = IdempotencyClaim(key, digest, result.to_dict())
-        self.store.write(batch)
+        return self.store.write(batch).replay
 
     def _memorule(self, ctx: SessionContext, memory_id: UUID) -> tuple[Memory, MemoryState]:
         found = self.store.get(ctx.tenant_id, memory_id)
