@@ -70,7 +70,7 @@ class _Entry:
     uuid: str
     parent: str | None
     has_tool_use: bool
-    raw: dict[str, Any]
+    raw: dict[str, Any] | None  # kept for operator entries only (a transcript can be large)
 
 
 def read_file(path: Path) -> list[OperatorMessage]:
@@ -108,18 +108,17 @@ def read_lines(lines: Iterable[bytes | str], name: str = "transcript") -> list[O
         if entry is None:
             continue
         entries[entry.uuid] = entry
-        order.append(entry)
+        if entry.kind == "operator":
+            order.append(entry)
     if not seen_any:
         message = f"{name} has no Claude Code transcript entries"
         raise InvalidInput([FieldError("transcript", "not_a_transcript", message)])
     out = []
     for entry in order:
-        if entry.kind != "operator":
-            continue
-        text = _typed_text(entry.raw)
-        if text is None:
-            continue
         raw = entry.raw
+        text = _typed_text(raw) if raw is not None else None
+        if raw is None or text is None:
+            continue
         out.append(
             OperatorMessage(
                 session_id=str(raw.get("sessionId") or "")[:ID_MAX],
@@ -166,17 +165,17 @@ def _classify(raw: dict[str, Any]) -> _Entry | None:
             isinstance(b, dict) and b.get("type") in ("tool_use", "server_tool_use")
             for b in content
         )
-        return _Entry("assistant", uuid, parent, tool, raw)
+        return _Entry("assistant", uuid, parent, tool, None)
     if kind != "user" or content is None:
-        return _Entry("other", uuid, parent, False, raw)
+        return _Entry("other", uuid, parent, False, None)
     tool_result = "toolUseResult" in raw or (
         isinstance(content, list)
         and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     )
     if tool_result:
-        return _Entry("tool_result", uuid, parent, False, raw)
+        return _Entry("tool_result", uuid, parent, False, None)
     if raw.get("isMeta") is True or raw.get("isCompactSummary") is True:
-        return _Entry("other", uuid, parent, False, raw)
+        return _Entry("other", uuid, parent, False, None)
     return _Entry("operator", uuid, parent, False, raw)
 
 
