@@ -140,3 +140,21 @@ def test_a_bad_hook_input_is_logged_not_shown(db_path: Path, tmp_path: Path) -> 
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert "hook failed" in (data_home / "prism-memory" / "capture.log").read_text()
+
+
+def test_the_hook_entry_for_settings_json_runs_the_hook_command(
+    db_path: Path, tmp_path: Path
+) -> None:
+    import shlex
+
+    from app.capture.hook import hook_entry, is_capture_hook
+
+    entry = hook_entry(persona="donna o'hara", project="my repo")
+    assert is_capture_hook(entry) and not is_capture_hook({"hooks": [{"command": "ls"}]})
+    argv = shlex.split(entry["hooks"][0]["command"])
+    assert argv[:4] == ["prism", "capture", "claude-code", "--hook"]
+    assert argv[4:] == ["--persona", "donna o'hara", "--project", "my repo"]
+    data_home = tmp_path / "data"
+    proc = run_prism(db_path, *argv[1:], stdin="{}", XDG_DATA_HOME=str(data_home))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert "no transcript_path" in (data_home / "prism-memory" / "capture.log").read_text()
