@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from pathlib import Path
 from uuid import UUID
@@ -323,5 +324,39 @@ def test_two_captures_racing_on_one_transcript_write_each_message_once(
         ]
         assert len(queue(services).evidence(ctx, corr.id)) == 2
         assert services.memorules.verify_chain(ctx).ok
+    finally:
+        services.close()
+
+
+@pytest.mark.real_model
+def test_with_the_real_model_a_reworded_repeat_becomes_evidence(
+    db_path: Path, ctx: SessionContext
+) -> None:
+    from app.capture.transcript import read_lines
+    from app.settings import load_settings
+
+    services = build_services(load_settings(db=db_path, embedder="minilm", database_url=""))
+    try:
+        report = capture(services, ctx)
+        assert (report.count("proposed"), report.count("evidence")) == (3, 1)
+        later = {
+            "type": "user",
+            "uuid": "7f0c2b1a-0000-4000-8000-000000000001",
+            "parentUuid": "a1",
+            "sessionId": "7f0c2b1a-0000-4000-8000-00000000000a",
+            "message": {"role": "user", "content": "No, don't use pip here, this project uses uv."},
+        }
+        action = {
+            "type": "assistant",
+            "uuid": "a1",
+            "sessionId": "7f0c2b1a-0000-4000-8000-00000000000a",
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]},
+        }
+        messages = read_lines([json.dumps(action), json.dumps(later)])
+        found = candidates(messages, persona="donna")
+        service = CaptureService(services.store, services.embedder, services.memorules)
+        (outcome,) = service.capture(ctx, found, 1).outcomes
+        assert outcome.action == "evidence" and (outcome.similarity or 0) >= 0.95
+        assert len(queue(services).proposals(ctx)) == 3
     finally:
         services.close()
