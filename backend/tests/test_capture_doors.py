@@ -226,3 +226,14 @@ def test_the_evidence_page_lists_signals_and_offers_promotion(world: World) -> N
     assert done.status_code == 303
     assert events_of(world, str(inferred.id))[-1] == "promoted"
     assert re.search(r"\bobserved\b", client.get(f"/evidence/{inferred.id}").text)
+
+
+@pytest.mark.parametrize("page", ["/proposals", "/evidence/{rule}"])
+def test_queue_pages_carry_the_console_security_headers(world: World, page: str) -> None:
+    response = signed_in(world, "a_writer").get(page.format(rule=world.ids["a_rule_p1"]))
+    assert response.status_code == 200
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert response.headers["x-frame-options"] == "DENY"
+    assert re.findall(r"<script[^>]*>", response.text) == [
+        '<script src="/static/console.js" defer>'
+    ]

@@ -89,7 +89,7 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     app.include_router(proposals.router)  # the capture review queue (issue 20)
     _install_probes(app)
     install_console(app)  # the operator console at / (app.web)
-    app.include_router(proposals_page.router)  # its review queue (issue 20)
+    proposals_page.install(app)  # its review queue (issue 20)
     # A Route (not a Mount) so other paths keep their own 404/405; Starlette serves a
     # non-function endpoint as a plain ASGI app.
     app.router.routes.append(Route(MCP_PATH, McpGate(mcp.app, state), include_in_schema=False))

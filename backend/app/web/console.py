@@ -33,17 +33,7 @@ from app.web import views
 from app.web.sessions import COOKIE, ConsoleSession, SecurityHeaders, SessionStore
 
 T = TypeVar("T")
-PAGE_PREFIXES = (
-    "/",
-    "/signin",
-    "/signout",
-    "/memorules",
-    "/applies",
-    "/audit",
-    "/static",
-    "/proposals",
-    "/evidence",
-)
+PAGE_PREFIXES = ("/", "/signin", "/signout", "/memorules", "/applies", "/audit", "/static")
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
 _MAX_FIELDS = 20
 

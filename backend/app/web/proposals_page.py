@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 
 from app.domain import access
@@ -24,9 +24,18 @@ from app.services.proposal_access import ProposalAccess
 from app.services.proposal_service import ProposalService
 from app.web import views
 from app.web.console import Page, _form, _guard, _page, _with_project
+from app.web.sessions import SecurityHeaders
 
 router = APIRouter(include_in_schema=False)
 ACTIONS = ("approve", "reject", "merge")
+PAGE_PREFIXES = ("/proposals", "/evidence")
+
+
+def install(app: FastAPI) -> None:
+    """Serve the review-queue pages on ``app`` (after :func:`app.web.console.install_console`),
+    with the console's security headers."""
+    app.include_router(router)
+    app.add_middleware(SecurityHeaders, prefixes=PAGE_PREFIXES)
 
 
 def _access(page: Page) -> ProposalAccess:
