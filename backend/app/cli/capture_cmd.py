@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 Common = Callable[[Callable[..., None]], Callable[..., None]]
 HOOK_INPUT_MAX = 1_000_000
+LOG_MAX_BYTES = 1_000_000  # then capture.log becomes capture.log.1 and a new one starts
 
 
 def log_path() -> Path:
@@ -175,6 +176,8 @@ def _run_logged(rt: Runtime, transcript: Path, for_persona: str | None, log: Pat
 def _log(log: Path, text: str) -> None:
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
+        if log.exists() and log.stat().st_size > LOG_MAX_BYTES:  # Stop runs every turn
+            log.replace(log.with_name(log.name + ".1"))
         with log.open("a", encoding="utf-8") as fh:
             fh.write(f"{datetime.now(UTC).isoformat()} {text}\n")
     except OSError:
