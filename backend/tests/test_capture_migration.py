@@ -54,3 +54,42 @@ def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path
     conn.execute("UPDATE memory SET status = 'proposed'")
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     conn.close()
+
+
+@pytest.mark.postgres
+def test_an_older_postgres_store_keeps_its_memories_and_accepts_proposals(pg_url: str) -> None:
+    from app.bootstrap import context_from
+    from tests.conftest import raw_sql
+
+    settings = load_settings(database_url=pg_url, embedder="fake")
+    services = build_services(settings)
+    ctx = context_from(services.settings)
+    written = services.memory.remember(
+        ctx,
+        {
+            "kind": "memorule",
+            "memorule_kind": "convention",
+            "subject": "We use uv",
+            "body": "This project uses uv, not pip.",
+            "applies_to": {"scope": "project"},
+        },
+    )
+    # back to the schema before migration 5
+    raw_sql(services, "ALTER TABLE memory DROP CONSTRAINT memory_status_check")
+    raw_sql(
+        services,
+        "ALTER TABLE memory ADD CONSTRAINT memory_status_check "
+        "CHECK (status IN ('active', 'retired'))",
+    )
+    raw_sql(services, "DELETE FROM schema_migrations WHERE version = 5")
+    services.close()
+
+    again = build_services(settings)
+    try:
+        assert again.store.migrate() == 5
+        memory, _ = again.memory.get(ctx, written.id)
+        assert memory.status.value == "active"
+        raw_sql(again, "UPDATE memory SET status = 'proposed'")
+        raw_sql(again, "UPDATE memory SET status = 'active'")
+    finally:
+        again.close()
