@@ -179,6 +179,32 @@ def leaks(items: list[dict[str, Any]]) -> int:
     return sum(1 for m in messages if detect(m.text, m.after_action))
 
 
+GOLDEN = ROOT.parent / "backend" / "tests" / "golden" / "claude_code_session.jsonl"
+
+
+def golden_leaks() -> dict[str, int]:
+    """Detections on the golden transcript whose entry is not a plain operator message
+    (judged here independently of the reader: a main-chain ``user`` entry with no tool
+    result and no client marker)."""
+    from app.capture.transcript import read_file
+
+    typed = set()
+    for line in GOLDEN.read_text(encoding="utf-8").splitlines():
+        e = json.loads(line)
+        content = (e.get("message") or {}).get("content")
+        blocks = content if isinstance(content, list) else []
+        if (
+            e.get("type") == "user"
+            and not e.get("isSidechain")
+            and not e.get("isMeta")
+            and "toolUseResult" not in e
+            and not any(b.get("type") == "tool_result" for b in blocks)
+        ):
+            typed.add(e["uuid"])
+    found = [m for m in read_file(GOLDEN) if detect(m.text, m.after_action)]
+    return {"detections": len(found), "leaked": sum(1 for m in found if m.uuid not in typed)}
+
+
 def timing(items: list[dict[str, Any]], size: int = 2000) -> dict[str, Any]:
     """Read and detect over a transcript of ``size`` entries built from the set."""
     entries: list[dict[str, Any]] = []
@@ -277,6 +303,7 @@ def main() -> int:
         report["parts"][part] = score(load(part))
     all_items = load("tune") + load("heldout")
     report["leaked_proposals"] = leaks(all_items)
+    report["golden"] = golden_leaks()
     report["timing_2000"] = timing(all_items)
     if not args.no_end_to_end:
         # dense: every entry pair is an operator message of the set (a worst case);
@@ -308,6 +335,10 @@ def main() -> int:
             f"  recall {r['recall']:.3f}  kind accuracy {r['kind_accuracy']:.3f}"
             f"  (tp {r['true_positives']}, fp {r['false_positives']}, miss {r['misses']})"
         )
+    g = report["golden"]
+    print(
+        f"golden transcript: {g['detections']} detections, {g['leaked']} from non-operator entries"
+    )
     t = report["timing_2000"]
     print(
         f"leaked proposals (assistant text, tool results, sidechains): {report['leaked_proposals']}"

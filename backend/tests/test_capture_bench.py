@@ -37,6 +37,7 @@ def test_the_detector_clears_the_bars_on_both_parts_and_leaks_nothing() -> None:
     )
     report = json.loads(done.stdout)
     assert report["leaked_proposals"] == 0
+    assert report["golden"] == {"detections": 4, "leaked": 0}
     for part in ("tune", "heldout"):
         figures = report["parts"][part]
         assert figures["precision"] >= 0.85, figures
