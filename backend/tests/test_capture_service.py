@@ -278,7 +278,7 @@ def test_a_message_that_breaks_the_write_contract_is_skipped_and_the_rest_captur
     assert len(queue(services).proposals(ctx)) == 2
 
 
-def test_applies_to_is_stored_as_a_validated_write_stores_it(
+def test_proposals_store_applies_to_as_prism_remember_would(
     services: Services, ctx: SessionContext
 ) -> None:
     messages = read_file(GOLDEN)
