@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic.json_schema import models_json_schema
 from starlette.routing import Route
 
-from app.api import routes
+from app.api import proposals, routes
 from app.api.deps import ApiState, StateDep
 from app.api.docs import install_docs
 from app.api.errors import error_response, install_error_handlers
@@ -32,6 +32,7 @@ from app.errors import StorageError
 from app.mcp_server.server import MCPHttpApp, build_mcp_asgi_app
 from app.services.access_service import AccessService
 from app.settings import Settings
+from app.web import proposals_page
 from app.web.console import install_console
 
 TITLE = "Prism Memory"
@@ -85,8 +86,10 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     install_error_handlers(app)
     install_docs(app, TITLE)
     app.include_router(routes.router)
+    app.include_router(proposals.router)  # the capture review queue (issue 20)
     _install_probes(app)
     install_console(app)  # the operator console at / (app.web)
+    proposals_page.install(app)  # its review queue (issue 20)
     # A Route (not a Mount) so other paths keep their own 404/405; Starlette serves a
     # non-function endpoint as a plain ASGI app.
     app.router.routes.append(Route(MCP_PATH, McpGate(mcp.app, state), include_in_schema=False))

@@ -47,6 +47,7 @@ CHECKED_ACTIONS = frozenset(
         "memorule_retire",
         "memorule_restore",
         "memorule_history",
+        "memorule_proposals",  # read-only: the project's review queue (a reader may list it)
         "memorule_audit",
         "read_resource",
         "get_prompt",

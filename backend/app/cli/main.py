@@ -20,7 +20,7 @@ from uuid import UUID
 import click
 
 from app.bootstrap import Services, build_services, context_from
-from app.cli import db_cmd, render, rules_cmd, transfer_cmd
+from app.cli import capture_cmd, db_cmd, proposals_cmd, render, rules_cmd, transfer_cmd
 from app.cli.keys_cmd import keys_group
 from app.cli.mcp_cmd import mcp_command
 from app.cli.serve_cmd import serve_command
@@ -381,6 +381,8 @@ cli.add_command(keys_group)
 cli.add_command(rules_cmd.import_rules(common))
 cli.add_command(rules_cmd.export_rules(common))
 cli.add_command(rules_cmd.export_graph(common))
+cli.add_command(capture_cmd.capture_group(common))
+cli.add_command(proposals_cmd.proposals_command(common, parse_id))
 
 
 def main() -> None:

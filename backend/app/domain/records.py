@@ -46,6 +46,7 @@ class Scope(StrEnum):
 class Status(StrEnum):
     ACTIVE = "active"
     RETIRED = "retired"
+    PROPOSED = "proposed"  # captured, awaiting review: never recalled (issue 20)
 
 
 class AuditEventType(StrEnum):
@@ -53,6 +54,14 @@ class AuditEventType(StrEnum):
     SUPERSEDED = "superseded"
     RETIRED = "retired"
     RESTORED = "restored"
+    # The review queue (issue 20): a captured proposal, the decisions on it, and operator
+    # evidence added to a rule (no new version) or a promotion to ``observed``.
+    PROPOSED = "proposed"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    MERGED = "merged"
+    EVIDENCE = "evidence"
+    PROMOTED = "promoted"
 
 
 APPLIES_TO_KEYS = ("persona", "surface", "specialization")

@@ -25,6 +25,7 @@ from app.bootstrap import Services
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import PrismError
 from app.mcp_server import arguments as a
+from app.mcp_server import proposals
 from app.mcp_server.parsing import decode_json_strings, parse, refuse_unknown
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
 from app.trigraph.port import AuditFilter
@@ -202,6 +203,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         "returned next_cursor as 'before' for the next page.",
         a.AuditArguments,
         _audit,
+        read_only=True,
+    ),
+    ToolSpec(
+        "memorule_proposals",
+        "Captured memorules awaiting review",
+        proposals.DESCRIPTION,
+        proposals.ProposalsArguments,
+        proposals.list_proposals,
         read_only=True,
     ),
 )

@@ -158,6 +158,16 @@ MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
             "CREATE UNIQUE INDEX api_key_by_id ON api_key (key_id)",
         ],
     ),
+    (
+        5,
+        "proposed_status",
+        # The review queue (issue 20): a memory may be 'proposed' (never recalled).
+        [
+            "ALTER TABLE memory DROP CONSTRAINT memory_status_check",
+            "ALTER TABLE memory ADD CONSTRAINT memory_status_check "
+            "CHECK (status IN ('active', 'retired', 'proposed'))",
+        ],
+    ),
 ]
 
 # The tables in dependency order (referenced first): what Citus distributes by tenant_id.

@@ -167,7 +167,10 @@ class SQLiteStore:
                 if version in done:
                     continue
                 for statement in statements:
-                    conn.execute(statement)
+                    if callable(statement):
+                        statement(conn)
+                    else:
+                        conn.execute(statement)
                 conn.execute(
                     "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                     (version, name, iso(datetime.now(UTC))),

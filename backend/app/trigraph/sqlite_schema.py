@@ -9,9 +9,36 @@ Every key leads with ``tenant_id``.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from typing import Final
 
-MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
+Step = str | Callable[[sqlite3.Connection], None]
+_OLD_STATUS_CHECK: Final = "CHECK (status IN ('active', 'retired'))"
+_NEW_STATUS_CHECK: Final = "CHECK (status IN ('active', 'retired', 'proposed'))"
+
+
+def allow_proposed_status(conn: sqlite3.Connection) -> None:
+    """Loosen ``memory.status``'s CHECK to admit 'proposed' (no stored row changes).
+
+    Rewrites the table's definition in ``sqlite_master`` and bumps ``schema_version`` so every
+    other connection reloads the schema; runs inside the migration's transaction.
+    """
+    version = int(conn.execute("PRAGMA schema_version").fetchone()[0])
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        changed = conn.execute(
+            "UPDATE sqlite_master SET sql = replace(sql, ?, ?) "
+            "WHERE type = 'table' AND name = 'memory' AND instr(sql, ?) > 0",
+            (_OLD_STATUS_CHECK, _NEW_STATUS_CHECK, _OLD_STATUS_CHECK),
+        ).rowcount
+        if changed:
+            conn.execute(f"PRAGMA schema_version = {version + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+
+
+MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
     (
         1,
         "trigraph",
@@ -130,5 +157,14 @@ MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
             "CREATE UNIQUE INDEX api_key_by_hash ON api_key (secret_hash)",
             "CREATE UNIQUE INDEX api_key_by_id ON api_key (key_id)",
         ],
+    ),
+    (
+        5,
+        "proposed_status",
+        # The review queue (issue 20): a memory may be 'proposed'. SQLite cannot ALTER a CHECK
+        # constraint and rebuilding `memory` would break the foreign keys of its children, so
+        # the CHECK is loosened in place, as SQLite documents for changes that leave the stored
+        # rows valid (lang_altertable.html, "Making Other Kinds Of Table Schema Changes").
+        [allow_proposed_status],
     ),
 ]
