@@ -20,8 +20,9 @@ from uuid import UUID
 import click
 
 from app.bootstrap import Services, build_services, context_from
-from app.cli import db_cmd, render, rules_cmd, transfer_cmd
+from app.cli import brief_cmd, db_cmd, hooks_cmd, render, transfer_cmd
 from app.cli.keys_cmd import keys_group
+from app.cli.lazy import LazyGroup
 from app.cli.mcp_cmd import mcp_command
 from app.cli.serve_cmd import serve_command
 from app.domain.records import AuditEventType, SessionContext
@@ -125,7 +126,10 @@ def parse_id(value: str, label: str = "id") -> UUID:
         ) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="prism-memory")
 def cli() -> None:
     """Prism Memory: typed, scoped, auditable memory for teams of AI agents.
@@ -378,9 +382,23 @@ cli.add_command(transfer_cmd.import_command(common))
 cli.add_command(mcp_command)
 cli.add_command(serve_command)
 cli.add_command(keys_group)
-cli.add_command(rules_cmd.import_rules(common))
-cli.add_command(rules_cmd.export_rules(common))
-cli.add_command(rules_cmd.export_graph(common))
+cli.add_command(brief_cmd.brief_command(common))
+cli.add_command(hooks_cmd.hooks_group)
+# Heavier modules load only when their command runs (see app.cli.lazy).
+cli.add_lazy_command("import-rules", lambda: _rules_command("import-rules"))
+cli.add_lazy_command("export-rules", lambda: _rules_command("export-rules"))
+cli.add_lazy_command("export", lambda: _rules_command("export"))
+
+
+def _rules_command(name: str) -> click.Command:
+    from app.cli import rules_cmd
+
+    factories = {
+        "import-rules": rules_cmd.import_rules,
+        "export-rules": rules_cmd.export_rules,
+        "export": rules_cmd.export_graph,
+    }
+    return factories[name](common)
 
 
 def main() -> None:
