@@ -45,11 +45,7 @@ def build_store(db: Path, n: int) -> int:
     from app.bootstrap import build_services, context_from
     from app.settings import load_settings
 
-    rules = [
-        r
-        for r in load_jsonl(shared_bench_dir() / "rules" / "rules.jsonl")
-        if is_rule(r)
-    ]
+    rules = [r for r in load_jsonl(shared_bench_dir() / "rules" / "rules.jsonl") if is_rule(r)]
     requests = [q for q in (rule_to_request(r) for r in rules[:n]) if q is not None]
     services = build_services(load_settings(db=db, embedder="minilm"))
     try:
@@ -80,9 +76,7 @@ def run_case(db: Path, args: list[str], stdin: str | None, runs: int) -> dict[st
         )
         elapsed = time.perf_counter() - start
         if proc.returncode != 0 or not proc.stdout.strip():
-            raise SystemExit(
-                f"{' '.join(args)} failed: {proc.returncode} {proc.stderr[-500:]}"
-            )
+            raise SystemExit(f"{' '.join(args)} failed: {proc.returncode} {proc.stderr[-500:]}")
         sizes.add(len(proc.stdout))
         times.append(elapsed)
     return {**summary_ms(times[1:]), "stdout_chars": sorted(sizes)}
