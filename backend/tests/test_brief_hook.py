@@ -340,3 +340,21 @@ def _env(db: Path, **extra: str) -> dict[str, str]:
     env.update({"PRISM_DB": str(db), "PRISM_EMBEDDER": "fake", "PYTHONPATH": str(BACKEND)})
     env.update(extra)
     return env
+
+
+def test_a_state_folder_that_cannot_be_written_still_gets_the_brief(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the state folder should be")
+    proc = run_hook(db_path, hook_input(), "--persona", "donna", state=blocked)
+    assert rules["donna"] in ids_in(context_of(proc, "SessionStart"))
+    assert "warning: could not record the briefed rules" in proc.stderr
+
+
+def test_a_bad_deadline_setting_warns_and_keeps_the_default(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    proc = run_hook(db_path, hook_input(), state=tmp_path / "s", PRISM_HOOK_DEADLINE="soon")
+    assert rules["project"] in ids_in(context_of(proc, "SessionStart"))
+    assert "warning: deadline 'soon' is not 0.1 to 600 seconds; using 5" in proc.stderr

@@ -59,16 +59,15 @@ def brief_command(common: Common) -> click.Command:
     )
     @click.option(
         "--deadline",
-        type=click.FloatRange(0.1, 600.0),
-        default=HOOK_DEADLINE_DEFAULT_S,
+        default=str(HOOK_DEADLINE_DEFAULT_S),
         show_default=True,
         envvar="PRISM_HOOK_DEADLINE",
-        help="--hook: give up (exit 0, empty output) after this many seconds "
+        help="--hook: give up (exit 0, empty output) after this many seconds, 0.1 to 600 "
         "[env PRISM_HOOK_DEADLINE]",
     )
     @click.option(
         "--state-dir",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=click.Path(path_type=Path),
         envvar="PRISM_HOOK_STATE_DIR",
         help="--hook: where each session's briefed rule ids are kept "
         "[env PRISM_HOOK_STATE_DIR; default: hook-sessions/ in the user data directory]",
@@ -88,7 +87,7 @@ def brief_command(common: Common) -> click.Command:
         namespace: str | None,
         top_k: int,
         hook: str | None,
-        deadline: float,
+        deadline: str,
         state_dir: Path | None,
         min_relevance: float,
     ) -> None:
@@ -109,7 +108,7 @@ def brief_command(common: Common) -> click.Command:
                 rt.options,
                 claude_hook.HookOptions(
                     token_budget=token_budget,
-                    deadline_s=deadline,
+                    deadline_s=claude_hook.seconds(deadline, HOOK_DEADLINE_DEFAULT_S),
                     state_dir=state_dir,
                     min_relevance=min_relevance,
                     namespace=namespace,

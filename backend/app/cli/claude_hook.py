@@ -21,8 +21,13 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
+
+if TYPE_CHECKING:
+    from app.bootstrap import Services
+    from app.domain.records import SessionContext
+    from app.services.briefed_state import BriefedState
 
 CLIENT: Final = "claude-code"
 INPUT_MAX_BYTES: Final = 1_048_576
@@ -102,8 +107,21 @@ def run(options: Mapping[str, Any], hook: HookOptions) -> None:
         _say(_describe(exc))
 
 
-def _say(reason: str) -> None:
-    sys.stderr.write(f"prism brief --hook {CLIENT}: skipped: {reason}\n")
+def seconds(value: str, default: float) -> float:
+    """The deadline in seconds (0.1 to 600); a bad value warns and keeps the default, since a
+    hook must not fail on a setting."""
+    try:
+        parsed = float(value)
+    except ValueError:
+        parsed = float("nan")
+    if not 0.1 <= parsed <= 600.0:  # also False for NaN
+        _say(f"deadline {value!r} is not 0.1 to 600 seconds; using {default:g}", "warning")
+        return default
+    return parsed
+
+
+def _say(reason: str, verb: str = "skipped") -> None:
+    sys.stderr.write(f"prism brief --hook {CLIENT}: {verb}: {reason}\n")
     sys.stderr.flush()
 
 
@@ -154,7 +172,7 @@ def _answer(
         if event == "SessionStart":
             budget = min(hook.token_budget, HOOK_TOKEN_BUDGET_MAX)
             brief = services.brief.brief(ctx, token_budget=budget, namespace=hook.namespace)
-            state.record(ctx.session_id, [str(m.memory.id) for m in brief.included], replace=True)
+            _remember(state, ctx.session_id, [str(m.memory.id) for m in brief.included], True)
             return _output(event, brief.markdown)
         text = _prompt_context(services, ctx, data, hook, state)
         return _output(event, text) if text else None
@@ -182,8 +200,21 @@ def _context_options(
     return merged
 
 
+def _remember(state: BriefedState, session: UUID, ids: list[str], replace: bool) -> None:
+    """Record what the session was given; a state folder that cannot be written costs only
+    repeats (said on stderr), never the answer."""
+    try:
+        state.record(session, ids, replace=replace)
+    except OSError as exc:
+        _say(f"could not record the briefed rules in {state.folder}: {exc}", "warning")
+
+
 def _prompt_context(
-    services: Any, ctx: Any, data: Mapping[str, Any], hook: HookOptions, state: Any
+    services: Services,
+    ctx: SessionContext,
+    data: Mapping[str, Any],
+    hook: HookOptions,
+    state: BriefedState,
 ) -> str:
     """The few rules most relevant to the prompt that the session has not been given yet."""
     from app.services.brief_service import CHARS_PER_TOKEN, TASK_MAX, bullet
@@ -217,7 +248,7 @@ def _prompt_context(
         kept.append(str(match.memory.id))
     if not kept:
         return ""
-    state.record(ctx.session_id, kept)
+    _remember(state, ctx.session_id, kept, False)
     return "\n".join(lines)
 
 
