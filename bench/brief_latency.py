@@ -7,8 +7,9 @@ real model), then runs the real ``prism`` CLI as a subprocess, ``--runs`` times 
 - ``hook``: ``prism brief --hook claude-code`` fed SessionStart hook input on stdin;
 - ``task``: ``prism brief --task TEXT`` (loads the embedding model in every process).
 
-Reports p50/p99/mean wall time per case, and the 1-minute load average before and after
-(other work on the machine inflates every figure). Not part of the test suite.
+Reports p50/p99/mean wall time per case, the child's CPU time (user + system; less
+sensitive to other work than wall time), and the 1-minute load average before and after
+(other work on the machine inflates every wall figure). Not part of the test suite.
 
     python bench/brief_latency.py --rules 1000 --runs 30
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -68,18 +70,28 @@ def run_case(db: Path, args: list[str], stdin: str | None, runs: int) -> dict[st
     )
     command = [sys.executable, "-m", "app", *args]
     times = []
+    cpu = []
     sizes = set()
     for _ in range(runs + 1):  # the first run warms the page cache; not counted
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(
             command, input=stdin, capture_output=True, text=True, env=env, check=False
         )
         elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
         if proc.returncode != 0 or not proc.stdout.strip():
             raise SystemExit(f"{' '.join(args)} failed: {proc.returncode} {proc.stderr[-500:]}")
         sizes.add(len(proc.stdout))
         times.append(elapsed)
-    return {**summary_ms(times[1:]), "stdout_chars": sorted(sizes)}
+    cpu_ms = summary_ms(cpu[1:])
+    return {
+        **summary_ms(times[1:]),
+        "cpu_p50_ms": cpu_ms["p50_ms"],
+        "cpu_p99_ms": cpu_ms["p99_ms"],
+        "stdout_chars": sorted(sizes),
+    }
 
 
 def main() -> None:

@@ -112,6 +112,7 @@ def brief_command(common: Common) -> click.Command:
                     state_dir=state_dir,
                     min_relevance=min_relevance,
                     namespace=namespace,
+                    top_k=top_k,
                 ),
             )
             return

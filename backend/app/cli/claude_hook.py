@@ -52,6 +52,7 @@ class HookOptions:
     state_dir: Path | None
     min_relevance: float
     namespace: str | None = None
+    top_k: int = 30
 
 
 class Deadline:
@@ -171,7 +172,9 @@ def _answer(
         ctx = context_from(settings)
         if event == "SessionStart":
             budget = min(hook.token_budget, HOOK_TOKEN_BUDGET_MAX)
-            brief = services.brief.brief(ctx, token_budget=budget, namespace=hook.namespace)
+            brief = services.brief.brief(
+                ctx, token_budget=budget, namespace=hook.namespace, top_k=hook.top_k
+            )
             _remember(state, ctx.session_id, [str(m.memory.id) for m in brief.included], True)
             return _output(event, brief.markdown)
         text = _prompt_context(services, ctx, data, hook, state)
