@@ -358,3 +358,25 @@ def test_a_bad_deadline_setting_warns_and_keeps_the_default(
     proc = run_hook(db_path, hook_input(), state=tmp_path / "s", PRISM_HOOK_DEADLINE="soon")
     assert rules["project"] in ids_in(context_of(proc, "SessionStart"))
     assert "warning: deadline 'soon' is not 0.1 to 600 seconds; using 5" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("markers", "surface"),
+    [
+        (["pyproject.toml"], "python"),
+        (["package.json"], "javascript"),
+        (["package.json", "tsconfig.json"], "typescript"),
+        (["go.mod"], "go"),
+        (["pyproject.toml", "go.mod"], None),
+        ([], None),
+    ],
+)
+def test_the_surface_is_derived_only_when_the_marker_files_name_one(
+    tmp_path: Path, markers: list[str], surface: str | None
+) -> None:
+    from app.services.project_config import find_project_config
+
+    (tmp_path / ".git").mkdir()
+    for name in markers:
+        (tmp_path / name).write_text("")
+    assert find_project_config(tmp_path).derived_surface() == surface
