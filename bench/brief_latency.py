@@ -88,6 +88,7 @@ def run_case(db: Path, args: list[str], stdin: str | None, runs: int) -> dict[st
     cpu_ms = summary_ms(cpu[1:])
     return {
         **summary_ms(times[1:]),
+        "min_ms": round(min(times[1:]) * 1000, 3),
         "cpu_p50_ms": cpu_ms["p50_ms"],
         "cpu_p99_ms": cpu_ms["p99_ms"],
         "stdout_chars": sorted(sizes),

@@ -288,3 +288,19 @@ def test_the_pre_commit_hook_blocks_a_commit_while_agents_md_is_stale(
     assert blocked.returncode != 0
     assert "stale: " in blocked.stderr and "AGENTS.md" in blocked.stderr
     assert "+- Two people review each schema migration." in blocked.stderr
+
+
+def test_options_of_the_other_client_are_refused_all_at_once(project: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["hooks", "install", "git", "--project-dir", str(project), "--on-prompt", "--prism", PRISM],
+    )
+    assert result.exit_code == 2
+    fields = [f["field"] for f in json.loads(result.stderr)["error"]["fields"]]
+    assert fields == ["project_dir", "on_prompt"]
+    wrong = CliRunner().invoke(
+        cli, ["hooks", "install", "claude-code", "--persona", "donna", "--prism", PRISM]
+    )
+    assert wrong.exit_code == 2
+    assert json.loads(wrong.stderr)["error"]["fields"][0]["code"] == "not_for_client"
+    assert settings_text(project) == (GOLDEN / "before.json").read_text()

@@ -148,6 +148,19 @@ def install(
     **context: str | None,
 ) -> None:
     """Install Prism's hook for CLIENT (claude-code or git); installing twice adds nothing."""
+    _only_for(
+        client,
+        {
+            "project_dir": ("claude-code", project_dir),
+            "user": ("claude-code", user or None),
+            "settings": ("claude-code", settings),
+            "on_prompt": ("claude-code", on_prompt or None),
+            "repo": ("git", repo),
+            "format": ("git", formats or None),
+            "out": ("git", out),
+            **{key: ("git", value) for key, value in context.items()},
+        },
+    )
     prism = prism_executable(prism_path)
     if client == "claude-code":
         from app.services import claude_settings
@@ -187,6 +200,16 @@ def uninstall(
     repo: Path | None,
 ) -> None:
     """Remove exactly what `prism hooks install CLIENT` added; other hooks stay untouched."""
+    _only_for(
+        client,
+        {
+            "project_dir": ("claude-code", project_dir),
+            "user": ("claude-code", user or None),
+            "settings": ("claude-code", settings),
+            "dry_run": ("claude-code", dry_run or None),
+            "repo": ("git", repo),
+        },
+    )
     if client == "claude-code":
         from app.services import claude_settings
 
@@ -195,11 +218,27 @@ def uninstall(
         return
     from app.services import git_hooks
 
-    if dry_run:
-        raise InvalidInput(
-            [FieldError("dry_run", "not_supported", "git uninstall has no --dry-run")]
-        )
     _git_result(git_hooks.uninstall(repo or Path.cwd()), as_json)
+
+
+def _only_for(client: str, given: dict[str, tuple[str, object]]) -> None:
+    """Refuse options that belong to the other client (every one at once).
+
+    Raises:
+        InvalidInput: an option was given that ``client`` does not take.
+    """
+    errors = [
+        FieldError(
+            name,
+            "not_for_client",
+            f"--{name.replace('_', '-')} is for {owner}, not {client}",
+            {"client": client, "for": owner},
+        )
+        for name, (owner, value) in given.items()
+        if value is not None and owner != client
+    ]
+    if errors:
+        raise InvalidInput(errors)
 
 
 def _settings_result(
