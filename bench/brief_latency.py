@@ -5,7 +5,11 @@ real model), then runs the real ``prism`` CLI as a subprocess, ``--runs`` times 
 
 - ``brief``: ``prism brief`` with no task (what the SessionStart hook runs; no model load);
 - ``hook``: ``prism brief --hook claude-code`` fed SessionStart hook input on stdin;
-- ``task``: ``prism brief --task TEXT`` (loads the embedding model in every process).
+- ``task``: ``prism brief --task TEXT`` (loads the embedding model in every process);
+- ``python_only`` and ``deps_only``: the floor, an interpreter that does nothing, and one
+  that only imports click, numpy, pydantic, sqlite3 and uuid.
+
+The cases run interleaved (one of each per round), so all see the same load.
 
 Reports p50/p99/mean wall time per case, the child's CPU time (user + system; less
 sensitive to other work than wall time), and the 1-minute load average before and after
@@ -24,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +63,47 @@ def build_store(db: Path, n: int) -> int:
     return len(requests)
 
 
-def run_case(db: Path, args: list[str], stdin: str | None, runs: int) -> dict[str, Any]:
+@dataclass
+class Case:
+    """One command timed: its arguments after the interpreter, its stdin, its samples."""
+
+    argv: list[str]
+    stdin: str | None = None
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    sizes: set[int] = field(default_factory=set)
+
+    def run(self, env: dict[str, str]) -> None:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, *self.argv],
+            input=self.stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        self.wall.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        if proc.returncode != 0:
+            raise SystemExit(f"{self.argv} failed: {proc.returncode} {proc.stderr[-500:]}")
+        self.sizes.add(len(proc.stdout))
+
+    def summary(self) -> dict[str, Any]:
+        wall, cpu = self.wall[1:], self.cpu[1:]  # the first run warms caches; not counted
+        cpu_ms = summary_ms(cpu)
+        return {
+            **summary_ms(wall),
+            "min_ms": round(min(wall) * 1000, 3),
+            "cpu_p50_ms": cpu_ms["p50_ms"],
+            "cpu_p99_ms": cpu_ms["p99_ms"],
+            "stdout_chars": sorted(self.sizes),
+        }
+
+
+def environment(db: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
     env.update(
         PRISM_DB=str(db),
@@ -68,31 +113,7 @@ def run_case(db: Path, args: list[str], stdin: str | None, runs: int) -> dict[st
         PYTHONPATH=str(BACKEND),
         HF_HUB_OFFLINE="1",
     )
-    command = [sys.executable, "-m", "app", *args]
-    times = []
-    cpu = []
-    sizes = set()
-    for _ in range(runs + 1):  # the first run warms the page cache; not counted
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        proc = subprocess.run(
-            command, input=stdin, capture_output=True, text=True, env=env, check=False
-        )
-        elapsed = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-        if proc.returncode != 0 or not proc.stdout.strip():
-            raise SystemExit(f"{' '.join(args)} failed: {proc.returncode} {proc.stderr[-500:]}")
-        sizes.add(len(proc.stdout))
-        times.append(elapsed)
-    cpu_ms = summary_ms(cpu[1:])
-    return {
-        **summary_ms(times[1:]),
-        "min_ms": round(min(times[1:]) * 1000, 3),
-        "cpu_p50_ms": cpu_ms["p50_ms"],
-        "cpu_p99_ms": cpu_ms["p99_ms"],
-        "stdout_chars": sorted(sizes),
-    }
+    return env
 
 
 def main() -> None:
@@ -116,14 +137,20 @@ def main() -> None:
             }
         )
         cases = {
-            "brief": (["brief"], None),
-            "hook": (["brief", "--hook", "claude-code"], hook_input),
-            "task": (["brief", "--task", TASK], None),
+            "brief": Case(["-m", "app", "brief"]),
+            "hook": Case(["-m", "app", "brief", "--hook", "claude-code"], hook_input),
+            "task": Case(["-m", "app", "brief", "--task", TASK]),
+            # The floor: an interpreter, and one that imports what the brief cannot do without.
+            "python_only": Case(["-c", "pass"]),
+            "deps_only": Case(["-c", "import click, numpy, pydantic, sqlite3, uuid"]),
         }
-        results = {}
-        for name, (args, stdin) in cases.items():
-            progress(f"{name}: {opts.runs} runs of prism {' '.join(args)}")
-            results[name] = run_case(db, args, stdin, opts.runs)
+        env = environment(db)
+        progress(f"{opts.runs + 1} rounds of {', '.join(cases)}, interleaved")
+        # Interleaved, so every case sees the same load on a shared machine.
+        for _ in range(opts.runs + 1):
+            for case in cases.values():
+                case.run(env)
+        results = {name: case.summary() for name, case in cases.items()}
     report = {
         "rules": written,
         "runs": opts.runs,
