@@ -380,3 +380,40 @@ def test_the_surface_is_derived_only_when_the_marker_files_name_one(
     for name in markers:
         (tmp_path / name).write_text("")
     assert find_project_config(tmp_path).derived_surface() == surface
+
+
+@pytest.mark.real_model
+def test_with_the_real_model_the_prompt_hook_adds_the_rule_the_prompt_is_about(
+    db_path: Path, tmp_path: Path, make_ctx: ContextFactory
+) -> None:
+    services = build_services(load_settings(db=db_path, embedder="minilm", database_url=""))
+    ctx = make_ctx(tenant="default", project="default", persona="donna")
+    about = services.memory.remember(
+        ctx,
+        rule(
+            "Do not tune on the test set",
+            "Hyperparameter search uses a validation split; the test set is touched once.",
+            {"scope": "project"},
+        ),
+    ).id
+    services.memory.remember(
+        ctx,
+        rule(
+            "Release notes name the migration",
+            "Every release note lists the schema migrations it ships.",
+            {"scope": "project"},
+        ),
+    )
+    services.close()
+    prompt = hook_input("UserPromptSubmit", prompt="should I tune hyperparameters on the test set?")
+    proc = run_prism(
+        db_path,
+        "brief",
+        "--hook",
+        "claude-code",
+        fake=False,
+        stdin=prompt,
+        PRISM_HOOK_STATE_DIR=str(tmp_path / "state"),
+        PRISM_HOOK_DEADLINE="60",
+    )
+    assert ids_in(context_of(proc, "UserPromptSubmit")) == {str(about)}
