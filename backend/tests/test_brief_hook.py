@@ -417,3 +417,17 @@ def test_with_the_real_model_the_prompt_hook_adds_the_rule_the_prompt_is_about(
         PRISM_HOOK_DEADLINE="60",
     )
     assert ids_in(context_of(proc, "UserPromptSubmit")) == {str(about)}
+
+
+def test_an_unreachable_postgresql_makes_the_hook_exit_0_with_empty_output(
+    tmp_path: Path,
+) -> None:
+    proc = run_hook(
+        tmp_path / "unused.db",
+        hook_input(),
+        state=tmp_path / "state",
+        PRISM_DATABASE_URL="postgresql://prism@127.0.0.1:1/prism?connect_timeout=2",
+        PRISM_HOOK_DEADLINE="4",
+    )
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "skipped: " in proc.stderr
