@@ -25,7 +25,6 @@ from app.cli.main import cli
 from app.domain.records import SessionContext
 from app.services.briefed_state import BriefedState
 from app.services.claude_settings import SESSION_START_TIMEOUT_S
-from app.services.project_config import session_uuid
 from app.settings import load_settings
 from tests.cli_run import BACKEND, run_prism
 
@@ -200,13 +199,6 @@ def test_the_project_file_and_its_marker_files_set_persona_and_surface(
     assert rules["texi"] in shown and rules["donna"] not in shown and rules["go"] in shown
 
 
-def test_a_session_id_that_is_not_a_uuid_maps_to_the_same_session_every_time() -> None:
-    first = session_uuid("claude-code", "abc123")
-    assert first == session_uuid("claude-code", "abc123")
-    assert first != session_uuid("claude-code", "abc124")
-    assert session_uuid("claude-code", CLAUDE_SESSION) == UUID(CLAUDE_SESSION)
-
-
 def test_the_prompt_hook_adds_only_relevant_rules_the_session_was_not_given(
     db_path: Path, tmp_path: Path, rules: dict[str, str]
 ) -> None:
@@ -358,28 +350,6 @@ def test_a_bad_deadline_setting_warns_and_keeps_the_default(
     proc = run_hook(db_path, hook_input(), state=tmp_path / "s", PRISM_HOOK_DEADLINE="soon")
     assert rules["project"] in ids_in(context_of(proc, "SessionStart"))
     assert "warning: deadline 'soon' is not 0.1 to 600 seconds; using 5" in proc.stderr
-
-
-@pytest.mark.parametrize(
-    ("markers", "surface"),
-    [
-        (["pyproject.toml"], "python"),
-        (["package.json"], "javascript"),
-        (["package.json", "tsconfig.json"], "typescript"),
-        (["go.mod"], "go"),
-        (["pyproject.toml", "go.mod"], None),
-        ([], None),
-    ],
-)
-def test_the_surface_is_derived_only_when_the_marker_files_name_one(
-    tmp_path: Path, markers: list[str], surface: str | None
-) -> None:
-    from app.services.project_config import find_project_config
-
-    (tmp_path / ".git").mkdir()
-    for name in markers:
-        (tmp_path / name).write_text("")
-    assert find_project_config(tmp_path).derived_surface() == surface
 
 
 @pytest.mark.real_model
