@@ -304,3 +304,12 @@ def test_options_of_the_other_client_are_refused_all_at_once(project: Path) -> N
     assert wrong.exit_code == 2
     assert json.loads(wrong.stderr)["error"]["fields"][0]["code"] == "not_for_client"
     assert settings_text(project) == (GOLDEN / "before.json").read_text()
+
+
+def test_a_bare_prism_name_is_written_as_it_is_for_shared_settings(project: Path) -> None:
+    result = invoke(
+        "hooks", "install", "claude-code", "--project-dir", str(project), "--prism", "prism"
+    )
+    assert result.exit_code == 0, result.output
+    ours = json.loads(settings_text(project))["hooks"]["SessionStart"][-1]["hooks"][0]
+    assert ours["command"] == "prism brief --hook claude-code"

@@ -47,12 +47,14 @@ def _errors(func: F) -> F:
 
 
 def prism_executable(given: str | None) -> str:
-    """The absolute path of the ``prism`` a hook should run.
+    """The ``prism`` a hook should run: an absolute path, or a bare name given as such.
 
     Raises:
         InvalidInput: none can be found (give ``--prism``).
     """
     if given:
+        if "/" not in given and "\\" not in given:
+            return given  # a bare name: each machine finds it on its PATH (shared settings)
         return str(Path(given).expanduser().resolve())
     beside = Path(sys.executable).with_name("prism")
     if beside.is_file():

@@ -92,7 +92,7 @@ def script(prism: str, checks: Sequence[Check]) -> str:
         f'  "$here/{CHAINED_NAME}" "$@" || exit $?',
         "fi",
         f"prism={shlex.quote(prism)}",
-        'if [ ! -x "$prism" ]; then',
+        'if ! command -v "$prism" >/dev/null 2>&1; then',
         '  echo "prism pre-commit: $prism not found; rule files not checked" >&2',
         "  exit 0",
         "fi",
