@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from app.domain.ids import new_id, uuid_for
 from app.domain.records import SessionContext
 from app.embeddings.port import Embedder
 from app.errors import FieldError, InvalidInput, StorageError
-from app.services.auth_service import AuthService
 from app.services.brief_service import BriefService
 from app.services.memorule_service import MemoruleService
 from app.services.memory_service import MemoryService
 from app.settings import Settings
 from app.trigraph.port import ApiKeyStore, TriGraphStore
+
+if TYPE_CHECKING:
+    from app.services.auth_service import AuthService
 
 
 @dataclass
@@ -154,4 +157,7 @@ def build_auth(services: Services) -> AuthService:
         InvalidInput: the settings' tenant or project is malformed.
         StorageError: the engine has no API-key store.
     """
+    # Imported here: the CLI's hot path (`prism brief` at every session start) needs no keys.
+    from app.services.auth_service import AuthService
+
     return AuthService(build_key_store(services.store), context_from(services.settings).project_id)

@@ -1,16 +1,20 @@
 """Settings: one class, built by :func:`load_settings` (never at import).
 
-Every field can be set by a ``PRISM_<NAME>`` environment variable or a CLI flag.
+Every field can be set by a ``PRISM_<NAME>`` environment variable (the name in any case)
+or a CLI flag; a flag wins. The variables are read here rather than by pydantic-settings:
+that package costs ~50 ms of imports (asyncio among them) in every process, and
+``prism brief`` starts a process at every agent session start. Values are validated by the
+same pydantic model either way (strings from the environment are parsed in lax mode).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_data_path
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.ranking import RankingWeights
 
@@ -20,10 +24,13 @@ def default_db_path() -> Path:
     return user_data_path("prism-memory", appauthor=False) / "prism.db"
 
 
-class Settings(BaseSettings):
+ENV_PREFIX = "PRISM_"
+
+
+class Settings(BaseModel):
     """Prism's settings. Defaults run the embedded engine with the local model."""
 
-    model_config = SettingsConfigDict(env_prefix="PRISM_", extra="ignore")
+    model_config = ConfigDict(extra="ignore")
 
     db: Path | None = Field(None, description="SQLite file (default: user data dir)")
     database_url: str | None = Field(None, description="postgresql://... selects PostgreSQL")
@@ -111,6 +118,16 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Settings from the environment, with ``overrides`` (None values ignored) on top."""
-    values = {k: v for k, v in overrides.items() if v is not None}
-    return Settings(**values)  # type: ignore[arg-type]
+    """Settings from the environment, with ``overrides`` (None values ignored) on top.
+
+    Raises:
+        pydantic.ValidationError: a value (from either) is not valid for its field.
+    """
+    environ = {key.upper(): value for key, value in os.environ.items()}
+    values: dict[str, object] = {
+        name: environ[f"{ENV_PREFIX}{name.upper()}"]
+        for name in Settings.model_fields
+        if f"{ENV_PREFIX}{name.upper()}" in environ
+    }
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Settings.model_validate(values)

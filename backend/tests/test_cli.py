@@ -187,7 +187,7 @@ def test_lifecycle_commands_round_trip(db_path: Path) -> None:
 def test_every_command_has_help_text(db_path: Path) -> None:
     from app.cli.main import cli
 
-    for name, command in cli.commands.items():
+    for name, command in cli.all_commands():
         assert command.help or command.short_help, name
         proc = prism(db_path, name, "--help")
         assert proc.returncode == 0, (name, proc.stderr)

@@ -20,10 +20,9 @@ from uuid import UUID
 import click
 
 from app.bootstrap import Services, build_services, context_from
-from app.cli import capture_cmd, db_cmd, proposals_cmd, render, rules_cmd, transfer_cmd
+from app.cli import brief_cmd, db_cmd, hooks_cmd, render
 from app.cli.keys_cmd import keys_group
-from app.cli.mcp_cmd import mcp_command
-from app.cli.serve_cmd import serve_command
+from app.cli.lazy import LazyGroup
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
 from app.services.memory_service import memory_dict, state_dict
@@ -125,7 +124,10 @@ def parse_id(value: str, label: str = "id") -> UUID:
         ) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="prism-memory")
 def cli() -> None:
     """Prism Memory: typed, scoped, auditable memory for teams of AI agents.
@@ -371,18 +373,59 @@ def reindex(rt: Runtime) -> None:
 
 
 # Front-door commands live in their own modules; register each here with one line.
-# (keep this block: one `cli.add_command(...)` per command)
+# (keep this block: one `cli.add_command(...)` or `cli.add_lazy_command(...)` per command;
+# lazy ones load their module only when they run, see app.cli.lazy: `prism brief` runs at
+# every agent session start and must not pay for the others)
 cli.add_command(db_cmd.migrate_command(common))
-cli.add_command(transfer_cmd.dump_command(common))
-cli.add_command(transfer_cmd.import_command(common))
-cli.add_command(mcp_command)
-cli.add_command(serve_command)
+cli.add_lazy_command("dump", lambda: _transfer_command("dump"))
+cli.add_lazy_command("import", lambda: _transfer_command("import"))
+cli.add_lazy_command("mcp", lambda: _front_door("mcp"))
+cli.add_lazy_command("serve", lambda: _front_door("serve"))
 cli.add_command(keys_group)
-cli.add_command(rules_cmd.import_rules(common))
-cli.add_command(rules_cmd.export_rules(common))
-cli.add_command(rules_cmd.export_graph(common))
-cli.add_command(capture_cmd.capture_group(common))
-cli.add_command(proposals_cmd.proposals_command(common, parse_id))
+cli.add_command(brief_cmd.brief_command(common))
+cli.add_command(hooks_cmd.hooks_group)
+cli.add_lazy_command("import-rules", lambda: _rules_command("import-rules"))
+cli.add_lazy_command("export-rules", lambda: _rules_command("export-rules"))
+cli.add_lazy_command("export", lambda: _rules_command("export"))
+cli.add_lazy_command("capture", lambda: _capture_command("capture"))
+cli.add_lazy_command("proposals", lambda: _capture_command("proposals"))
+
+
+def _capture_command(name: str) -> click.Command:
+    if name == "capture":
+        from app.cli import capture_cmd
+
+        return capture_cmd.capture_group(common)
+    from app.cli import proposals_cmd
+
+    return proposals_cmd.proposals_command(common, parse_id)
+
+
+def _transfer_command(name: str) -> click.Command:
+    from app.cli import transfer_cmd
+
+    return (transfer_cmd.dump_command if name == "dump" else transfer_cmd.import_command)(common)
+
+
+def _front_door(name: str) -> click.Command:
+    if name == "mcp":
+        from app.cli.mcp_cmd import mcp_command
+
+        return mcp_command
+    from app.cli.serve_cmd import serve_command
+
+    return serve_command
+
+
+def _rules_command(name: str) -> click.Command:
+    from app.cli import rules_cmd
+
+    factories = {
+        "import-rules": rules_cmd.import_rules,
+        "export-rules": rules_cmd.export_rules,
+        "export": rules_cmd.export_graph,
+    }
+    return factories[name](common)
 
 
 def main() -> None:

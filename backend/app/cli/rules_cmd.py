@@ -170,14 +170,31 @@ def export_rules(common: Common) -> click.Command:
     @click.option(
         "--force", is_flag=True, help="overwrite files that prism export-rules did not write"
     )
+    @click.option(
+        "--check",
+        is_flag=True,
+        help="write nothing; exit 1 (with a diff) if the files in --out differ from the export",
+    )
     @common
-    def command(rt: Runtime, fmt: str, out: str, force: bool) -> None:
+    def command(rt: Runtime, fmt: str, out: str, force: bool, check: bool) -> None:
         """Write the memorules that apply to the context as files agents load.
 
         The context is --persona/--surface/--specialization (or PRISM_*): the export holds what
         recall would return for it, all of it. Each rule keeps its memorule id in a comment, so
         editing the file and running import-rules records new versions. Same rules, same bytes.
         """
+        if check:
+            from app.cli import rules_check_cmd
+
+            rules_check_cmd.run(
+                rt,
+                fmt,
+                out,
+                lambda: render(
+                    ExportFormat(fmt), applicable_memorules(rt.services.store, rt.ctx), rt.ctx
+                ),
+            )
+            return
         files = render(ExportFormat(fmt), applicable_memorules(rt.services.store, rt.ctx), rt.ctx)
         if out == "-":
             if rt.json:

@@ -200,7 +200,7 @@ def _fit(
 ) -> tuple[list[RecallMatch], str]:
     """The best-ranked prefix of ``ranked`` whose rendering fits the budget, and that rendering."""
     limit = token_budget * CHARS_PER_TOKEN
-    bullets = [_bullet(m) for m in ranked]
+    bullets = [bullet(m) for m in ranked]
     kept = len(ranked)
     while kept > 0:
         markdown = _render(ctx, ranked[:kept], bullets[:kept], candidates - kept)
@@ -241,7 +241,8 @@ def _context_line(ctx: SessionContext) -> str:
     return "_Context: " + (", ".join(named) or "no persona, surface or specialization") + "_"
 
 
-def _bullet(m: RecallMatch) -> str:
+def bullet(m: RecallMatch) -> str:
+    """One rule as a Markdown bullet: subject, body (shortened), confidence and id."""
     state = m.state
     body = _SPACE.sub(" ", state.body).strip()
     if len(body) > BODY_PREVIEW_MAX:

@@ -1,0 +1,403 @@
+"""``prism brief`` and ``prism brief --hook claude-code``: what the agent is given at session
+start and on a prompt, and that the hook fails open.
+
+The hook runs as Claude Code runs it: a real ``prism`` subprocess fed the hook input JSON
+Claude Code documents, on a real SQLite file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from click.testing import CliRunner
+
+from app.bootstrap import Services, build_services
+from app.cli.main import cli
+from app.domain.records import SessionContext
+from app.services.briefed_state import BriefedState
+from app.services.claude_settings import SESSION_START_TIMEOUT_S
+from app.settings import load_settings
+from tests.cli_run import BACKEND, run_prism
+
+ContextFactory = Callable[..., SessionContext]
+CLAUDE_SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
+SOURCES = ("startup", "resume", "clear", "compact")
+
+
+def rule(subject: str, body: str, applies_to: dict[str, str], **extra: Any) -> dict[str, Any]:
+    return {
+        "kind": "memorule",
+        "memorule_kind": extra.pop("memorule_kind", "behavioral_rule"),
+        "subject": subject,
+        "body": body,
+        "applies_to": applies_to,
+        **extra,
+    }
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Services]:
+    svc = build_services(load_settings(db=db_path, embedder="fake", database_url=""))
+    try:
+        yield svc
+    finally:
+        svc.close()
+
+
+@pytest.fixture
+def rules(store: Services, make_ctx: ContextFactory) -> dict[str, str]:
+    """Rules in the CLI's default tenant and project: some apply to donna, some must not."""
+    home = make_ctx(tenant="default", project="default", persona="donna")
+    other_tenant = make_ctx(tenant="elsewhere", project="default", persona="donna")
+    write = store.memory.remember
+    ids = {
+        "donna": write(
+            home,
+            rule(
+                "Run the tests before pushing",
+                "Always run make test before you push a branch.",
+                {"persona": "donna"},
+                confidence="observed",
+            ),
+        ).id,
+        "project": write(
+            home,
+            rule(
+                "Migrations are reversible",
+                "Every schema migration ships with its downgrade.",
+                {"scope": "project"},
+                memorule_kind="convention",
+            ),
+        ).id,
+        "python": write(
+            home,
+            rule(
+                "Format with ruff",
+                "Python code is formatted with ruff format.",
+                {"surface": "python"},
+            ),
+        ).id,
+        "go": write(
+            home,
+            rule("Run gofmt", "Go code is formatted with gofmt before review.", {"surface": "go"}),
+        ).id,
+        "texi": write(
+            home,
+            rule(
+                "Draw the architecture",
+                "Texi puts a diagram in every design review.",
+                {"persona": "texi"},
+            ),
+        ).id,
+        "tenant": write(
+            other_tenant,
+            rule(
+                "Another tenant's rule",
+                "This rule belongs to another tenant.",
+                {"scope": "project"},
+            ),
+        ).id,
+        "retired": write(
+            home,
+            rule("An old habit", "Squash every commit before review.", {"persona": "donna"}),
+        ).id,
+    }
+    store.memory.retire(home, ids["retired"], "superseded by the review guide")
+    return {k: str(v) for k, v in ids.items()}
+
+
+def hook_input(event: str = "SessionStart", **fields: Any) -> str:
+    base: dict[str, Any] = {
+        "session_id": CLAUDE_SESSION,
+        "transcript_path": f"/home/me/.claude/projects/demo/{CLAUDE_SESSION}.jsonl",
+        "cwd": fields.pop("cwd", "/"),
+        "hook_event_name": event,
+    }
+    if event == "SessionStart":
+        base["source"] = fields.pop("source", "startup")
+        base["model"] = "claude-sonnet-4-6"
+    else:
+        base["permission_mode"] = "default"
+    base.update(fields)
+    return json.dumps(base)
+
+
+def run_hook(
+    db: Path, stdin: str, *args: str, state: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return run_prism(
+        db,
+        "brief",
+        "--hook",
+        "claude-code",
+        *args,
+        stdin=stdin,
+        PRISM_HOOK_STATE_DIR=str(state),
+        **env,
+    )
+
+
+def context_of(proc: subprocess.CompletedProcess[str], event: str) -> str:
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) == {"hookSpecificOutput"}
+    assert out["hookSpecificOutput"]["hookEventName"] == event
+    text: str = out["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def ids_in(markdown: str) -> set[str]:
+    return set(re.findall(r"id `([0-9a-f-]{36})`", markdown))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_session_start_gives_the_rules_that_apply_and_none_that_do_not(
+    db_path: Path, tmp_path: Path, rules: dict[str, str], source: str
+) -> None:
+    proc = run_hook(
+        db_path, hook_input(source=source), "--persona", "donna", state=tmp_path / "state"
+    )
+    context = context_of(proc, "SessionStart")
+    assert context.startswith("# Memorules that apply")
+    shown = ids_in(context)
+    assert {rules["donna"], rules["project"], rules["python"], rules["go"]} <= shown
+    assert not shown & {rules["texi"], rules["tenant"], rules["retired"]}
+    # The session is Claude Code's own id, and the brief is remembered for the prompt hook.
+    state = BriefedState(tmp_path / "state")
+    assert state.briefed(UUID(CLAUDE_SESSION)) == shown
+
+
+def test_the_project_file_and_its_marker_files_set_persona_and_surface(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (project / ".prism.toml").write_text('persona = "donna"\n')
+    (project / "src").mkdir()
+    proc = run_hook(db_path, hook_input(cwd=str(project / "src")), state=tmp_path / "state")
+    context = context_of(proc, "SessionStart")
+    assert "_Context: persona donna, surface python_" in context
+    shown = ids_in(context)
+    assert {rules["donna"], rules["python"]} <= shown
+    assert rules["go"] not in shown and rules["texi"] not in shown
+    # A flag beats the file; derive_surface = false turns the guess off.
+    (project / ".prism.toml").write_text('persona = "donna"\nderive_surface = false\n')
+    proc = run_hook(
+        db_path, hook_input(cwd=str(project)), "--persona", "texi", state=tmp_path / "state"
+    )
+    shown = ids_in(context_of(proc, "SessionStart"))
+    assert rules["texi"] in shown and rules["donna"] not in shown and rules["go"] in shown
+
+
+def test_the_prompt_hook_adds_only_relevant_rules_the_session_was_not_given(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    state = tmp_path / "state"
+    # A tiny budget: the session-start brief holds only the best-ranked rules.
+    start = run_hook(
+        db_path, hook_input(), "--persona", "donna", "--token-budget", "100", state=state
+    )
+    briefed = ids_in(context_of(start, "SessionStart"))
+    assert rules["go"] not in briefed
+    prompt = hook_input("UserPromptSubmit", prompt="Run gofmt on the Go code before the review")
+    first = run_hook(db_path, prompt, "--persona", "donna", state=state)
+    added = ids_in(context_of(first, "UserPromptSubmit"))
+    assert rules["go"] in added and not added & briefed
+    assert not added & {rules["texi"], rules["tenant"], rules["retired"]}
+    again = run_hook(db_path, prompt, "--persona", "donna", state=state)
+    assert again.returncode == 0 and again.stdout == "", "a rule is given once per session"
+
+
+def test_a_missing_store_makes_the_hook_exit_0_with_empty_output(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "prism.db"
+    proc = run_hook(missing, hook_input(), state=tmp_path / "state")
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "no Prism store at" in proc.stderr
+    assert not missing.exists(), "the hook must not create a store"
+
+
+def test_a_locked_store_makes_the_hook_give_up_within_its_timeout(
+    db_path: Path, tmp_path: Path, store: Services, rules: dict[str, str]
+) -> None:
+    store.close()  # the exclusive lock needs every other connection gone
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("CREATE TABLE lock_probe (x)")  # takes the file's exclusive lock
+        proc = subprocess.run(
+            [sys.executable, "-m", "app", "brief", "--hook", "claude-code"],
+            input=hook_input(),
+            capture_output=True,
+            text=True,
+            env=_env(db_path, PRISM_HOOK_DEADLINE="1", PRISM_HOOK_STATE_DIR=str(tmp_path)),
+            timeout=SESSION_START_TIMEOUT_S,  # the timeout the installed hook entry gives it
+            check=False,
+        )
+    finally:
+        holder.close()  # ends the transaction and releases the lock
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "deadline" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("stdin", "reason"),
+    [
+        ("not json at all", "not JSON"),
+        ("[1, 2]", "not a JSON object"),
+        (json.dumps({"session_id": "s", "hook_event_name": "PreToolUse"}), "PreToolUse"),
+        (json.dumps({"hook_event_name": "SessionStart"}), "no session_id"),
+    ],
+)
+def test_bad_hook_input_is_skipped_with_the_reason_on_stderr(
+    db_path: Path, tmp_path: Path, rules: dict[str, str], stdin: str, reason: str
+) -> None:
+    proc = run_hook(db_path, stdin, state=tmp_path / "state")
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert reason in proc.stderr
+
+
+def test_a_bad_project_file_or_setting_is_skipped_with_its_structured_error(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    (project / ".prism.toml").write_text('persona = "donna"\ncolour = "blue"\n')
+    proc = run_hook(db_path, hook_input(cwd=str(project)), state=tmp_path / "state")
+    assert (proc.returncode, proc.stdout) == (0, "")
+    error = json.loads(proc.stderr.split("skipped: ", 1)[1])
+    assert error["error"]["fields"][0]["field"] == ".prism.toml.colour"
+    bad_tenant = run_hook(
+        db_path, hook_input(), state=tmp_path / "state", PRISM_TENANT="no spaces!"
+    )
+    assert (bad_tenant.returncode, bad_tenant.stdout) == (0, "")
+    assert "tenant" in bad_tenant.stderr
+
+
+def test_prism_brief_prints_the_mcp_brief_as_markdown_or_json(
+    db_path: Path, rules: dict[str, str]
+) -> None:
+    runner = CliRunner()
+    env = {"PRISM_DB": str(db_path), "PRISM_EMBEDDER": "fake", "PRISM_PERSONA": "donna"}
+    text = runner.invoke(cli, ["brief"], env=env)
+    assert text.exit_code == 0, text.output
+    assert text.output.startswith("# Memorules that apply\n_Context: persona donna_")
+    assert "## Behavioral rules" in text.output and "## Conventions" in text.output
+    payload = json.loads(
+        runner.invoke(cli, ["brief", "--json", "--task", "-"], env=env, input="run gofmt").output
+    )
+    assert payload["ok"] is True
+    assert {i["id"] for i in payload["included"]} == ids_in(payload["markdown"])
+    assert rules["texi"] not in ids_in(payload["markdown"])
+    too_long = runner.invoke(cli, ["brief", "--json", "--task", "x" * 4001], env=env)
+    assert too_long.exit_code == 2
+    assert json.loads(too_long.output)["error"]["fields"][0]["field"] == "task"
+
+
+def test_the_brief_path_loads_no_model_and_no_front_door_it_does_not_use(
+    db_path: Path, rules: dict[str, str]
+) -> None:
+    probe = (
+        "import sys\n"
+        "from app.cli.main import main\n"
+        "sys.argv = ['prism', 'brief']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ['onnxruntime', 'tokenizers', 'fastapi', 'mcp', 'psycopg', 'uvicorn',\n"
+        "         'app.services.rules_io.importer', 'app.services.auth_service']\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    env = _env(db_path, PRISM_EMBEDDER="minilm", PRISM_PERSONA="donna")
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "# Memorules that apply" in proc.stdout
+    assert "LOADED []" in proc.stderr
+
+
+def _env(db: Path, **extra: str) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    env.update({"PRISM_DB": str(db), "PRISM_EMBEDDER": "fake", "PYTHONPATH": str(BACKEND)})
+    env.update(extra)
+    return env
+
+
+def test_a_state_folder_that_cannot_be_written_still_gets_the_brief(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the state folder should be")
+    proc = run_hook(db_path, hook_input(), "--persona", "donna", state=blocked)
+    assert rules["donna"] in ids_in(context_of(proc, "SessionStart"))
+    assert "warning: could not record the briefed rules" in proc.stderr
+
+
+def test_a_bad_deadline_setting_warns_and_keeps_the_default(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    proc = run_hook(db_path, hook_input(), state=tmp_path / "s", PRISM_HOOK_DEADLINE="soon")
+    assert rules["project"] in ids_in(context_of(proc, "SessionStart"))
+    assert "warning: deadline 'soon' is not 0.1 to 600 seconds; using 5" in proc.stderr
+
+
+@pytest.mark.real_model
+def test_with_the_real_model_the_prompt_hook_adds_the_rule_the_prompt_is_about(
+    db_path: Path, tmp_path: Path, make_ctx: ContextFactory
+) -> None:
+    services = build_services(load_settings(db=db_path, embedder="minilm", database_url=""))
+    ctx = make_ctx(tenant="default", project="default", persona="donna")
+    about = services.memory.remember(
+        ctx,
+        rule(
+            "Do not tune on the test set",
+            "Hyperparameter search uses a validation split; the test set is touched once.",
+            {"scope": "project"},
+        ),
+    ).id
+    services.memory.remember(
+        ctx,
+        rule(
+            "Release notes name the migration",
+            "Every release note lists the schema migrations it ships.",
+            {"scope": "project"},
+        ),
+    )
+    services.close()
+    prompt = hook_input("UserPromptSubmit", prompt="should I tune hyperparameters on the test set?")
+    proc = run_prism(
+        db_path,
+        "brief",
+        "--hook",
+        "claude-code",
+        fake=False,
+        stdin=prompt,
+        PRISM_HOOK_STATE_DIR=str(tmp_path / "state"),
+        PRISM_HOOK_DEADLINE="60",
+    )
+    assert ids_in(context_of(proc, "UserPromptSubmit")) == {str(about)}
+
+
+def test_an_unreachable_postgresql_makes_the_hook_exit_0_with_empty_output(
+    tmp_path: Path,
+) -> None:
+    proc = run_hook(
+        tmp_path / "unused.db",
+        hook_input(),
+        state=tmp_path / "state",
+        PRISM_DATABASE_URL="postgresql://prism@127.0.0.1:1/prism?connect_timeout=2",
+        PRISM_HOOK_DEADLINE="4",
+    )
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "skipped: " in proc.stderr

@@ -1,0 +1,315 @@
+"""``prism hooks install|uninstall``: Claude Code's settings.json (golden files beside this
+test) and git's pre-commit hook, each beside hooks that are not Prism's."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from app.bootstrap import build_services
+from app.cli.main import cli
+from app.services.git_hooks import CHAINED_NAME
+from app.settings import load_settings
+from tests.cli_run import BACKEND
+from tests.test_brief_hook import context_of, hook_input, rule
+
+GOLDEN = Path(__file__).parent / "golden" / "claude_settings"
+PRISM = "/opt/prism/bin/prism"
+
+
+def invoke(*args: str, cwd: Path | None = None) -> Result:
+    runner = CliRunner()
+    old = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return runner.invoke(cli, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project whose .claude/settings.json already has the user's own hooks."""
+    (tmp_path / ".claude").mkdir()
+    shutil.copy(GOLDEN / "before.json", tmp_path / ".claude" / "settings.json")
+    return tmp_path
+
+
+def settings_text(project: Path) -> str:
+    return (project / ".claude" / "settings.json").read_text()
+
+
+def test_install_adds_the_session_start_hook_beside_the_users_hooks(project: Path) -> None:
+    result = invoke(
+        "hooks", "install", "claude-code", "--project-dir", str(project), "--prism", PRISM
+    )
+    assert result.exit_code == 0, result.output
+    assert settings_text(project) == (GOLDEN / "after_install.json").read_text()
+    again = invoke(
+        "hooks", "install", "claude-code", "--project-dir", str(project), "--prism", PRISM
+    )
+    assert again.exit_code == 0 and "no change" in again.output
+    assert settings_text(project) == (GOLDEN / "after_install.json").read_text()
+
+
+def test_install_on_prompt_adds_the_prompt_hook_once(project: Path) -> None:
+    for _ in range(2):
+        result = invoke(
+            "hooks",
+            "install",
+            "claude-code",
+            "--project-dir",
+            str(project),
+            "--prism",
+            PRISM,
+            "--on-prompt",
+        )
+        assert result.exit_code == 0, result.output
+    assert settings_text(project) == (GOLDEN / "after_install_on_prompt.json").read_text()
+
+
+def test_uninstall_removes_exactly_what_install_added(project: Path) -> None:
+    invoke(
+        "hooks",
+        "install",
+        "claude-code",
+        "--project-dir",
+        str(project),
+        "--prism",
+        PRISM,
+        "--on-prompt",
+    )
+    result = invoke("hooks", "uninstall", "claude-code", "--project-dir", str(project))
+    assert result.exit_code == 0, result.output
+    assert result.output.count("removed ") == 2
+    assert settings_text(project) == (GOLDEN / "before.json").read_text()
+    again = invoke("hooks", "uninstall", "claude-code", "--project-dir", str(project))
+    assert "no change" in again.output
+
+
+def test_dry_run_prints_a_unified_diff_and_writes_nothing(project: Path) -> None:
+    result = invoke(
+        "hooks",
+        "install",
+        "claude-code",
+        "--project-dir",
+        str(project),
+        "--prism",
+        PRISM,
+        "--dry-run",
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("--- ")
+    assert (
+        '+            "command": "/opt/prism/bin/prism brief --hook claude-code",' in result.output
+    )
+    assert settings_text(project) == (GOLDEN / "before.json").read_text()
+
+
+def test_a_new_install_is_removed_without_a_trace(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    settings = home / ".claude" / "settings.json"
+    env_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        assert invoke("hooks", "install", "claude-code", "--user", "--prism", PRISM).exit_code == 0
+        data = json.loads(settings.read_text())
+        assert list(data["hooks"]) == ["SessionStart"]
+        assert data["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+        assert invoke("hooks", "uninstall", "claude-code", "--user").exit_code == 0
+    finally:
+        if env_home is None:
+            del os.environ["HOME"]
+        else:
+            os.environ["HOME"] = env_home
+    assert not settings.exists()
+
+
+def test_an_older_install_with_another_prism_path_is_updated_not_doubled(project: Path) -> None:
+    invoke(
+        "hooks", "install", "claude-code", "--project-dir", str(project), "--prism", "/old/prism"
+    )
+    invoke("hooks", "install", "claude-code", "--project-dir", str(project), "--prism", PRISM)
+    assert settings_text(project) == (GOLDEN / "after_install.json").read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [("{not json", "invalid_json"), ("[]", "not_an_object"), ('{"hooks": []}', "wrong_type")],
+)
+def test_a_settings_file_prism_cannot_read_is_refused_and_left_alone(
+    project: Path, text: str, code: str
+) -> None:
+    (project / ".claude" / "settings.json").write_text(text)
+    result = CliRunner().invoke(
+        cli, ["hooks", "install", "claude-code", "--project-dir", str(project), "--prism", PRISM]
+    )
+    assert result.exit_code == 2
+    assert json.loads(result.stderr)["error"]["fields"][0]["code"] == code
+    assert settings_text(project) == text
+
+
+def test_the_installed_command_answers_claude_codes_hook_input(
+    project: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """The command written into settings.json, run by a shell as Claude Code runs it."""
+    services = build_services(load_settings(db=db_path, embedder="fake", database_url=""))
+    from app.bootstrap import context_from
+
+    ctx = context_from(services.settings)
+    written = services.memory.remember(
+        ctx,
+        rule("Keep hooks fast", "A session-start hook must answer quickly.", {"scope": "project"}),
+    )
+    services.close()
+    wrapper = tmp_path / "bin" / "prism"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m app "$@"\n')
+    wrapper.chmod(0o755)
+    invoke(
+        "hooks", "install", "claude-code", "--project-dir", str(project), "--prism", str(wrapper)
+    )
+    settings = json.loads(settings_text(project))
+    ours = settings["hooks"]["SessionStart"][-1]["hooks"][0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    env.update(
+        PRISM_DB=str(db_path),
+        PRISM_EMBEDDER="fake",
+        PRISM_HOOK_STATE_DIR=str(tmp_path / "state"),
+        PYTHONPATH=str(BACKEND),
+        CLAUDE_PROJECT_DIR=str(project),
+    )
+    proc = subprocess.run(
+        ["bash", "-c", ours["command"]],
+        input=hook_input(cwd=str(project)),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=ours["timeout"],
+        check=False,
+    )
+    assert str(written.id) in context_of(proc, "SessionStart")
+
+
+# -- git ---------------------------------------------------------------------------------
+
+
+def git(
+    repo: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=False
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    assert git(path, "init", "-q").returncode == 0
+    git(path, "config", "user.email", "dev@example.com")
+    git(path, "config", "user.name", "Dev")
+    return path
+
+
+def test_git_install_chains_to_an_existing_hook_and_uninstall_restores_it(repo: Path) -> None:
+    hooks = repo / ".git" / "hooks"
+    original = '#!/bin/sh\necho theirs > "$(git rev-parse --show-toplevel)/ran-theirs"\n'
+    (hooks / "pre-commit").write_text(original)
+    (hooks / "pre-commit").chmod(0o755)
+    result = invoke("hooks", "install", "git", "--repo", str(repo), "--prism", PRISM)
+    assert result.exit_code == 0, result.output
+    assert "installed" in result.output and CHAINED_NAME in result.output
+    assert (hooks / CHAINED_NAME).read_text() == original
+    ours = (hooks / "pre-commit").read_text()
+    assert "export-rules --check --format agents-md --out ." in ours
+    assert (hooks / "pre-commit").stat().st_mode & stat.S_IXUSR
+    again = invoke("hooks", "install", "git", "--repo", str(repo), "--prism", PRISM)
+    assert "unchanged" in again.output
+    removed = invoke("hooks", "uninstall", "git", "--repo", str(repo))
+    assert removed.exit_code == 0 and "removed" in removed.output
+    assert (hooks / "pre-commit").read_text() == original
+    assert not (hooks / CHAINED_NAME).exists()
+    assert "absent" in invoke("hooks", "uninstall", "git", "--repo", str(repo)).output
+    assert (hooks / "pre-commit").read_text() == original, "a hook that is not ours stays"
+
+
+def test_the_pre_commit_hook_blocks_a_commit_while_agents_md_is_stale(
+    repo: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "prism.db"
+    services = build_services(load_settings(db=db, embedder="fake", database_url=""))
+    from app.bootstrap import context_from
+
+    ctx = context_from(services.settings)
+    rid = services.memory.remember(
+        ctx,
+        rule(
+            "Review every migration",
+            "A second person reviews each migration.",
+            {"scope": "project"},
+        ),
+    ).id
+    wrapper = tmp_path / "bin" / "prism"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m app "$@"\n')
+    wrapper.chmod(0o755)
+    assert (
+        invoke("hooks", "install", "git", "--repo", str(repo), "--prism", str(wrapper)).exit_code
+        == 0
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    env.update(PRISM_DB=str(db), PRISM_EMBEDDER="fake", PYTHONPATH=str(BACKEND))
+    exported = subprocess.run(
+        [str(wrapper), "export-rules", "--format", "agents-md", "--out", str(repo)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert exported.returncode == 0, exported.stderr
+    git(repo, "add", "AGENTS.md")
+    first = git(repo, "commit", "-qm", "rules", env=env)
+    assert first.returncode == 0, first.stderr
+    services.memory.update(ctx, rid, {"body": "Two people review each schema migration."})
+    services.close()
+    (repo / "notes.txt").write_text("unrelated change\n")
+    git(repo, "add", "notes.txt")
+    blocked = git(repo, "commit", "-qm", "notes", env=env)
+    assert blocked.returncode != 0
+    assert "stale: " in blocked.stderr and "AGENTS.md" in blocked.stderr
+    assert "+- Two people review each schema migration." in blocked.stderr
+
+
+def test_options_of_the_other_client_are_refused_all_at_once(project: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["hooks", "install", "git", "--project-dir", str(project), "--on-prompt", "--prism", PRISM],
+    )
+    assert result.exit_code == 2
+    fields = [f["field"] for f in json.loads(result.stderr)["error"]["fields"]]
+    assert fields == ["project_dir", "on_prompt"]
+    wrong = CliRunner().invoke(
+        cli, ["hooks", "install", "claude-code", "--persona", "donna", "--prism", PRISM]
+    )
+    assert wrong.exit_code == 2
+    assert json.loads(wrong.stderr)["error"]["fields"][0]["code"] == "not_for_client"
+    assert settings_text(project) == (GOLDEN / "before.json").read_text()
+
+
+def test_a_bare_prism_name_is_written_as_it_is_for_shared_settings(project: Path) -> None:
+    result = invoke(
+        "hooks", "install", "claude-code", "--project-dir", str(project), "--prism", "prism"
+    )
+    assert result.exit_code == 0, result.output
+    ours = json.loads(settings_text(project))["hooks"]["SessionStart"][-1]["hooks"][0]
+    assert ours["command"] == "prism brief --hook claude-code"

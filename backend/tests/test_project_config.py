@@ -1,0 +1,40 @@
+"""What a hook derives from the project: the session a client's session maps to, and the
+surface its marker files name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+
+from app.services.project_config import find_project_config, session_uuid
+
+CLAUDE_SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
+
+
+def test_a_session_id_that_is_not_a_uuid_maps_to_the_same_session_every_time() -> None:
+    first = session_uuid("claude-code", "abc123")
+    assert first == session_uuid("claude-code", "abc123")
+    assert first != session_uuid("claude-code", "abc124")
+    assert session_uuid("claude-code", CLAUDE_SESSION) == UUID(CLAUDE_SESSION)
+
+
+@pytest.mark.parametrize(
+    ("markers", "surface"),
+    [
+        (["pyproject.toml"], "python"),
+        (["package.json"], "javascript"),
+        (["package.json", "tsconfig.json"], "typescript"),
+        (["go.mod"], "go"),
+        (["pyproject.toml", "go.mod"], None),
+        ([], None),
+    ],
+)
+def test_the_surface_is_derived_only_when_the_marker_files_name_one(
+    tmp_path: Path, markers: list[str], surface: str | None
+) -> None:
+    (tmp_path / ".git").mkdir()
+    for name in markers:
+        (tmp_path / name).write_text("")
+    assert find_project_config(tmp_path).derived_surface() == surface
