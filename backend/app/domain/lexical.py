@@ -16,7 +16,9 @@ BM25 (Robertson / Lucene form), summed over the distinct query terms ``t`` in do
 
 ``N``, ``df`` and ``avgdl`` count live rows only: a superseded or retired row neither scores
 nor shifts the statistics. Documents are tokenised lazily, on the first search after they
-were added, so a cache that only serves empty queries never pays for it.
+were added, so a cache that only serves empty queries never pays for it. An index can be
+saved already tokenised (:meth:`LexicalIndex.packed`) and loaded back without tokenising
+(:meth:`LexicalIndex.from_packed`): what a stored recall segment holds.
 """
 
 from __future__ import annotations
@@ -107,6 +109,18 @@ class _Batch:
 _SMALL_BATCHES = 8  # more batches than this: the small ones are merged
 
 
+@dataclass(frozen=True)
+class PackedPostings:
+    """A whole index as plain arrays: term ``words[i]`` is in rows ``rows[starts[i]:
+    starts[i + 1]]`` (ascending) with frequencies ``tf`` alike; ``lengths`` per row."""
+
+    words: list[str]
+    starts: IntArray
+    rows: IntArray
+    tf: IntArray
+    lengths: IntArray
+
+
 class LexicalIndex:
     """An append-only BM25 index over rows 0, 1, 2, ... (the recall cache's row numbers).
 
@@ -138,6 +152,56 @@ class LexicalIndex:
         )
         pending = sum(len(t) + 49 for t in self._pending)
         return arrays + self._lengths.nbytes + pending + len(self._ids) * 100
+
+    def packed(self, keep: BoolArray) -> PackedPostings:
+        """The postings of the rows ``keep`` marks, renumbered ``0, 1, ...`` in row order.
+
+        Pending rows are tokenised first; ``keep`` covers every row (``len(self)``).
+        Terms no kept row holds are left out.
+        """
+        with self._lock:
+            self._catch_up()
+            n = self._indexed
+            keep = np.asarray(keep[:n], dtype=bool)
+            renumber = np.cumsum(keep) - 1
+            if self._batches:
+                one = len(self._batches) == 1
+                whole = self._batches[0] if one else _Batch.merged(self._batches)
+                term_of = np.repeat(whole.terms, np.diff(whole.starts))
+                on = keep[whole.rows]
+                term_of, rows, tf = term_of[on], renumber[whole.rows[on]], whole.tf[on]
+            else:
+                term_of = rows = tf = np.zeros(0, dtype=np.int64)
+            # Sorted by (term, row) still: both renumberings keep order.
+            used, term_of = np.unique(term_of, return_inverse=True)
+            names = [""] * self._terms
+            for word, tid in self._ids.items():
+                if tid >= 0:
+                    names[tid] = word
+            cuts = np.flatnonzero(np.diff(term_of)) + 1
+            starts = np.concatenate([[0], cuts, [term_of.size]]).astype(np.int64)
+            if not term_of.size:
+                starts = np.zeros(1, dtype=np.int64)
+            return PackedPostings(
+                words=[names[int(t)] for t in used],
+                starts=starts,
+                rows=rows.astype(np.int64),
+                tf=tf.astype(np.int64),
+                lengths=self._lengths[:n][keep].copy(),
+            )
+
+    @classmethod
+    def from_packed(cls, packed: PackedPostings, k1: float = K1, b: float = B) -> LexicalIndex:
+        """An index over ``len(packed.lengths)`` rows, from :meth:`packed` (no tokenising)."""
+        index = cls(k1, b)
+        index._ids.update(zip(packed.words, range(len(packed.words)), strict=True))
+        index._terms = len(packed.words)
+        if packed.rows.size:
+            terms = np.arange(len(packed.words), dtype=np.int64)
+            index._batches = [_Batch(terms, packed.starts, packed.rows, packed.tf)]
+        index._lengths = packed.lengths
+        index._indexed = int(packed.lengths.size)
+        return index
 
     def add(self, texts: Sequence[str]) -> None:
         """Append rows (cheap: they are tokenised by the next :meth:`search`)."""

@@ -44,6 +44,7 @@ from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequ
 _MEMORULE = Kind.MEMORULE.value
 COARSE_DIM = 128  # dimensions of the sketch that bounds every row's cosine (ranking.py)
 SKETCH_MIN_ENERGY = 0.6  # share of the vectors' energy a sketch must keep to be used
+STORE_MIN = 512  # changed rows that justify storing a project's segment anew
 _COLUMNS = (
     "project_match",
     "active",
@@ -126,6 +127,12 @@ class ProjectCache:
         self.coarse: npt.NDArray[np.float32] = np.zeros((COARSE_DIM, 0), dtype=np.float32)
         self.residual: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self.lexicon = LexicalIndex()  # BM25 over the same rows, tokenised on first search
+        # What a stored segment (app.trigraph.recall_segment) would save: the clock of the
+        # last one this cache was loaded from or saved as (-1: none), how many of its rows
+        # changed since, and how many changes of rows it cannot see were read since.
+        self.stored_clock = -1
+        self.changes = 0
+        self.foreign = 0
 
     @property
     def nbytes(self) -> int:
@@ -135,14 +142,35 @@ class ProjectCache:
         return sum(a.nbytes for a in arrays) + ids + self.lexicon.nbytes
 
     @property
+    def wants_store(self) -> bool:
+        """True when a new segment would save a cold load real work: none is stored yet,
+        more of its rows changed since than an eighth (at least STORE_MIN), or more changes
+        of other projects' rows were read since than it holds (at least 64 × STORE_MIN:
+        they cost a cold load an index entry each)."""
+        if self.stored_clock < 0:
+            return self.n > 0
+        live = self.n - self.dead
+        return self.changes > max(STORE_MIN, live // 8) or self.foreign > max(64 * STORE_MIN, live)
+
+    @property
     def needs_rebuild(self) -> bool:
         """True when superseded rows outnumber live ones (the owner reloads from scratch)."""
         return self.dead > max(1000, self.n - self.dead)
 
-    def apply(self, rows: Iterable[IndexRow], clock: int) -> None:
-        """Fold changed rows in: a changed memory's old row dies, its new row is appended."""
+    def apply(self, rows: Iterable[IndexRow], clock: int, gone: Iterable[str] = ()) -> None:
+        """Fold changed rows in: a changed memory's old row dies, its new row is appended.
+
+        ``rows`` may include rows this project cannot see (they only end the old row);
+        ``gone`` names more changed memories it cannot see, by id alone.
+        """
         fresh = []
         active = self.cols["active"].copy()
+        for memory_id in gone:
+            self.foreign += 1
+            old = self.pos.pop(memory_id, None)
+            if old is not None:
+                active[old] = False
+                self.dead += 1
         for row in rows:
             old = self.pos.pop(row.memory_id, None)
             if old is not None:
@@ -151,6 +179,9 @@ class ProjectCache:
             visible = row.project_id == self.project_id or row.scope in ("global", "org")
             if visible:
                 fresh.append(row)
+                self.changes += 1
+            else:
+                self.foreign += 1
         self.cols["active"] = active
         if fresh:
             self._append(fresh)
@@ -214,6 +245,8 @@ class ProjectCache:
             # No low-dimensional structure (e.g. random vectors): bounds would prune almost
             # nothing, and computing them first would only slow recall down.
             self.projection, self.fitted_at = None, n
+            self.coarse = np.zeros((COARSE_DIM, 0), dtype=np.float32)
+            self.residual = np.zeros(0, dtype=np.float32)
             return
         capacity = len(self.ids)
         coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
@@ -253,12 +286,13 @@ class ProjectCache:
         if self.matrix.shape[1] == self.dim:
             matrix[:n] = self.matrix[:n]
         self.matrix = matrix
-        coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
-        coarse[:, :n] = self.coarse[:, :n]
-        self.coarse = coarse
-        residual = np.zeros(capacity, dtype=np.float32)
-        residual[:n] = self.residual[:n]
-        self.residual = residual
+        if self.projection is not None:  # without a sketch, coarse and residual stay empty
+            coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
+            coarse[:, :n] = self.coarse[:, :n]
+            self.coarse = coarse
+            residual = np.zeros(capacity, dtype=np.float32)
+            residual[:n] = self.residual[:n]
+            self.residual = residual
 
     def snapshot(self, flt: CandidateFilter) -> Candidates:
         """The cached columns with the filter applied as a ``selected`` mask."""

@@ -8,6 +8,7 @@ Each thread gets its own connection; other processes may use the same file at on
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -38,6 +39,7 @@ from app.domain.records import (
 )
 from app.embeddings.port import Vector
 from app.errors import Conflict, IdempotencyConflict, NotFound, StorageError
+from app.trigraph import sqlite_segments
 from app.trigraph.listing_sql import list_query
 from app.trigraph.port import (
     AuditFilter,
@@ -58,9 +60,11 @@ from app.trigraph.recall_cache import (
     near_in_snapshot,
     rank_snapshot,
 )
+from app.trigraph.recall_segment import SegmentImage, compact, image, load_into
 from app.trigraph.sqlite_schema import MIGRATIONS
 
 T = TypeVar("T")
+_log = logging.getLogger("prism.sqlite")
 BUSY_TIMEOUT_S = 30.0
 LOCK_RETRY_S = 120.0
 _STATE_COLUMNS = (
@@ -457,10 +461,18 @@ class SQLiteStore:
         return near_in_snapshot(cands, vector, threshold, limit)
 
     def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-        """The project's cached candidates, brought up to the tenant's clock."""
+        """The project's cached candidates, brought up to the tenant's clock.
+
+        A project this process does not hold starts from its stored segment
+        (:mod:`app.trigraph.recall_segment`), if any, and folds in the rows changed after
+        it, all in one read snapshot. When that saved too little (no segment yet, or many
+        rows changed since), the cache is then stored as the project's new segment, in a
+        write transaction of its own.
+        """
         key = (str(tenant_id), str(flt.project_id), model)
         project = str(flt.project_id)
         cache = self.caches.get(key, lambda: ProjectCache(project))
+        img = None
         with cache.lock:
             conn = self._conn()
             conn.execute("BEGIN")
@@ -470,18 +482,39 @@ class SQLiteStore:
                 ).fetchone()
                 clock = int(row[0]) if row else 0
                 if cache.needs_rebuild:
-                    cache = self.caches.get(key, lambda: ProjectCache(project), fresh=True)
+                    compact(cache)
+                if cache.clock < 0:
+                    stored = sqlite_segments.read(conn, key)
+                    if stored is not None:
+                        load_into(cache, *stored)
                 if cache.clock != clock:
-                    cache.apply(self._changed_rows(conn, tenant_id, cache, model), clock)
+                    self._fold(conn, key, cache, clock)
             finally:
                 conn.execute("COMMIT")
+            if cache.wants_store:
+                img = image(cache)
             snapshot = cache.snapshot(flt)
+        if img is not None:
+            self._store_segment(key, cache, img)
         self.caches.trim()
         return snapshot
 
-    def _changed_rows(
-        self, conn: sqlite3.Connection, tenant_id: UUID, cache: ProjectCache, model: str
-    ) -> Iterator[IndexRow]:
+    def _store_segment(
+        self, key: tuple[str, str, str], cache: ProjectCache, img: SegmentImage
+    ) -> None:
+        try:
+            self._transaction(lambda conn: sqlite_segments.store(conn, key, img))
+        except (StorageError, sqlite3.OperationalError) as exc:  # e.g. a read-only file
+            _log.warning("recall segment of project %s not stored: %s", key[1], exc)
+            return
+        with cache.lock:
+            cache.stored_clock, cache.changes, cache.foreign = img.clock, 0, 0
+
+    def _fold(
+        self, conn: sqlite3.Connection, key: tuple[str, str, str], cache: ProjectCache, clock: int
+    ) -> None:
+        """Fold the rows the cache has not seen in; ``clock`` is the snapshot's."""
+        t, project, model = key
         cols = (
             "memory_id, project_id, active, kind, namespace, memorule_kind, confidence, scope, "
             "a_persona, a_surface, a_specialization, written_at, model, vector, "
@@ -492,20 +525,33 @@ class SQLiteStore:
             "AND s.version = m.current_version "
             "WHERE m.tenant_id = recall_index.tenant_id AND m.id = recall_index.memory_id)"
         )
+        gone: list[str] = []
         if cache.clock < 0:  # first load: only what the project can see, by index
             cur = conn.execute(
                 f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND project_id = ? "
                 f"UNION ALL SELECT {cols} FROM recall_index WHERE tenant_id = ? "
                 "AND scope IN ('global', 'org') AND project_id != ?",
-                (str(tenant_id), cache.project_id, str(tenant_id), cache.project_id),
+                (t, project, t, project),
             )
         else:
+            # Changed rows the project cannot see (now) only end a row it may hold: their
+            # ids come from the clock index alone, the vectors of other projects unread.
+            visible = "(project_id = ? OR scope IN ('global', 'org'))"
+            by_clock = "recall_index INDEXED BY recall_index_by_clock"
+            gone = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT memory_id FROM {by_clock} WHERE tenant_id = ? AND clock > ? "
+                    f"AND NOT {visible}",
+                    (t, cache.clock, project),
+                )
+            ]
             cur = conn.execute(
-                f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND clock > ?",
-                (str(tenant_id), cache.clock),
+                f"SELECT {cols} FROM {by_clock} WHERE tenant_id = ? AND clock > ? AND {visible}",
+                (t, cache.clock, project),
             )
-        for r in cur:
-            yield IndexRow.of(r, r[13] if r[12] == model else None, r[14])
+        rows = (IndexRow.of(r, r[13] if r[12] == model else None, r[14]) for r in cur)
+        cache.apply(rows, clock, gone)
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         cols = ", ".join(f"m.{c.strip()}" for c in _MEMORY_COLUMNS.split(","))
