@@ -30,6 +30,7 @@ from app.domain.ranking import (
     PRESELECT_MIN,
     SCOPE_RANK,
     Candidates,
+    dots,
     encode,
     micros_array,
     normalise_key,
@@ -195,7 +196,7 @@ class ProjectCache:
         b, start = len(rows), self.n
         need = start + b
         if need > len(self.ids):
-            self._grow(max(need, 2 * len(self.ids), 1024))
+            self._grow(max(need, len(self.ids) * 3 // 2, 64))
         zero = bytes(self.dim * 4)
         vectors = b"".join(
             r.vector if r.vector is not None and len(r.vector) == self.dim * 4 else zero
@@ -363,9 +364,9 @@ def near_in_snapshot(
     reach = rows_within_reach(cands, vector, threshold)
     if reach is None:  # no sketch: every row
         reach = np.arange(len(cands.ids))
-        sims = cands.matrix @ vector
+        sims = dots(cands.matrix, vector)
     else:
-        sims = cands.matrix[reach] @ vector
+        sims = dots(cands.matrix[reach], vector)
     hit = sims >= threshold
     if cands.selected is not None:
         hit &= cands.selected[reach]
@@ -414,6 +415,11 @@ class CacheRegistry:
                 cache = make()
             self._caches[key] = cache
             return cache
+
+    def cached(self, key: tuple[str, str, str]) -> ProjectCache | None:
+        """The cache under ``key`` if the process holds it (its recency unchanged)."""
+        with self._guard:
+            return self._caches.get(key)
 
     def trim(self) -> None:
         """Drop least recently used caches until the rest fit the budget (keep the newest)."""

@@ -116,7 +116,7 @@ def load_into(
     """Fill an empty cache from a stored segment: it is then at ``head["clock"]``, with
     room to grow by an eighth before its arrays are reallocated."""
     m, dim, sketched = int(head["rows"]), int(head["dim"]), bool(head["sketch"])
-    capacity = m + max(CHUNK_ROWS, m // 8)
+    capacity = m + max(16, m // 8)
     cache.dim = dim
     ids = np.empty(capacity, dtype=object)
     if m:

@@ -84,9 +84,17 @@ class SQLiteStore:
             loss, slower).
         cache_mb: how many megabytes of recall candidates the process keeps in memory
             (``PRISM_RECALL_CACHE_MB``), least recently used projects dropped first.
+        segments: start a project's cache from its stored recall segment and store new
+            ones (default); False builds every cache row by row and stores none.
     """
 
-    def __init__(self, path: Path, synchronous: str = "NORMAL", cache_mb: int = 512) -> None:
+    def __init__(
+        self,
+        path: Path,
+        synchronous: str = "NORMAL",
+        cache_mb: int = 512,
+        segments: bool = True,
+    ) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
         self._local = threading.local()
@@ -94,6 +102,7 @@ class SQLiteStore:
         self._guard = threading.Lock()
         self._write_lock = threading.Lock()
         self.caches = CacheRegistry(cache_mb * 1024 * 1024)
+        self.segments = segments
 
     # -- connections -------------------------------------------------------------------
 
@@ -483,7 +492,7 @@ class SQLiteStore:
                 clock = int(row[0]) if row else 0
                 if cache.needs_rebuild:
                     compact(cache)
-                if cache.clock < 0:
+                if cache.clock < 0 and self.segments:
                     stored = sqlite_segments.read(conn, key)
                     if stored is not None:
                         load_into(cache, *stored)
@@ -491,7 +500,7 @@ class SQLiteStore:
                     self._fold(conn, key, cache, clock)
             finally:
                 conn.execute("COMMIT")
-            if cache.wants_store:
+            if cache.wants_store and self.segments:
                 img = image(cache)
             snapshot = cache.snapshot(flt)
         if img is not None:
