@@ -105,6 +105,17 @@ def micros_array(written_at: Sequence[str]) -> IntArray:
     return np.fromiter((micros_of(w) for w in written_at), np.int64, len(written_at))
 
 
+def dots(rows: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Each row's dot product with ``q``, the same wherever the row sits.
+
+    A BLAS matrix-vector product rounds a row differently at a block's edge (by ~1e-8),
+    so the same memory would score differently in two caches holding it at different
+    positions; ``einsum`` sums every row alike, and costs about the same here.
+    """
+    out: npt.NDArray[np.float32] = np.einsum("ij,j->i", rows, q)
+    return out
+
+
 @dataclass
 class Candidates:
     """Recall candidates as columns. ``selected`` marks the rows the filters kept."""
@@ -300,17 +311,6 @@ def rank(
 
 
 PRESELECT_MIN = 4096  # below this many vectors a cache keeps no sketch
-
-
-def dots(rows: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Each row's dot product with ``q``, the same wherever the row sits.
-
-    A BLAS matrix-vector product rounds a row differently at a block's edge (by ~1e-8),
-    so the same memory would score differently in two caches holding it at different
-    positions; ``einsum`` sums every row alike, and costs about the same here.
-    """
-    out: npt.NDArray[np.float32] = np.einsum("ij,j->i", rows, q)
-    return out
 
 
 def _relevance(
