@@ -45,6 +45,9 @@ from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequ
 _MEMORULE = Kind.MEMORULE.value
 COARSE_DIM = 128  # dimensions of the sketch that bounds every row's cosine (ranking.py)
 SKETCH_MIN_ENERGY = 0.6  # share of the vectors' energy a sketch must keep to be used
+ID_DTYPE = "<U36"  # a UUID's text form
+_DICT_ENTRY = 100  # bytes a dict entry costs, with its share of the table
+_STR_36 = 85  # bytes of a 36-character str object
 STORE_MIN = 512  # changed rows that justify storing a project's segment anew
 _COLUMNS = (
     "project_match",
@@ -112,11 +115,12 @@ class ProjectCache:
         self.n = 0
         self.dead = 0
         self.dim = 0
-        self.pos: dict[str, int] = {}
+        self._pos: dict[str, int] | None = {}  # memory id -> row; None: built when needed
         self.vocab: dict[str, dict[str, int]] = {
             k: {} for k in (*APPLIES_TO_KEYS, "namespace", "memorule_kind")
         }
-        self.ids: npt.NDArray[np.object_] = np.empty(0, dtype=object)
+        # Fixed-width text, not Python strings: loads from a segment with one cast.
+        self.ids: npt.NDArray[Any] = np.empty(0, dtype=ID_DTYPE)
         self.cols: dict[str, npt.NDArray[Any]] = {c: np.zeros(0, dtype=np.int64) for c in _COLUMNS}
         self.matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
         # The sketch: ``projection`` (dim × COARSE_DIM, orthonormal columns) fitted to the
@@ -138,24 +142,36 @@ class ProjectCache:
     @property
     def nbytes(self) -> int:
         """Bytes the cache holds: arrays at their capacity, ids, the lexical index."""
-        arrays = [self.matrix, self.coarse, self.residual, *self.cols.values()]
-        ids = len(self.ids) * 8 + len(self.pos) * (36 + 49 + 100)  # str objects, dict entries
+        arrays = [self.ids, self.matrix, self.coarse, self.residual, *self.cols.values()]
+        # The position dict: its table, and a str object per key (36 characters).
+        ids = len(self._pos) * (_DICT_ENTRY + _STR_36) if self._pos is not None else 0
         return sum(a.nbytes for a in arrays) + ids + self.lexicon.nbytes
+
+    @property
+    def pos(self) -> dict[str, int]:
+        """Row of each memory id the cache holds (built on first use after a load)."""
+        if self._pos is None:
+            self._pos = dict(zip(self.ids[: self.n].tolist(), range(self.n), strict=True))
+        return self._pos
+
+    @pos.setter
+    def pos(self, value: dict[str, int] | None) -> None:
+        self._pos = value
 
     @property
     def wants_store(self) -> bool:
         """True when a new segment would save a cold load real work: none is stored yet,
-        more of its rows changed since than an eighth (at least STORE_MIN), or more changes
-        of other projects' rows were read since than it holds (at least 64 × STORE_MIN:
-        they cost a cold load an index entry each)."""
+        more of its rows changed since than an eighth (at least STORE_MIN), or more rows of
+        other projects changed since than it holds (at least 16 × STORE_MIN: each costs a
+        cold load an index entry)."""
         if self.stored_clock < 0:
             return self.n > 0
         live = self.n - self.dead
-        return self.changes > max(STORE_MIN, live // 8) or self.foreign > max(64 * STORE_MIN, live)
+        return self.changes > max(STORE_MIN, live // 8) or self.foreign > max(16 * STORE_MIN, live)
 
     @property
     def needs_rebuild(self) -> bool:
-        """True when superseded rows outnumber live ones (the owner reloads from scratch)."""
+        """True when superseded rows outnumber live ones (the owner compacts it)."""
         return self.dead > max(1000, self.n - self.dead)
 
     def apply(self, rows: Iterable[IndexRow], clock: int, gone: Iterable[str] = ()) -> None:
@@ -166,14 +182,14 @@ class ProjectCache:
         """
         fresh = []
         active = self.cols["active"].copy()
+        pos = self.pos
         for memory_id in gone:
-            self.foreign += 1
-            old = self.pos.pop(memory_id, None)
+            old = pos.pop(memory_id, None)
             if old is not None:
                 active[old] = False
                 self.dead += 1
         for row in rows:
-            old = self.pos.pop(row.memory_id, None)
+            old = pos.pop(row.memory_id, None)
             if old is not None:
                 active[old] = False
                 self.dead += 1
@@ -219,8 +235,9 @@ class ProjectCache:
         )
         for key in APPLIES_TO_KEYS:
             c[key][start:need] = encode([getattr(r, key) for r in rows], self.vocab[key])
+        pos = self.pos
         for i, r in enumerate(rows):
-            self.pos[r.memory_id] = start + i
+            pos[r.memory_id] = start + i
         # A retired row arrives inactive and never turns live again (a restore appends a
         # new row), so its words need no postings.
         self.lexicon.add([r.text if r.active else "" for r in rows])
@@ -275,7 +292,7 @@ class ProjectCache:
 
     def _grow(self, capacity: int) -> None:
         n = self.n
-        ids = np.empty(capacity, dtype=object)
+        ids = np.empty(capacity, dtype=ID_DTYPE)
         ids[:n] = self.ids[:n]
         self.ids = ids
         for name, old in self.cols.items():

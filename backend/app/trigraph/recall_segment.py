@@ -21,9 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from app.domain.lexical import LexicalIndex, PackedPostings
-from app.trigraph.recall_cache import COARSE_DIM, ProjectCache
+from app.trigraph.recall_cache import COARSE_DIM, ID_DTYPE, ProjectCache
 
-FORMAT = 1  # bumped when the layout changes: older segments are ignored, then rebuilt
+FORMAT = 2  # bumped when the layout changes: older segments are ignored, then rebuilt
 CHUNK_ROWS = 1024
 ID_BYTES = 36  # a UUID's text form, ASCII
 _CODE_DTYPE = "<i4"  # categorical codes and postings, stored
@@ -49,7 +49,7 @@ class SegmentImage:
     residual: npt.NDArray[np.float32] | None
     projection: npt.NDArray[np.float32] | None
     cols: dict[str, npt.NDArray[Any]]
-    ids: npt.NDArray[np.object_]
+    ids: npt.NDArray[Any]
     postings: PackedPostings
 
     @property
@@ -59,7 +59,7 @@ class SegmentImage:
     def parts(self) -> Iterator[tuple[str, int, bytes]]:
         """Every part, vectors chunk by chunk (so storing never doubles the cache)."""
         live = self.live
-        yield "ids", 0, "".join(self.ids[live].tolist()).encode("ascii")
+        yield "ids", 0, self.ids[live].astype(f"S{ID_BYTES}").tobytes()
         for name, col in self.cols.items():
             kept = col[live]
             if name not in _WIDE and name not in _FLAGS:
@@ -70,7 +70,7 @@ class SegmentImage:
             if self.matrix.shape[1]:
                 yield "vec", k, np.ascontiguousarray(self.matrix[rows]).tobytes()
             if self.coarse is not None:
-                yield "coarse", k, np.ascontiguousarray(self.coarse[:, rows].T).tobytes()
+                yield "coarse", k, np.ascontiguousarray(self.coarse[:, rows]).tobytes()
         if self.residual is not None and self.projection is not None:
             yield "residual", 0, self.residual[live].tobytes()
             yield "projection", 0, np.ascontiguousarray(self.projection).tobytes()
@@ -113,17 +113,15 @@ def image(cache: ProjectCache) -> SegmentImage:
 def load_into(
     cache: ProjectCache, head: Mapping[str, Any], parts: Mapping[PartKey, bytes]
 ) -> ProjectCache:
-    """Fill an empty cache from a stored segment: it is then at ``head["clock"]``, with
-    room to grow by an eighth before its arrays are reallocated."""
+    """Fill an empty cache from a stored segment: it is then at ``head["clock"]``; its
+    arrays hold exactly the segment's rows (most projects are read far more than written)."""
     m, dim, sketched = int(head["rows"]), int(head["dim"]), bool(head["sketch"])
-    capacity = m + max(16, m // 8)
+    capacity = m  # grown (by half) when the first row is appended
     cache.dim = dim
-    ids = np.empty(capacity, dtype=object)
-    if m:
-        text = np.frombuffer(parts["ids", 0], dtype=f"S{ID_BYTES}")
-        ids[:m] = text.astype(f"U{ID_BYTES}").tolist()
+    ids = np.empty(capacity, dtype=ID_DTYPE)
+    ids[:m] = np.frombuffer(parts["ids", 0], dtype=f"S{ID_BYTES}")
     cache.ids = ids
-    cache.pos = dict(zip(ids[:m].tolist(), range(m), strict=True))
+    cache.pos = None  # built by the first change folded in
     for name in cache.cols:
         dtype: Any = bool if name in _FLAGS else np.int64
         col = np.zeros(capacity, dtype=dtype)
@@ -141,8 +139,8 @@ def load_into(
     cache.residual = np.zeros(capacity if sketched else 0, dtype=np.float32)
     if sketched:
         for k in range(chunks):
-            block = np.frombuffer(parts["coarse", k], dtype=np.float32).reshape(-1, COARSE_DIM)
-            cache.coarse[:, k * CHUNK_ROWS : k * CHUNK_ROWS + len(block)] = block.T
+            block = np.frombuffer(parts["coarse", k], dtype=np.float32).reshape(COARSE_DIM, -1)
+            cache.coarse[:, k * CHUNK_ROWS : k * CHUNK_ROWS + block.shape[1]] = block
         cache.residual[:m] = np.frombuffer(parts["residual", 0], dtype=np.float32)
         projection = np.frombuffer(parts["projection", 0], dtype=np.float32)
         cache.projection = projection.reshape(dim, COARSE_DIM).copy()

@@ -543,24 +543,52 @@ class SQLiteStore:
                 (t, project, t, project),
             )
         else:
-            # Changed rows the project cannot see (now) only end a row it may hold: their
-            # ids come from the clock index alone, the vectors of other projects unread.
             visible = "(project_id = ? OR scope IN ('global', 'org'))"
             by_clock = "recall_index INDEXED BY recall_index_by_clock"
-            gone = [
-                r[0]
-                for r in conn.execute(
-                    f"SELECT memory_id FROM {by_clock} WHERE tenant_id = ? AND clock > ? "
-                    f"AND NOT {visible}",
-                    (t, cache.clock, project),
-                )
-            ]
+            gone = self._gone(conn, key, cache, visible, by_clock)
             cur = conn.execute(
                 f"SELECT {cols} FROM {by_clock} WHERE tenant_id = ? AND clock > ? AND {visible}",
                 (t, cache.clock, project),
             )
         rows = (IndexRow.of(r, r[13] if r[12] == model else None, r[14]) for r in cur)
         cache.apply(rows, clock, gone)
+
+    @staticmethod
+    def _gone(
+        conn: sqlite3.Connection,
+        key: tuple[str, str, str],
+        cache: ProjectCache,
+        visible: str,
+        by_clock: str,
+    ) -> list[str]:
+        """The cache's rows from other projects that changed and left its view (a rule no
+        longer global or org). Only such rows can leave (a memory never changes project):
+        looked up by id when the cache holds fewer of them than changes were made since,
+        else read off the clock index; either way no other project's row is read."""
+        t, project, _ = key
+        since = (t, cache.clock, project)
+        changed = conn.execute(
+            f"SELECT count(*) FROM {by_clock} WHERE tenant_id = ? AND clock > ? AND NOT {visible}",
+            since,
+        ).fetchone()[0]
+        cache.foreign += changed
+        if not changed:
+            return []
+        n = cache.n
+        held = cache.ids[:n][cache.cols["active"][:n] & ~cache.cols["project_match"][:n]]
+        if held.size < changed:
+            found = conn.execute(
+                "SELECT memory_id FROM recall_index WHERE tenant_id = ? AND memory_id IN "
+                f"(SELECT value FROM json_each(?)) AND clock > ? AND NOT {visible}",
+                (t, json.dumps(held.tolist()), cache.clock, project),
+            )
+        else:
+            found = conn.execute(
+                f"SELECT memory_id FROM {by_clock} WHERE tenant_id = ? AND clock > ? "
+                f"AND NOT {visible}",
+                since,
+            )
+        return [r[0] for r in found]
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         cols = ", ".join(f"m.{c.strip()}" for c in _MEMORY_COLUMNS.split(","))

@@ -42,10 +42,11 @@ def read(
 
 
 def store(conn: sqlite3.Connection, key: tuple[str, str, str], img: SegmentImage) -> bool:
-    """Replace ``key``'s segment by ``img`` unless one as new is stored (call in a write
-    transaction). True when ``img`` was stored."""
-    row = conn.execute(f"SELECT clock FROM recall_segment WHERE {_KEY}", key).fetchone()
-    if row is not None and int(row[0]) >= img.clock:
+    """Replace ``key``'s segment by ``img`` unless one as new, of this layout, is stored
+    (call in a write transaction). True when ``img`` was stored."""
+    row = conn.execute(f"SELECT clock, head FROM recall_segment WHERE {_KEY}", key).fetchone()
+    newer = row is not None and int(row[0]) >= img.clock
+    if newer and json.loads(row[1]).get("format") == FORMAT:
         return False
     conn.execute(f"DELETE FROM recall_segment_part WHERE {_KEY}", key)
     conn.executemany(
