@@ -267,17 +267,18 @@ def many(args: argparse.Namespace, where: dict[str, str], data: Data) -> Any:
         if engine == "postgres":
             systems[f"plain pgvector {spread}"] = ("spread", PlainPgvector(location, table))
     rng = random.Random(13)
+    rotation = names[:8]
     warm = names[:]
     rng.shuffle(warm)
     for kind, svc in systems.values():  # untimed: each system's steady state
-        for p in names[:8] if kind == "rot" else warm:
+        for p in rotation if kind == "rot" else warm:
             ask(svc, p, queries[0])
     times: dict[str, list[float]] = {name: [] for name in systems}
     order = list(systems.items())
     for i in range(args.rounds):
         spread_project, query = rng.choice(names), queries[i % len(queries)]
         for name, (kind, svc) in order if i % 2 == 0 else order[::-1]:
-            p = names[i % 8] if kind == "rot" else spread_project
+            p = rotation[i % len(rotation)] if kind == "rot" else spread_project
             started = time.perf_counter()
             ask(svc, p, query)
             times[name].append(time.perf_counter() - started)
