@@ -23,7 +23,7 @@ import numpy.typing as npt
 from app.domain.lexical import LexicalIndex, PackedPostings
 from app.trigraph.recall_cache import COARSE_DIM, ID_DTYPE, ProjectCache
 
-FORMAT = 2  # bumped when the layout changes: older segments are ignored, then rebuilt
+FORMAT = 3  # bumped when the layout changes: older segments are ignored, then rebuilt
 CHUNK_ROWS = 1024
 ID_BYTES = 36  # a UUID's text form, ASCII
 _CODE_DTYPE = "<i4"  # categorical codes and postings, stored
@@ -75,7 +75,7 @@ class SegmentImage:
             yield "residual", 0, self.residual[live].tobytes()
             yield "projection", 0, np.ascontiguousarray(self.projection).tobytes()
         p = self.postings
-        yield "lex:words", 0, "\n".join(p.words).encode()
+        yield "lex:words", 0, p.words.tobytes()
         for name, arr in (("starts", p.starts), ("rows", p.rows), ("tf", p.tf)):
             yield f"lex:{name}", 0, arr.astype(_CODE_DTYPE).tobytes()
         yield "lex:lengths", 0, p.lengths.astype(_CODE_DTYPE).tobytes()
@@ -96,6 +96,8 @@ def image(cache: ProjectCache) -> SegmentImage:
         "sketch": sketched,
         "vocab": {k: list(v) for k, v in cache.vocab.items()},
     }
+    postings = cache.lexicon.packed(active)
+    head["word_bytes"] = postings.words.itemsize
     return SegmentImage(
         head=head,
         live=live,
@@ -106,7 +108,7 @@ def image(cache: ProjectCache) -> SegmentImage:
         projection=cache.projection,
         cols=dict(cache.cols),
         ids=cache.ids,
-        postings=cache.lexicon.packed(active),
+        postings=postings,
     )
 
 
@@ -147,10 +149,9 @@ def load_into(
     else:
         cache.projection = None
     cache.fitted_at = int(head["fitted_at"])
-    words = parts["lex:words", 0].decode()
     cache.lexicon = LexicalIndex.from_packed(
         PackedPostings(
-            words=words.split("\n") if words else [],
+            words=np.frombuffer(parts["lex:words", 0], dtype=f"S{head['word_bytes']}"),
             starts=_ints(parts["lex:starts", 0]),
             rows=_ints(parts["lex:rows", 0]),
             tf=_ints(parts["lex:tf", 0]),
