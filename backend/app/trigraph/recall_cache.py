@@ -411,13 +411,17 @@ class CacheRegistry:
 
     One registry per engine instance; keys are (tenant, project, model). ``budget_bytes``
     caps what the caches hold together (``PRISM_RECALL_CACHE_MB``); a single project larger
-    than the budget is still served, then dropped when another project is loaded.
+    than the budget is still served, then dropped when another project is loaded. Each
+    cache's size is remembered from its last use (a cache only grows when used), so
+    trimming costs the same with 8 caches or 800.
     """
 
     def __init__(self, budget_bytes: int) -> None:
         self.budget_bytes = budget_bytes
         self._guard = threading.Lock()
         self._caches: OrderedDict[tuple[str, str, str], ProjectCache] = OrderedDict()
+        self._sizes: dict[tuple[str, str, str], int] = {}
+        self._total = 0
 
     def get(
         self,
@@ -439,15 +443,21 @@ class CacheRegistry:
             return self._caches.get(key)
 
     def trim(self) -> None:
-        """Drop least recently used caches until the rest fit the budget (keep the newest)."""
+        """Measure the newest cache (the one just used), then drop least recently used
+        caches until the rest fit the budget (the newest is kept)."""
         with self._guard:
-            total = sum(c.nbytes for c in self._caches.values())
-            while total > self.budget_bytes and len(self._caches) > 1:
-                _, old = self._caches.popitem(last=False)
-                total -= old.nbytes
+            if not self._caches:
+                return
+            key, newest = next(reversed(self._caches.items()))
+            size = newest.nbytes
+            self._total += size - self._sizes.get(key, 0)
+            self._sizes[key] = size
+            while self._total > self.budget_bytes and len(self._caches) > 1:
+                old, _ = self._caches.popitem(last=False)
+                self._total -= self._sizes.pop(old, 0)
 
     def nbytes(self) -> int:
-        """What the caches hold together, by :attr:`ProjectCache.nbytes`."""
+        """What the caches hold together, by :attr:`ProjectCache.nbytes` (measured now)."""
         with self._guard:
             return sum(c.nbytes for c in self._caches.values())
 
