@@ -8,7 +8,6 @@ Each thread gets its own connection; other processes may use the same file at on
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import threading
 import time
@@ -39,7 +38,7 @@ from app.domain.records import (
 )
 from app.embeddings.port import Vector
 from app.errors import Conflict, IdempotencyConflict, NotFound, StorageError
-from app.trigraph import sqlite_segments
+from app.trigraph import sqlite_recall
 from app.trigraph.listing_sql import list_query
 from app.trigraph.port import (
     AuditFilter,
@@ -53,18 +52,10 @@ from app.trigraph.port import (
     WriteBatch,
     WriteOutcome,
 )
-from app.trigraph.recall_cache import (
-    CacheRegistry,
-    IndexRow,
-    ProjectCache,
-    near_in_snapshot,
-    rank_snapshot,
-)
-from app.trigraph.recall_segment import SegmentImage, compact, image, load_into
+from app.trigraph.recall_cache import CacheRegistry, near_in_snapshot, rank_snapshot
 from app.trigraph.sqlite_schema import MIGRATIONS
 
 T = TypeVar("T")
-_log = logging.getLogger("prism.sqlite")
 BUSY_TIMEOUT_S = 30.0
 LOCK_RETRY_S = 120.0
 _STATE_COLUMNS = (
@@ -470,125 +461,9 @@ class SQLiteStore:
         return near_in_snapshot(cands, vector, threshold, limit)
 
     def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-        """The project's cached candidates, brought up to the tenant's clock.
-
-        A project this process does not hold starts from its stored segment
-        (:mod:`app.trigraph.recall_segment`), if any, and folds in the rows changed after
-        it, all in one read snapshot. When that saved too little (no segment yet, or many
-        rows changed since), the cache is then stored as the project's new segment, in a
-        write transaction of its own.
-        """
-        key = (str(tenant_id), str(flt.project_id), model)
-        project = str(flt.project_id)
-        cache = self.caches.get(key, lambda: ProjectCache(project))
-        img = None
-        with cache.lock:
-            conn = self._conn()
-            conn.execute("BEGIN")
-            try:
-                row = conn.execute(
-                    "SELECT n FROM tenant_clock WHERE tenant_id = ?", (str(tenant_id),)
-                ).fetchone()
-                clock = int(row[0]) if row else 0
-                if cache.needs_rebuild:
-                    compact(cache)
-                if cache.clock < 0 and self.segments:
-                    stored = sqlite_segments.read(conn, key)
-                    if stored is not None:
-                        load_into(cache, *stored)
-                if cache.clock != clock:
-                    self._fold(conn, key, cache, clock)
-            finally:
-                conn.execute("COMMIT")
-            if cache.wants_store and self.segments:
-                img = image(cache)
-            snapshot = cache.snapshot(flt)
-        if img is not None:
-            self._store_segment(key, cache, img)
-        self.caches.trim()
-        return snapshot
-
-    def _store_segment(
-        self, key: tuple[str, str, str], cache: ProjectCache, img: SegmentImage
-    ) -> None:
-        try:
-            self._transaction(lambda conn: sqlite_segments.store(conn, key, img))
-        except (StorageError, sqlite3.OperationalError) as exc:  # e.g. a read-only file
-            _log.warning("recall segment of project %s not stored: %s", key[1], exc)
-            return
-        with cache.lock:
-            cache.stored_clock, cache.changes, cache.foreign = img.clock, 0, 0
-
-    def _fold(
-        self, conn: sqlite3.Connection, key: tuple[str, str, str], cache: ProjectCache, clock: int
-    ) -> None:
-        """Fold the rows the cache has not seen in; ``clock`` is the snapshot's."""
-        t, project, model = key
-        cols = (
-            "memory_id, project_id, active, kind, namespace, memorule_kind, confidence, scope, "
-            "a_persona, a_surface, a_specialization, written_at, model, vector, "
-            # The current state's text, for the cache's BM25 index (by primary key and
-            # the (tenant_id, memory_id, version) unique index).
-            "(SELECT coalesce(s.subject || char(10), '') || s.body FROM memory m "
-            "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
-            "AND s.version = m.current_version "
-            "WHERE m.tenant_id = recall_index.tenant_id AND m.id = recall_index.memory_id)"
-        )
-        gone: list[str] = []
-        if cache.clock < 0:  # first load: only what the project can see, by index
-            cur = conn.execute(
-                f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND project_id = ? "
-                f"UNION ALL SELECT {cols} FROM recall_index WHERE tenant_id = ? "
-                "AND scope IN ('global', 'org') AND project_id != ?",
-                (t, project, t, project),
-            )
-        else:
-            visible = "(project_id = ? OR scope IN ('global', 'org'))"
-            by_clock = "recall_index INDEXED BY recall_index_by_clock"
-            gone = self._gone(conn, key, cache, visible, by_clock)
-            cur = conn.execute(
-                f"SELECT {cols} FROM {by_clock} WHERE tenant_id = ? AND clock > ? AND {visible}",
-                (t, cache.clock, project),
-            )
-        rows = (IndexRow.of(r, r[13] if r[12] == model else None, r[14]) for r in cur)
-        cache.apply(rows, clock, gone)
-
-    @staticmethod
-    def _gone(
-        conn: sqlite3.Connection,
-        key: tuple[str, str, str],
-        cache: ProjectCache,
-        visible: str,
-        by_clock: str,
-    ) -> list[str]:
-        """The cache's rows from other projects that changed and left its view (a rule no
-        longer global or org). Only such rows can leave (a memory never changes project):
-        looked up by id when the cache holds fewer of them than changes were made since,
-        else read off the clock index; either way no other project's row is read."""
-        t, project, _ = key
-        since = (t, cache.clock, project)
-        changed = conn.execute(
-            f"SELECT count(*) FROM {by_clock} WHERE tenant_id = ? AND clock > ? AND NOT {visible}",
-            since,
-        ).fetchone()[0]
-        cache.foreign += changed
-        if not changed:
-            return []
-        n = cache.n
-        held = cache.ids[:n][cache.cols["active"][:n] & ~cache.cols["project_match"][:n]]
-        if held.size < changed:
-            found = conn.execute(
-                "SELECT memory_id FROM recall_index WHERE tenant_id = ? AND memory_id IN "
-                f"(SELECT value FROM json_each(?)) AND clock > ? AND NOT {visible}",
-                (t, json.dumps(held.tolist()), cache.clock, project),
-            )
-        else:
-            found = conn.execute(
-                f"SELECT memory_id FROM {by_clock} WHERE tenant_id = ? AND clock > ? "
-                f"AND NOT {visible}",
-                since,
-            )
-        return [r[0] for r in found]
+        """The project's cached candidates, brought up to the tenant's clock
+        (:func:`app.trigraph.sqlite_recall.candidates`)."""
+        return sqlite_recall.candidates(self, tenant_id, flt, model)
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         cols = ", ".join(f"m.{c.strip()}" for c in _MEMORY_COLUMNS.split(","))
