@@ -49,6 +49,7 @@ def section(many: dict[str, Any] | None) -> list[str]:
         [
             "engine, memories",
             "first recall p50 ms",
+            "its CPU ms",
             "second",
             "RSS before → after MB",
             "loading process's first recall ms",
