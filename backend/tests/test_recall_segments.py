@@ -394,3 +394,22 @@ def test_a_compacted_cache_keeps_its_ranking(make_ctx: ContextFactory) -> None:
         compact(cache)
     assert dead > 0 and cache.dead == 0 and cache.n == int(cache.cols["active"][: cache.n].sum())
     assert top(cache) == before and len(before) == 40
+
+
+def test_a_global_rule_that_loses_its_scope_leaves_a_warm_cache_of_another_project(
+    db_path: Path, nodes: list[Node], make_ctx: ContextFactory
+) -> None:
+    # A rule with no scope is a project rule: NULL must count as "not global or org" when
+    # a warm cache in another project asks which of its rows left its view.
+    node = Node(db_path)
+    nodes.append(node)
+    home, away = make_ctx(project="home"), make_ctx(project="away")
+    moved = node.memory.remember(away, rule("Moving rule", scope="global", persona="bo")).id
+    node.memory.remember(home, rule("Home rule"))
+    assert str(moved) in [r[0] for r in node.ranked(home, {"query": ""})]
+    node.memory.update(away, moved, {"applies_to": {"persona": "bo"}})
+    warm = node.ranked(home, {"query": ""})
+    assert str(moved) not in [r[0] for r in warm]
+    cold = Node(db_path, segments=False)
+    nodes.append(cold)
+    assert warm == cold.ranked(home, {"query": ""})

@@ -105,7 +105,8 @@ def _fold(
             (t, project, t, project),
         )
     else:
-        visible = "(project_id = ? OR scope IN ('global', 'org'))"
+        # coalesce: a rule without a scope is a project rule (NULL would make NOT … unknown)
+        visible = "(project_id = ? OR coalesce(scope, 'project') IN ('global', 'org'))"
         by_clock = "recall_index INDEXED BY recall_index_by_clock"
         gone = _gone(conn, key, cache, visible, by_clock)
         cur = conn.execute(
