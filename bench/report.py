@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import many_report
+
 BM25_RULES_NDCG = 0.155  # best BM25 reference on the rule benchmark (shared/bench/README.md)
 BM25_LOCOMO_R5 = 0.512  # BM25 reference evidence recall@5 (bm25_reference_results.json)
 
@@ -581,6 +583,7 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
             "```",
         ]
     parts += _real_section(results)
+    parts += many_report.section(results.get("many"))
     parts += _million_section(results)
     if plot_paths:
         parts += ["", "## Plots", ""] + [f"- `{p}`" for p in plot_paths]

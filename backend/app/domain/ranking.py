@@ -105,6 +105,17 @@ def micros_array(written_at: Sequence[str]) -> IntArray:
     return np.fromiter((micros_of(w) for w in written_at), np.int64, len(written_at))
 
 
+def dots(rows: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Each row's dot product with ``q``, the same wherever the row sits.
+
+    A BLAS matrix-vector product rounds a row differently at a block's edge (by ~1e-8),
+    so the same memory would score differently in two caches holding it at different
+    positions; ``einsum`` sums every row alike, and costs about the same here.
+    """
+    out: npt.NDArray[np.float32] = np.einsum("ij,j->i", rows, q)
+    return out
+
+
 @dataclass
 class Candidates:
     """Recall candidates as columns. ``selected`` marks the rows the filters kept."""
@@ -347,7 +358,7 @@ def _relevance(
         pruned = _pruned(c, q, idx, conf_w, rest, applicable, weights, top_k, lexical, alpha)
         if pruned is not None:
             return pruned
-    exact = (m @ q)[idx] if idx.size * 2 > m.shape[0] else m[idx] @ q
+    exact = dots(m, q)[idx] if idx.size * 2 > m.shape[0] else dots(m[idx], q)
     return idx, np.clip(exact, 0.0, 1.0).astype(np.float64)
 
 
@@ -395,7 +406,7 @@ def _pruned(
     estimate = (qp @ c.coarse)[idx]
     first = min(idx.size, max(64, 4 * top_k))
     short = np.argpartition(-(cos_w * np.clip(estimate, 0.0, 1.0) + base), first - 1)[:first]
-    short_cos = np.clip(c.matrix[idx[short]] @ q, 0.0, 1.0).astype(np.float64)
+    short_cos = np.clip(dots(c.matrix[idx[short]], q), 0.0, 1.0).astype(np.float64)
     short_score = cos_w[short] * short_cos + base[short]
     floor = np.partition(short_score, first - top_k)[first - top_k] if first >= top_k else -np.inf
     bound = cos_w * np.clip(estimate + q_left * c.residual[idx], 0.0, 1.0) + base
@@ -412,7 +423,7 @@ def _pruned(
         block = more[lo : lo + 256]
         if bound[block[0]] < floor - _BOUND_SLACK:
             break
-        cos = np.clip(c.matrix[idx[block]] @ q, 0.0, 1.0).astype(np.float64)
+        cos = np.clip(dots(c.matrix[idx[block]], q), 0.0, 1.0).astype(np.float64)
         rows.append(block)
         cosines.append(cos)
         scores = np.concatenate([scores, cos_w[block] * cos + base[block]])

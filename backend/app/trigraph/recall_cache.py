@@ -30,6 +30,7 @@ from app.domain.ranking import (
     PRESELECT_MIN,
     SCOPE_RANK,
     Candidates,
+    dots,
     encode,
     micros_array,
     normalise_key,
@@ -44,6 +45,10 @@ from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequ
 _MEMORULE = Kind.MEMORULE.value
 COARSE_DIM = 128  # dimensions of the sketch that bounds every row's cosine (ranking.py)
 SKETCH_MIN_ENERGY = 0.6  # share of the vectors' energy a sketch must keep to be used
+ID_DTYPE = "<U36"  # a UUID's text form
+_DICT_ENTRY = 100  # bytes a dict entry costs, with its share of the table
+_STR_36 = 85  # bytes of a 36-character str object
+STORE_MIN = 512  # changed rows that justify storing a project's segment anew
 _COLUMNS = (
     "project_match",
     "active",
@@ -110,11 +115,12 @@ class ProjectCache:
         self.n = 0
         self.dead = 0
         self.dim = 0
-        self.pos: dict[str, int] = {}
+        self._pos: dict[str, int] | None = {}  # memory id -> row; None: built when needed
         self.vocab: dict[str, dict[str, int]] = {
             k: {} for k in (*APPLIES_TO_KEYS, "namespace", "memorule_kind")
         }
-        self.ids: npt.NDArray[np.object_] = np.empty(0, dtype=object)
+        # Fixed-width text, not Python strings: loads from a segment with one cast.
+        self.ids: npt.NDArray[Any] = np.empty(0, dtype=ID_DTYPE)
         self.cols: dict[str, npt.NDArray[Any]] = {c: np.zeros(0, dtype=np.int64) for c in _COLUMNS}
         self.matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
         # The sketch: ``projection`` (dim × COARSE_DIM, orthonormal columns) fitted to the
@@ -126,31 +132,73 @@ class ProjectCache:
         self.coarse: npt.NDArray[np.float32] = np.zeros((COARSE_DIM, 0), dtype=np.float32)
         self.residual: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self.lexicon = LexicalIndex()  # BM25 over the same rows, tokenised on first search
+        # What a stored segment (app.trigraph.recall_segment) would save: the clock of the
+        # last one this cache was loaded from or saved as (-1: none), how many of its rows
+        # changed since, and how many changes of rows it cannot see were read since.
+        self.stored_clock = -1
+        self.changes = 0
+        self.foreign = 0
 
     @property
     def nbytes(self) -> int:
         """Bytes the cache holds: arrays at their capacity, ids, the lexical index."""
-        arrays = [self.matrix, self.coarse, self.residual, *self.cols.values()]
-        ids = len(self.ids) * 8 + len(self.pos) * (36 + 49 + 100)  # str objects, dict entries
+        arrays = [self.ids, self.matrix, self.coarse, self.residual, *self.cols.values()]
+        # The position dict: its table, and a str object per key (36 characters).
+        ids = len(self._pos) * (_DICT_ENTRY + _STR_36) if self._pos is not None else 0
         return sum(a.nbytes for a in arrays) + ids + self.lexicon.nbytes
 
     @property
+    def pos(self) -> dict[str, int]:
+        """Row of each memory id the cache holds (built on first use after a load)."""
+        if self._pos is None:
+            self._pos = dict(zip(self.ids[: self.n].tolist(), range(self.n), strict=True))
+        return self._pos
+
+    @pos.setter
+    def pos(self, value: dict[str, int] | None) -> None:
+        self._pos = value
+
+    @property
+    def wants_store(self) -> bool:
+        """True when a new segment would save a cold load real work: none is stored yet,
+        more of its rows changed since than an eighth (at least STORE_MIN), or more rows of
+        other projects changed since than it holds (at least 16 × STORE_MIN: each costs a
+        cold load an index entry)."""
+        if self.stored_clock < 0:
+            return self.n > 0
+        live = self.n - self.dead
+        return self.changes > max(STORE_MIN, live // 8) or self.foreign > max(16 * STORE_MIN, live)
+
+    @property
     def needs_rebuild(self) -> bool:
-        """True when superseded rows outnumber live ones (the owner reloads from scratch)."""
+        """True when superseded rows outnumber live ones (the owner compacts it)."""
         return self.dead > max(1000, self.n - self.dead)
 
-    def apply(self, rows: Iterable[IndexRow], clock: int) -> None:
-        """Fold changed rows in: a changed memory's old row dies, its new row is appended."""
+    def apply(self, rows: Iterable[IndexRow], clock: int, gone: Iterable[str] = ()) -> None:
+        """Fold changed rows in: a changed memory's old row dies, its new row is appended.
+
+        ``rows`` may include rows this project cannot see (they only end the old row);
+        ``gone`` names more changed memories it cannot see, by id alone.
+        """
         fresh = []
         active = self.cols["active"].copy()
+        pos = self.pos
+        for memory_id in gone:
+            old = pos.pop(memory_id, None)
+            if old is not None:
+                active[old] = False
+                self.dead += 1
         for row in rows:
-            old = self.pos.pop(row.memory_id, None)
+            old = pos.pop(row.memory_id, None)
             if old is not None:
                 active[old] = False
                 self.dead += 1
             visible = row.project_id == self.project_id or row.scope in ("global", "org")
             if visible:
                 fresh.append(row)
+                self.changes += 1
+            else:
+                self.foreign += 1
         self.cols["active"] = active
         if fresh:
             self._append(fresh)
@@ -164,7 +212,7 @@ class ProjectCache:
         b, start = len(rows), self.n
         need = start + b
         if need > len(self.ids):
-            self._grow(max(need, 2 * len(self.ids), 1024))
+            self._grow(max(need, len(self.ids) * 3 // 2, 64))
         zero = bytes(self.dim * 4)
         vectors = b"".join(
             r.vector if r.vector is not None and len(r.vector) == self.dim * 4 else zero
@@ -187,8 +235,9 @@ class ProjectCache:
         )
         for key in APPLIES_TO_KEYS:
             c[key][start:need] = encode([getattr(r, key) for r in rows], self.vocab[key])
+        pos = self.pos
         for i, r in enumerate(rows):
-            self.pos[r.memory_id] = start + i
+            pos[r.memory_id] = start + i
         # A retired row arrives inactive and never turns live again (a restore appends a
         # new row), so its words need no postings.
         self.lexicon.add([r.text if r.active else "" for r in rows])
@@ -214,6 +263,8 @@ class ProjectCache:
             # No low-dimensional structure (e.g. random vectors): bounds would prune almost
             # nothing, and computing them first would only slow recall down.
             self.projection, self.fitted_at = None, n
+            self.coarse = np.zeros((COARSE_DIM, 0), dtype=np.float32)
+            self.residual = np.zeros(0, dtype=np.float32)
             return
         capacity = len(self.ids)
         coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
@@ -241,7 +292,7 @@ class ProjectCache:
 
     def _grow(self, capacity: int) -> None:
         n = self.n
-        ids = np.empty(capacity, dtype=object)
+        ids = np.empty(capacity, dtype=ID_DTYPE)
         ids[:n] = self.ids[:n]
         self.ids = ids
         for name, old in self.cols.items():
@@ -253,12 +304,13 @@ class ProjectCache:
         if self.matrix.shape[1] == self.dim:
             matrix[:n] = self.matrix[:n]
         self.matrix = matrix
-        coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
-        coarse[:, :n] = self.coarse[:, :n]
-        self.coarse = coarse
-        residual = np.zeros(capacity, dtype=np.float32)
-        residual[:n] = self.residual[:n]
-        self.residual = residual
+        if self.projection is not None:  # without a sketch, coarse and residual stay empty
+            coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
+            coarse[:, :n] = self.coarse[:, :n]
+            self.coarse = coarse
+            residual = np.zeros(capacity, dtype=np.float32)
+            residual[:n] = self.residual[:n]
+            self.residual = residual
 
     def snapshot(self, flt: CandidateFilter) -> Candidates:
         """The cached columns with the filter applied as a ``selected`` mask."""
@@ -329,9 +381,9 @@ def near_in_snapshot(
     reach = rows_within_reach(cands, vector, threshold)
     if reach is None:  # no sketch: every row
         reach = np.arange(len(cands.ids))
-        sims = cands.matrix @ vector
+        sims = dots(cands.matrix, vector)
     else:
-        sims = cands.matrix[reach] @ vector
+        sims = dots(cands.matrix[reach], vector)
     hit = sims >= threshold
     if cands.selected is not None:
         hit &= cands.selected[reach]
@@ -359,13 +411,17 @@ class CacheRegistry:
 
     One registry per engine instance; keys are (tenant, project, model). ``budget_bytes``
     caps what the caches hold together (``PRISM_RECALL_CACHE_MB``); a single project larger
-    than the budget is still served, then dropped when another project is loaded.
+    than the budget is still served, then dropped when another project is loaded. Each
+    cache's size is remembered from its last use (a cache only grows when used), so
+    trimming costs the same with 8 caches or 800.
     """
 
     def __init__(self, budget_bytes: int) -> None:
         self.budget_bytes = budget_bytes
         self._guard = threading.Lock()
         self._caches: OrderedDict[tuple[str, str, str], ProjectCache] = OrderedDict()
+        self._sizes: dict[tuple[str, str, str], int] = {}
+        self._total = 0
 
     def get(
         self,
@@ -381,16 +437,27 @@ class CacheRegistry:
             self._caches[key] = cache
             return cache
 
-    def trim(self) -> None:
-        """Drop least recently used caches until the rest fit the budget (keep the newest)."""
+    def cached(self, key: tuple[str, str, str]) -> ProjectCache | None:
+        """The cache under ``key`` if the process holds it (its recency unchanged)."""
         with self._guard:
-            total = sum(c.nbytes for c in self._caches.values())
-            while total > self.budget_bytes and len(self._caches) > 1:
-                _, old = self._caches.popitem(last=False)
-                total -= old.nbytes
+            return self._caches.get(key)
+
+    def trim(self) -> None:
+        """Measure the newest cache (the one just used), then drop least recently used
+        caches until the rest fit the budget (the newest is kept)."""
+        with self._guard:
+            if not self._caches:
+                return
+            key, newest = next(reversed(self._caches.items()))
+            size = newest.nbytes
+            self._total += size - self._sizes.get(key, 0)
+            self._sizes[key] = size
+            while self._total > self.budget_bytes and len(self._caches) > 1:
+                old, _ = self._caches.popitem(last=False)
+                self._total -= self._sizes.pop(old, 0)
 
     def nbytes(self) -> int:
-        """What the caches hold together, by :attr:`ProjectCache.nbytes`."""
+        """What the caches hold together, by :attr:`ProjectCache.nbytes` (measured now)."""
         with self._guard:
             return sum(c.nbytes for c in self._caches.values())
 

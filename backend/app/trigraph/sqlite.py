@@ -38,6 +38,7 @@ from app.domain.records import (
 )
 from app.embeddings.port import Vector
 from app.errors import Conflict, IdempotencyConflict, NotFound, StorageError
+from app.trigraph import sqlite_recall
 from app.trigraph.listing_sql import list_query
 from app.trigraph.port import (
     AuditFilter,
@@ -51,13 +52,7 @@ from app.trigraph.port import (
     WriteBatch,
     WriteOutcome,
 )
-from app.trigraph.recall_cache import (
-    CacheRegistry,
-    IndexRow,
-    ProjectCache,
-    near_in_snapshot,
-    rank_snapshot,
-)
+from app.trigraph.recall_cache import CacheRegistry, near_in_snapshot, rank_snapshot
 from app.trigraph.sqlite_schema import MIGRATIONS
 
 T = TypeVar("T")
@@ -80,9 +75,17 @@ class SQLiteStore:
             loss, slower).
         cache_mb: how many megabytes of recall candidates the process keeps in memory
             (``PRISM_RECALL_CACHE_MB``), least recently used projects dropped first.
+        segments: start a project's cache from its stored recall segment and store new
+            ones (default); False builds every cache row by row and stores none.
     """
 
-    def __init__(self, path: Path, synchronous: str = "NORMAL", cache_mb: int = 512) -> None:
+    def __init__(
+        self,
+        path: Path,
+        synchronous: str = "NORMAL",
+        cache_mb: int = 512,
+        segments: bool = True,
+    ) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
         self._local = threading.local()
@@ -90,6 +93,7 @@ class SQLiteStore:
         self._guard = threading.Lock()
         self._write_lock = threading.Lock()
         self.caches = CacheRegistry(cache_mb * 1024 * 1024)
+        self.segments = segments
 
     # -- connections -------------------------------------------------------------------
 
@@ -460,55 +464,9 @@ class SQLiteStore:
         return near_in_snapshot(cands, vector, threshold, limit)
 
     def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-        """The project's cached candidates, brought up to the tenant's clock."""
-        key = (str(tenant_id), str(flt.project_id), model)
-        project = str(flt.project_id)
-        cache = self.caches.get(key, lambda: ProjectCache(project))
-        with cache.lock:
-            conn = self._conn()
-            conn.execute("BEGIN")
-            try:
-                row = conn.execute(
-                    "SELECT n FROM tenant_clock WHERE tenant_id = ?", (str(tenant_id),)
-                ).fetchone()
-                clock = int(row[0]) if row else 0
-                if cache.needs_rebuild:
-                    cache = self.caches.get(key, lambda: ProjectCache(project), fresh=True)
-                if cache.clock != clock:
-                    cache.apply(self._changed_rows(conn, tenant_id, cache, model), clock)
-            finally:
-                conn.execute("COMMIT")
-            snapshot = cache.snapshot(flt)
-        self.caches.trim()
-        return snapshot
-
-    def _changed_rows(
-        self, conn: sqlite3.Connection, tenant_id: UUID, cache: ProjectCache, model: str
-    ) -> Iterator[IndexRow]:
-        cols = (
-            "memory_id, project_id, active, kind, namespace, memorule_kind, confidence, scope, "
-            "a_persona, a_surface, a_specialization, written_at, model, vector, "
-            # The current state's text, for the cache's BM25 index (by primary key and
-            # the (tenant_id, memory_id, version) unique index).
-            "(SELECT coalesce(s.subject || char(10), '') || s.body FROM memory m "
-            "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
-            "AND s.version = m.current_version "
-            "WHERE m.tenant_id = recall_index.tenant_id AND m.id = recall_index.memory_id)"
-        )
-        if cache.clock < 0:  # first load: only what the project can see, by index
-            cur = conn.execute(
-                f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND project_id = ? "
-                f"UNION ALL SELECT {cols} FROM recall_index WHERE tenant_id = ? "
-                "AND scope IN ('global', 'org') AND project_id != ?",
-                (str(tenant_id), cache.project_id, str(tenant_id), cache.project_id),
-            )
-        else:
-            cur = conn.execute(
-                f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND clock > ?",
-                (str(tenant_id), cache.clock),
-            )
-        for r in cur:
-            yield IndexRow.of(r, r[13] if r[12] == model else None, r[14])
+        """The project's cached candidates, brought up to the tenant's clock
+        (:func:`app.trigraph.sqlite_recall.candidates`)."""
+        return sqlite_recall.candidates(self, tenant_id, flt, model)
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         cols = ", ".join(f"m.{c.strip()}" for c in _MEMORY_COLUMNS.split(","))

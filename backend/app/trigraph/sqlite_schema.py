@@ -4,7 +4,9 @@ Table names are the TriGraph's: ``memory`` (:Memory), ``memory_state`` (:MemoryS
 ``memory_id`` column is the HAS_STATE edge), ``memorule_audit`` (:MemoruleAudit). ``recall_index``
 is derived: one narrow row per memory with its current vector and filter columns, stamped with
 the tenant's change clock (``tenant_clock``) so recall caches fold in only what changed.
-Every key leads with ``tenant_id``.
+``recall_segment`` / ``recall_segment_part`` are derived too: each (tenant, project, model)'s
+recall cache saved in bulk-loadable parts (``app.trigraph.recall_segment``), rebuilt lazily;
+dropping them loses nothing. Every key leads with ``tenant_id``.
 """
 
 from __future__ import annotations
@@ -156,6 +158,38 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             ) WITHOUT ROWID""",
             "CREATE UNIQUE INDEX api_key_by_hash ON api_key (secret_hash)",
             "CREATE UNIQUE INDEX api_key_by_id ON api_key (key_id)",
+        ],
+    ),
+    (
+        3,
+        "recall_segment",
+        [
+            # One row per saved segment: the tenant clock it reflects and its JSON head.
+            """CREATE TABLE recall_segment (
+                tenant_id TEXT NOT NULL,
+                project_id TEXT NOT NULL,
+                model TEXT NOT NULL,
+                clock INTEGER NOT NULL,
+                rows INTEGER NOT NULL,
+                head TEXT NOT NULL,
+                built_at TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, project_id, model)
+            ) WITHOUT ROWID""",
+            # Its parts: raw arrays, vectors in chunks of 1,024 rows.
+            """CREATE TABLE recall_segment_part (
+                tenant_id TEXT NOT NULL,
+                project_id TEXT NOT NULL,
+                model TEXT NOT NULL,
+                name TEXT NOT NULL,
+                chunk INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                PRIMARY KEY (tenant_id, project_id, model, name, chunk)
+            )""",
+            # The changes since a segment, read by clock, are told apart by project and
+            # scope without reading the rows (their vectors) of other projects.
+            "DROP INDEX recall_index_by_clock",
+            "CREATE INDEX recall_index_by_clock "
+            "ON recall_index (tenant_id, clock, project_id, scope, memory_id)",
         ],
     ),
     (

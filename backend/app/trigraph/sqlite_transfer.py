@@ -19,6 +19,7 @@ import numpy as np
 from app.domain.ranking import normalise_key
 from app.domain.records import AppliesTo, MemoruleAudit, MemoryState, Status, iso, parse_iso
 from app.errors import Conflict
+from app.trigraph import sqlite_segments
 from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
 from app.trigraph.sqlite import (
     _AUDIT_COLUMNS,
@@ -247,4 +248,5 @@ def _claim_tenant(conn: sqlite3.Connection, t: str) -> int:
             "or one without this tenant",
             tenant_id=t,
         )
+    sqlite_segments.forget_tenant(conn, t)  # derived: rebuilt from the loaded rows
     return clock

@@ -1,0 +1,415 @@
+"""Recall segments (SQLite): a cache loaded from its stored segment, plus what changed
+after it, ranks exactly as a cache built row by row from ``recall_index`` — same ids, order,
+scores and reasons — whatever happened in between, in this process or another."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from app.domain.records import SessionContext
+from app.embeddings.fake import FakeEmbedder
+from app.services.memorule_service import MemoruleService
+from app.services.memory_service import MemoryService
+from app.trigraph import sqlite_schema, sqlite_segments
+from app.trigraph.recall_cache import ProjectCache
+from app.trigraph.sqlite import SQLiteStore
+from tests.conftest import ContextFactory
+from tests.test_recall_cache import _TopicEmbedder
+
+
+class _OtherModel(FakeEmbedder):
+    @property
+    def model_id(self) -> str:
+        return "fake-other-v2"
+
+
+class Node:
+    """One store on the file (another process, in real life) and the services over it."""
+
+    def __init__(
+        self, path: Path, segments: bool = True, embedder: Any = None, cache_mb: int = 512
+    ) -> None:
+        self.store = SQLiteStore(path, cache_mb=cache_mb, segments=segments)
+        self.store.migrate()
+        self.embedder = embedder or FakeEmbedder()
+        memorules = MemoruleService(self.store, self.embedder, 0.95)
+        self.memory = MemoryService(self.store, self.embedder, memorules, preselect_above=4096)
+
+    def ranked(self, ctx: SessionContext, raw: dict[str, Any]) -> list[tuple[Any, ...]]:
+        result = self.memory.recall(ctx, raw)
+        return [
+            (str(m.memory.id), m.score, m.why, m.applicable, result.candidates)
+            for m in result.matches
+        ]
+
+    def cache(self, ctx: SessionContext) -> ProjectCache | None:
+        key = (str(ctx.tenant_id), str(ctx.project_id), self.embedder.model_id)
+        return self.store.caches.cached(key)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+@pytest.fixture
+def nodes(db_path: Path) -> Iterator[list[Node]]:
+    made: list[Node] = []
+    yield made
+    for node in made:
+        node.close()
+
+
+def rule(subject: str, **applies: str) -> dict[str, Any]:
+    return {
+        "kind": "memorule",
+        "memorule_kind": "convention",
+        "subject": subject,
+        "body": f"{subject}: always check the deploy log and the database migrations.",
+        "applies_to": applies or {"scope": "project"},
+        "confidence": ("observed", "inferred", "asserted")[len(subject) % 3],
+    }
+
+
+def note(text: str) -> dict[str, Any]:
+    return {"kind": "note", "body": text}
+
+
+QUERIES = ("", "deploy log", "rule 7 database", "note about migrations", "persona rule 3")
+
+
+def requests() -> Iterator[dict[str, Any]]:
+    for query in QUERIES:
+        yield {"query": query, "top_k": 100}
+        yield {"query": query, "top_k": 5, "source_type": "memorule"}
+        yield {"query": query, "top_k": 50, "include_inapplicable": True}
+
+
+def assert_same_ranking(node: Node, reference: Node, contexts: list[SessionContext]) -> int:
+    """Every request in every context ranks alike on both; how many results compared."""
+    compared = 0
+    for ctx in contexts:
+        for raw in requests():
+            got, want = node.ranked(ctx, raw), reference.ranked(ctx, raw)
+            assert got == want, (ctx.project_id, raw)
+            compared += len(want)
+    return compared
+
+
+def segment_clock(path: Path, ctx: SessionContext, model: str) -> int | None:
+    with sqlite3.connect(path) as conn:
+        row = conn.execute(
+            "SELECT clock FROM recall_segment WHERE tenant_id = ? AND project_id = ? AND model = ?",
+            (str(ctx.tenant_id), str(ctx.project_id), model),
+        ).fetchone()
+    return int(row[0]) if row else None
+
+
+def drop_segments(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM recall_segment_part")
+        conn.execute("DELETE FROM recall_segment")
+
+
+def tenant_clock(path: Path, ctx: SessionContext) -> int:
+    with sqlite3.connect(path) as conn:
+        row = conn.execute(
+            "SELECT n FROM tenant_clock WHERE tenant_id = ?", (str(ctx.tenant_id),)
+        ).fetchone()
+    return int(row[0])
+
+
+def test_a_segment_plus_later_changes_ranks_exactly_as_a_row_by_row_cache(
+    db_path: Path, nodes: list[Node], make_ctx: ContextFactory
+) -> None:
+    """Between the segment and the recall, another store supersedes, retires, restores,
+    moves rules between scopes (in and out of the project's view), writes rows of another
+    model and new rows; the new process's cache starts from the segment and ends equal."""
+    writer = Node(db_path)
+    nodes.append(writer)
+    home, away = make_ctx(project="home", persona="ann"), make_ctx(project="away")
+    scopes = ({"scope": "project"}, {"scope": "persona", "persona": "ann"}, {"scope": "global"})
+    home_ids = [
+        writer.memory.remember(home, rule(f"home rule {i}", **scopes[i % 3])).id for i in range(40)
+    ]
+    home_ids += [
+        writer.memory.remember(home, note(f"note about migrations {i}")).id for i in range(8)
+    ]
+    away_ids = [
+        writer.memory.remember(away, rule(f"away rule {i}", scope=("org", "project")[i % 2])).id
+        for i in range(20)
+    ]
+    drop_segments(db_path)  # the writer's probes stored an early one: start from now
+    first = Node(db_path)  # stores the segments of both projects
+    nodes.append(first)
+    first.ranked(home, {"query": "deploy log"})
+    first.ranked(away, {"query": "deploy log"})
+    stored = segment_clock(db_path, home, writer.embedder.model_id)
+    assert stored == tenant_clock(db_path, home)
+
+    for i, memory_id in enumerate(home_ids[:12]):
+        writer.memory.update(home, memory_id, {"body": f"Revised: rule 7 database step {i}."})
+    for memory_id in home_ids[12:18]:
+        writer.memory.retire(home, memory_id, "moot")
+    for memory_id in home_ids[12:14]:
+        writer.memory.restore(home, memory_id, "back")
+    writer.memory.update(away, away_ids[0], {"applies_to": {"scope": "project"}})  # leaves
+    writer.memory.update(away, away_ids[1], {"applies_to": {"scope": "global"}})  # enters
+    writer.memory.update(home, home_ids[0], {"applies_to": {"scope": "persona", "persona": "bob"}})
+    writer.memory.update(home, home_ids[2], {"applies_to": {"scope": "project"}})
+    other = Node(db_path, embedder=_OtherModel())
+    nodes.append(other)
+    for i in range(4):
+        other.memory.remember(home, rule(f"other model rule {i}"))
+    for i in range(5):
+        writer.memory.remember(away, rule(f"late global rule {i}", scope="global"))
+    assert tenant_clock(db_path, home) > stored
+
+    fresh, reference = Node(db_path), Node(db_path, segments=False)
+    nodes += [fresh, reference]
+    contexts = [
+        home,
+        make_ctx(project="home", persona="bob"),
+        make_ctx(project="home", surface="cli"),
+        away,
+        make_ctx(project="third"),  # sees only the tenant's global and org rules
+    ]
+    assert assert_same_ranking(fresh, reference, contexts) > 500
+    cache = fresh.cache(home)
+    assert cache is not None and cache.stored_clock == stored  # it did start from it
+    assert reference.cache(home) is not None
+    assert segment_clock(db_path, home, writer.embedder.model_id) == stored  # few changes
+
+
+def test_a_sketched_segment_prunes_and_ranks_like_a_full_rebuild(
+    db_path: Path, nodes: list[Node], make_ctx: ContextFactory
+) -> None:
+    """5,000 structured vectors: the segment carries the sketch (no SVD at load), and
+    pruned recall over segment + changes equals a row-by-row cache's."""
+    embedder = _TopicEmbedder()
+    writer = Node(db_path, embedder=embedder)
+    nodes.append(writer)
+    ctx = make_ctx(persona="ann")
+    ids = [
+        r.id
+        for r in writer.memory.remember_many(
+            ctx, [rule(f"Rule number {i:05d}", scope="project") for i in range(5000)]
+        )
+    ]
+    drop_segments(db_path)
+    Node(db_path, embedder=embedder).ranked(ctx, {"query": "Rule number 00042"})
+    assert segment_clock(db_path, ctx, embedder.model_id) is not None
+    for i in range(0, 300, 3):
+        writer.memory.update(ctx, ids[i], {"body": f"Rule number {i + 1:05d} again, revised."})
+    fresh, reference = (
+        Node(db_path, embedder=embedder),
+        Node(db_path, embedder=embedder, segments=False),
+    )
+    nodes += [fresh, reference]
+    for q in ("Rule number 00042", "Rule number 00007 again", "revised", ""):
+        for raw in ({"query": q, "top_k": 10}, {"query": q, "top_k": 3, "source_type": "memorule"}):
+            assert fresh.ranked(ctx, raw) == reference.ranked(ctx, raw)
+    cache = fresh.cache(ctx)
+    assert cache is not None and cache.projection is not None and cache.stored_clock > 0
+    twin = rule("Rule number 00043")  # not among the updated ones
+    twin["body"] += " (again)"
+    assert [w["code"] for w in fresh.memory.remember(ctx, twin).warnings] == ["near_duplicate"]
+
+
+def test_many_changes_store_a_new_segment_that_another_process_then_loads(
+    db_path: Path, nodes: list[Node], make_ctx: ContextFactory
+) -> None:
+    writer = Node(db_path)
+    nodes.append(writer)
+    ctx = make_ctx()
+    ids = [writer.memory.remember(ctx, rule(f"rule {i}")).id for i in range(30)]
+    first = segment_clock(db_path, ctx, writer.embedder.model_id)
+    assert first is not None
+    for memory_id in ids:
+        writer.memory.update(ctx, memory_id, {"body": "Revised: deploy log."})
+    writer.memory.remember_many(ctx, [rule(f"more {i}") for i in range(600)])  # > STORE_MIN
+    writer.ranked(ctx, {})
+    second = segment_clock(db_path, ctx, writer.embedder.model_id)
+    assert second is not None and second > first
+    fresh, reference = Node(db_path), Node(db_path, segments=False)
+    nodes += [fresh, reference]
+    assert assert_same_ranking(fresh, reference, [ctx]) > 0
+    cache = fresh.cache(ctx)
+    assert cache is not None and cache.n == 630 and cache.dead == 0
+
+
+def test_an_older_segment_never_replaces_a_newer_one(
+    db_path: Path, nodes: list[Node], make_ctx: ContextFactory
+) -> None:
+    """Two processes storing the same project's segment: the newer clock stays."""
+    from app.trigraph.recall_segment import image
+
+    a = Node(db_path)
+    nodes.append(a)
+    ctx = make_ctx()
+    a.memory.remember(ctx, rule("first"))
+    a.ranked(ctx, {})
+    old_cache = a.cache(ctx)
+    assert old_cache is not None
+    with old_cache.lock:
+        old = image(old_cache)
+    a.memory.remember(ctx, rule("second"))
+    b = Node(db_path)
+    nodes.append(b)
+    b.ranked(ctx, {})
+    new_cache = b.cache(ctx)
+    assert new_cache is not None
+    with new_cache.lock:
+        new = image(new_cache)
+    key = (str(ctx.tenant_id), str(ctx.project_id), a.embedder.model_id)
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        assert sqlite_segments.store(conn, key, new) in (True, False)
+        assert sqlite_segments.store(conn, key, old) is False
+        conn.execute("COMMIT")
+        stored = sqlite_segments.read(conn, key)
+    finally:
+        conn.close()
+    assert stored is not None and stored[0]["clock"] == new.clock and stored[0]["rows"] == 2
+
+
+def test_memory_stays_under_the_budget_while_cycling_through_more_projects_than_fit(
+    db_path: Path, nodes: list[Node], make_ctx: ContextFactory
+) -> None:
+    writer = Node(db_path)
+    nodes.append(writer)
+    projects = [make_ctx(project=f"p{i}") for i in range(12)]
+    for ctx in projects:
+        writer.memory.remember_many(ctx, [rule(f"{ctx.project_id} rule {j}") for j in range(150)])
+    budget_mb = 1
+    small, reference = Node(db_path, cache_mb=budget_mb), Node(db_path, segments=False)
+    nodes += [small, reference]
+    sizes = []
+    for round_ in range(3):
+        for ctx in projects:
+            raw = {"query": f"rule {round_}", "top_k": 5}
+            assert small.ranked(ctx, raw) == reference.ranked(ctx, raw)
+            held = small.store.caches.nbytes()
+            assert held <= budget_mb * 2**20
+            sizes.append(held)
+    assert 1 < len(small.store.caches) < len(projects)  # some fit, not all
+    assert max(sizes) > budget_mb * 2**20 // 2  # the budget was used, not avoided
+
+
+def test_a_store_made_at_schema_version_2_migrates_in_place_and_builds_segments_lazily(
+    db_path: Path, nodes: list[Node], make_ctx: ContextFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import app.trigraph.sqlite as engine
+
+    monkeypatch.setattr(engine, "MIGRATIONS", sqlite_schema.MIGRATIONS[:2])
+    old = Node(db_path, segments=False)  # the code of version 2 knew no segments
+    ctx = make_ctx()
+    for i in range(25):
+        old.memory.remember(ctx, rule(f"old rule {i}", scope=("project", "global")[i % 2]))
+    assert old.store.migrate() == 2
+    old.close()
+    monkeypatch.setattr(engine, "MIGRATIONS", sqlite_schema.MIGRATIONS)
+    new, reference = Node(db_path), Node(db_path, segments=False)
+    nodes += [new, reference]
+    assert new.store.migrate() == 3
+    assert segment_clock(db_path, ctx, new.embedder.model_id) is None
+    assert assert_same_ranking(new, reference, [ctx, make_ctx(project="elsewhere")]) > 0
+    assert segment_clock(db_path, ctx, new.embedder.model_id) == tenant_clock(db_path, ctx)
+    with sqlite3.connect(db_path) as conn:
+        cols = [r[2] for r in conn.execute("PRAGMA index_info(recall_index_by_clock)")]
+    assert cols == ["tenant_id", "clock", "project_id", "scope", "memory_id"]
+
+
+def test_a_loaded_dump_leaves_segments_to_be_rebuilt_from_its_rows(
+    tmp_path: Path, nodes: list[Node], make_ctx: ContextFactory
+) -> None:
+    source = Node(tmp_path / "a.db")
+    nodes.append(source)
+    ctx = make_ctx()
+    for i in range(10):
+        source.memory.remember(ctx, rule(f"dumped rule {i}"))
+    source.ranked(ctx, {})  # a segment in the source: not part of the dump
+    target = Node(tmp_path / "b.db")
+    nodes.append(target)
+    target.store.load(source.store.dump())
+    with sqlite3.connect(tmp_path / "b.db") as conn:
+        assert conn.execute("SELECT count(*) FROM recall_segment").fetchone()[0] == 0
+    reference = Node(tmp_path / "b.db", segments=False)
+    nodes.append(reference)
+    assert assert_same_ranking(target, reference, [ctx]) > 0
+    assert segment_clock(tmp_path / "b.db", ctx, target.embedder.model_id) is not None
+
+
+def test_a_compacted_cache_keeps_its_ranking(make_ctx: ContextFactory) -> None:
+    """In-memory compaction (dead rows dropped through a segment image) changes nothing."""
+    from app.domain.ranking import RankingWeights, rank
+    from app.trigraph.port import CandidateFilter
+    from app.trigraph.recall_cache import IndexRow
+    from app.trigraph.recall_segment import compact
+
+    rng = np.random.default_rng(1)
+    cache = ProjectCache("p")
+
+    def row(i: int, version: int) -> IndexRow:
+        vector = rng.standard_normal(16).astype(np.float32)
+        return IndexRow(
+            memory_id=f"01a229b4-{i:04x}-7000-a801-29b40e2e11e3",
+            project_id="p",
+            active=i % 11 != 0,
+            is_memorule=bool(i % 4),
+            namespace="default",
+            memorule_kind="convention",
+            confidence=("observed", "inferred", None)[i % 3],
+            scope=("project", "global", "persona")[i % 3],
+            persona="ann" if i % 3 == 2 else None,
+            surface=("cli", None)[i % 2],
+            specialization=None,
+            written_at=f"2026-11-{1 + i % 28:02d}T00:00:00.000000Z",
+            vector=(vector / np.linalg.norm(vector)).tobytes(),
+            text=f"word{i % 7} version{version} shared",
+        )
+
+    cache.apply([row(i, 0) for i in range(300)], clock=1)
+    for version in range(1, 4):
+        cache.apply([row(i, version) for i in range(0, 300, 2)], clock=1 + version)
+    ctx = make_ctx(persona="ann", surface="cli")
+    flt = CandidateFilter(project_id="p", persona="ann")  # type: ignore[arg-type]
+    q = rng.standard_normal(16).astype(np.float32)
+    q /= np.linalg.norm(q)
+
+    def top(c: ProjectCache) -> list[tuple[str, float, dict[str, Any]]]:
+        cands = c.snapshot(flt)
+        hits = cands.lexical_hits("word3 version3 shared")
+        ranked = rank(cands, ctx, q, RankingWeights(), 40, True, lexical=hits)
+        return [(r.memory_id, r.score, r.why) for r in ranked]
+
+    before = top(cache)
+    dead = cache.dead
+    with cache.lock:
+        compact(cache)
+    assert dead > 0 and cache.dead == 0 and cache.n == int(cache.cols["active"][: cache.n].sum())
+    assert top(cache) == before and len(before) == 40
+
+
+def test_a_global_rule_that_loses_its_scope_leaves_a_warm_cache_of_another_project(
+    db_path: Path, nodes: list[Node], make_ctx: ContextFactory
+) -> None:
+    # A rule with no scope is a project rule: NULL must count as "not global or org" when
+    # a warm cache in another project asks which of its rows left its view.
+    node = Node(db_path)
+    nodes.append(node)
+    home, away = make_ctx(project="home"), make_ctx(project="away")
+    moved = node.memory.remember(away, rule("Moving rule", scope="global", persona="bo")).id
+    node.memory.remember(home, rule("Home rule"))
+    assert str(moved) in [r[0] for r in node.ranked(home, {"query": ""})]
+    node.memory.update(away, moved, {"applies_to": {"persona": "bo"}})
+    warm = node.ranked(home, {"query": ""})
+    assert str(moved) not in [r[0] for r in warm]
+    cold = Node(db_path, segments=False)
+    nodes.append(cold)
+    assert warm == cold.ranked(home, {"query": ""})
