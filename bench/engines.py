@@ -174,11 +174,8 @@ def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list
             record(engine, "recall_after_write", time.perf_counter() - started)
     out = []
     for engine in engines:
-        candidates = len(
-            engine.svc.store.candidates(
-                engine.contexts[0].tenant_id, candidate_filter(engine), MODEL
-            )
-        )
+        req = {"query": queries[0], "top_k": 10, "source_type": "memorule"}
+        candidates = engine.svc.memory.recall(engine.contexts[0], req).candidates
         out.append(
             {
                 "engine": engine.name,
@@ -191,12 +188,6 @@ def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list
         )
         engine.close()
     return out
-
-
-def candidate_filter(engine: Engine) -> Any:
-    from app.trigraph.port import CandidateFilter
-
-    return CandidateFilter(project_id=engine.contexts[0].project_id, memorules_only=True)
 
 
 def main(argv: list[str] | None = None) -> int:
