@@ -54,15 +54,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def throwaway_postgres() -> Any:
-    """tests/pgserver.py's ThrowawayPostgres, loaded by path (it is not an installed module)."""
-    path = common.BACKEND / "tests" / "pgserver.py"
-    spec = importlib.util.spec_from_file_location("prism_pgserver", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.ThrowawayPostgres()
+throwaway_postgres = common.throwaway_postgres
 
 
 class Engine:

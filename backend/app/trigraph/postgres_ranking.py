@@ -75,7 +75,7 @@ _LEXICAL_CTES: Final = f""", df AS (
 ), idf AS (
     SELECT d.term, ln(1.0::float8 + (s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS idf
     FROM df d CROSS JOIN stats s
-), ceiling AS (
+), ceiling AS MATERIALIZED (
     SELECT coalesce(sum(idf), 0.0::float8) AS c FROM idf
 ), bm AS (
     SELECT p.memory_id, sum(
@@ -89,8 +89,16 @@ _LEXICAL_SHARE: Final = (
     "ELSE 0.0::float8 END"
 )
 _SCORE: Final = (
-    "c.conf_w * (%(w_relevance)s * ((1.0::float8 - c.alpha) * c.cos + c.alpha * c.lex) "
-    "+ (%(w_overlap)s * c.matches + %(w_scope)s * c.scope_rank + %(w_prior)s))"
+    "l.conf_w * (%(w_relevance)s * ((1.0::float8 - l.alpha) * l.cos + l.alpha * l.lex) "
+    "+ (%(w_overlap)s * l.matches + %(w_scope)s * l.scope_rank + %(w_prior)s))"
+)
+# N and the total length of the live rows the project sees (BM25), and how many the filter
+# keeps (the page's candidate count), from the same single scan.
+_STATS: Final = (
+    "stats AS MATERIALIZED (SELECT n, len, selected, "
+    "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
+    "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
+    "count(*) FILTER (WHERE sel) AS selected FROM live) x)"
 )
 _OUT: Final = (
     "memory_id, kind, scope, confidence, a_persona, a_surface, a_specialization, "
@@ -100,6 +108,30 @@ _OUT: Final = (
 
 def recall(conn: Conn, tenant_id: UUID, req: RecallRequest) -> RankedPage:
     """``RecallStore.recall`` in one statement (see the module's docstring)."""
+    query, args = recall_sql(tenant_id, req)
+    # The statement's joins (candidates to BM25 hits, postings to idf) are between row sets
+    # the planner estimates from table statistics, which know nothing of one project's size;
+    # a nested loop chosen on a low estimate turns quadratic (2,000 rows: 1.6 s instead of
+    # ms). Hash joins are right at every size, so nested loops are turned off for this one
+    # statement. BEGIN, SET LOCAL, the query and COMMIT go out in one round trip.
+    try:
+        with conn.pipeline():
+            conn.execute("BEGIN")
+            conn.execute("SET LOCAL enable_nestloop = off")
+            cur = conn.execute(query, args, binary=True)
+            conn.execute("COMMIT")
+            found = cur.fetchall()
+    except psycopg.Error:
+        conn.rollback()  # leave no aborted transaction behind in the pool
+        raise
+    total = int(found[0][0]) if found else 0
+    ranked = [_ranked(i, row[1:], req) for i, row in enumerate(found) if row[1] is not None]
+    return RankedPage(ranked, total)
+
+
+def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]]:
+    """The recall statement and its parameters: one row per result, each led by the count
+    of candidates (one row with NULLs after the count when nothing is found)."""
     args = _filter_args(tenant_id, req.filter)
     w = req.weights
     args.update(
@@ -121,37 +153,37 @@ def recall(conn: Conn, tenant_id: UUID, req: RecallRequest) -> RankedPage:
     if req.vector is not None:
         args.update(q=req.vector, model=req.model, dim=int(req.vector.shape[0]))
     matches, conflicts = _applicability_sql(req, args)
-    cosine = _COSINE if req.vector is not None else "0.0::float8"
+    alpha = f"CASE WHEN r.kind = '{_MEMORULE}' THEN %(w_lexical)s ELSE %(w_lexical_note)s END"
+
+    def branch(where: str, selected: str) -> str:
+        # Rows the filter leaves out stay for BM25's statistics, without a dot product.
+        cosine = "0.0::float8"
+        if req.vector is not None:
+            cosine = f"CASE WHEN {selected} THEN {_COSINE} ELSE 0.0::float8 END"
+        return (
+            f"SELECT r.memory_id, r.doc_len, ({selected}) AS sel, r.kind, r.scope, "
+            "r.confidence, r.a_persona, r.a_surface, r.a_specialization, r.written_at, "
+            f"{cosine} AS cos, ({matches})::float8 AS matches, "
+            f"NOT {conflicts} AS applicable, ({_SCOPE_RANK})::float8 AS scope_rank, "
+            f"{_CONF_W} AS conf_w, {alpha} AS alpha FROM recall_index r WHERE {where}"
+        )
+
+    own, shared = _selected(req.filter)
+    live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
     lexical = _LEXICAL_SHARE if terms else "0.0::float8"
-    keep = "" if req.include_inapplicable else f" AND NOT {conflicts}"
-    columns = (
-        "r.memory_id, r.kind, r.scope, r.confidence, r.a_persona, r.a_surface, "
-        f"r.a_specialization, r.written_at, {cosine} AS cos, {lexical} AS lex, "
-        f"({matches})::float8 AS matches, NOT {conflicts} AS applicable, "
-        f"({_SCOPE_RANK})::float8 AS scope_rank, {_CONF_W} AS conf_w, "
-        f"CASE WHEN r.kind = '{_MEMORULE}' THEN %(w_lexical)s ELSE %(w_lexical_note)s END "
-        "AS alpha"
-    )
-    joined = "recall_index r"
+    joined = "live c"
     if terms:
-        joined += " CROSS JOIN ceiling ce LEFT JOIN bm ON bm.memory_id = r.memory_id"
-    selected_own, selected_shared = _selected(req.filter)
-    candidates = (
-        f"SELECT {columns} FROM {joined} WHERE {_PROJECT_BRANCH} AND {selected_own}{keep} "
-        f"UNION ALL SELECT {columns} FROM {joined} "
-        f"WHERE {_SHARED_BRANCH} AND {selected_shared}{keep}"
-    )
+        joined += " CROSS JOIN ceiling ce LEFT JOIN bm ON bm.memory_id = c.memory_id"
+    keep = "" if req.include_inapplicable else " AND c.applicable"
     query = (
-        f"{_stats_cte(req.filter)}{_LEXICAL_CTES if terms else ''} "
-        f"SELECT s.selected, top.* FROM stats s LEFT JOIN LATERAL ("
-        f"SELECT {_OUT} FROM (SELECT c.*, {_SCORE} AS score FROM ({candidates}) c) sc "
+        f"WITH live AS MATERIALIZED ({live}), {_STATS}{_LEXICAL_CTES if terms else ''} "
+        "SELECT s.selected, top.* FROM stats s LEFT JOIN LATERAL ("
+        f"SELECT {_OUT} FROM (SELECT l.*, {_SCORE} AS score FROM "
+        f"(SELECT c.*, {lexical} AS lex FROM {joined} WHERE c.sel{keep}) l) sc "
         "ORDER BY sc.applicable DESC, round(sc.score * 1e9::float8) DESC, "
         "sc.written_at DESC, sc.memory_id DESC LIMIT %(k)s) top ON true"
     )
-    found = conn.execute(query, args, binary=True).fetchall()
-    total = int(found[0][0]) if found else 0
-    ranked = [_ranked(i, row[1:], req) for i, row in enumerate(found) if row[1] is not None]
-    return RankedPage(ranked, total)
+    return query, args
 
 
 def near_duplicates(
@@ -214,20 +246,6 @@ def _selected(flt: CandidateFilter) -> tuple[str, str]:
         parts.append(f"(r.a_{column} IS NULL OR r.a_{column} = %(x_{column})s)")
     common = " AND ".join(parts) if parts else "true"
     return f"{_OWN_VISIBLE} AND {common}", common
-
-
-def _stats_cte(flt: CandidateFilter) -> str:
-    """N and the total length of the live visible rows (BM25), and how many pass the filter."""
-    own, shared = _selected(flt)
-    return (
-        "WITH stats AS MATERIALIZED (SELECT n, len, selected, "
-        "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
-        "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
-        "count(*) FILTER (WHERE sel) AS selected FROM ("
-        f"SELECT r.doc_len, ({own}) AS sel FROM recall_index r WHERE {_PROJECT_BRANCH} "
-        f"UNION ALL SELECT r.doc_len, ({shared}) AS sel FROM recall_index r "
-        f"WHERE {_SHARED_BRANCH}) x) y)"
-    )
 
 
 def _applicability_sql(req: RecallRequest, args: dict[str, Any]) -> tuple[str, str]:
