@@ -45,6 +45,7 @@ from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequ
 Conn = psycopg.Connection[tuple[Any, ...]]
 
 _MEMORULE: Final = Kind.MEMORULE.value
+RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see recall()
 _PROJECT_BRANCH: Final = "r.tenant_id = %(t)s AND r.active AND r.project_id = %(p)s"
 _SHARED_BRANCH: Final = (
     "r.tenant_id = %(t)s AND r.active AND r.scope IN ('global', 'org') AND r.project_id <> %(p)s"
@@ -113,11 +114,15 @@ def recall(conn: Conn, tenant_id: UUID, req: RecallRequest) -> RankedPage:
     # the planner estimates from table statistics, which know nothing of one project's size;
     # a nested loop chosen on a low estimate turns quadratic (2,000 rows: 1.6 s instead of
     # ms). Hash joins are right at every size, so nested loops are turned off for this one
-    # statement. BEGIN, SET LOCAL, the query and COMMIT go out in one round trip.
+    # statement. It also holds the project's live rows once (a materialised CTE of ~100
+    # bytes a row): ``work_mem`` is raised for it so 100k candidates stay in memory instead
+    # of spilling to a temporary file. BEGIN, the SETs, the query and COMMIT go out in one
+    # round trip.
     try:
         with conn.pipeline():
             conn.execute("BEGIN")
             conn.execute("SET LOCAL enable_nestloop = off")
+            conn.execute(f"SET LOCAL work_mem = '{RECALL_WORK_MEM}'")
             cur = conn.execute(query, args, binary=True)
             conn.execute("COMMIT")
             found = cur.fetchall()
