@@ -25,7 +25,6 @@ storage port in batches of 1,000 complete memorules (memory, state, audit event,
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import tempfile
