@@ -252,3 +252,30 @@ def test_a_store_migrated_from_version_2_backfills_postings_and_ranks_the_same(
             (m.memory.id, m.score, m.why) for m in a.matches
         ]
     assert any(m.why["lexical"] > 0 for r in after for m in r.matches)
+
+
+@pytest.mark.parametrize("query", ["", "deploy the release"])
+@pytest.mark.parametrize("memorules_only", [False, True])
+def test_every_table_the_recall_statements_read_is_filtered_by_tenant_first(
+    query: str, memorules_only: bool
+) -> None:
+    """Citus routes a statement to one shard group when every table it reads is filtered by
+    the distribution column: each FROM of the recall and near-duplicate statements is."""
+    import re
+
+    import numpy as np
+
+    from app.domain.ranking import RankingWeights
+    from app.trigraph import postgres_ranking
+    from app.trigraph.port import CandidateFilter, RecallRequest
+
+    ctx = context(random.Random(1))
+    flt = CandidateFilter(ctx.project_id, persona="ana", memorules_only=memorules_only)
+    vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    req = RecallRequest(flt, ctx, query, vector, "m", RankingWeights(), 10)
+    sql, _ = postgres_ranking.recall_sql(ctx.tenant_id, req)
+    reads = re.findall(r"FROM (recall_index|recall_term) (r )?WHERE (\S+) = %\(t\)s", sql)
+    tables = re.findall(r"FROM (recall_index|recall_term)\b", sql)
+    assert len(reads) == len(tables) >= 2
+    assert {column for _, _, column in reads} <= {"r.tenant_id", "tenant_id"}
+    assert ("recall_term" in tables) == bool(query)

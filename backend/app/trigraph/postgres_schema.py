@@ -10,8 +10,8 @@ distributed PostgreSQL (Citus) shards every table by tenant and co-locates a ten
 ``tenant_clock`` holds one row per tenant; every write upserts it first, taking its row lock,
 which serialises the writes of one tenant (the audit chain stays linear) while other tenants'
 writes go on in parallel. Its counter ``n`` is the tenant's change clock: a write stamps the
-``recall_index`` rows it touches with the new value, so a recall cache folds in only the rows
-changed since the clock it last saw.
+``recall_index`` rows it touches with the new value (recall ranks in the database and does not
+read it; the stamps say when a row last changed).
 
 The ``vector`` column has no fixed dimension: a row keeps the vector of the model named in its
 ``model`` column, and ``prism reindex`` to a model of another dimension needs no DDL. Recall
