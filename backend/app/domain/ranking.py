@@ -321,27 +321,6 @@ def why_of(
     }
 
 
-def applicability(
-    context: SessionContext, is_memorule: bool, applies: dict[str, str | None]
-) -> tuple[list[str], list[str]]:
-    """The applies_to keys a memory matches and conflicts on, from its normalised values.
-
-    :func:`rank`'s rule for one row: a key counts when both the context and the rule name
-    a value; notes neither match nor conflict.
-    """
-    matched: list[str] = []
-    conflicting: list[str] = []
-    if not is_memorule:
-        return matched, conflicting
-    for key in APPLIES_TO_KEYS:
-        wanted = normalise_key(context.value(key))
-        have = applies.get(key)
-        if wanted is None or have is None:
-            continue
-        (matched if have == wanted else conflicting).append(key)
-    return matched, conflicting
-
-
 PRESELECT_MIN = 4096  # below this many vectors a cache keeps no sketch
 
 

@@ -30,14 +30,7 @@ from uuid import UUID
 import psycopg
 
 from app.domain.lexical import K1, B, tokenize
-from app.domain.ranking import (
-    CONFIDENCE_CODE,
-    SCOPE_RANK,
-    Ranked,
-    applicability,
-    normalise_key,
-    why_of,
-)
+from app.domain.ranking import Ranked, normalise_key, why_of
 from app.domain.records import APPLIES_TO_KEYS, Kind
 from app.embeddings.port import Vector
 from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequest
@@ -101,10 +94,11 @@ _STATS: Final = (
     "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
     "count(*) FILTER (WHERE sel) AS selected FROM live) x)"
 )
-_OUT: Final = (
-    "memory_id, kind, scope, confidence, a_persona, a_surface, a_specialization, "
-    "cos, lex, applicable, score"
+_CONF_CODE: Final = (
+    "CASE r.confidence WHEN 'observed' THEN 0 WHEN 'inferred' THEN 1 "
+    "WHEN 'asserted' THEN 2 ELSE 3 END"
 )
+_OUT: Final = "memory_id, scope_rank, conf_code, masks, cos, lex, applicable, score"
 
 
 def recall(conn: Conn, tenant_id: UUID, req: RecallRequest) -> RankedPage:
@@ -157,7 +151,7 @@ def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]
         args.update(terms=terms, k1=K1, k1_1=K1 + 1.0, b=B)
     if req.vector is not None:
         args.update(q=req.vector, model=req.model, dim=int(req.vector.shape[0]))
-    matches, conflicts = _applicability_sql(req, args)
+    matches, conflicts, masks = _applicability_sql(req, args)
     alpha = f"CASE WHEN r.kind = '{_MEMORULE}' THEN %(w_lexical)s ELSE %(w_lexical_note)s END"
 
     def branch(where: str, selected: str) -> str:
@@ -166,8 +160,9 @@ def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]
         if req.vector is not None:
             cosine = f"CASE WHEN {selected} THEN {_COSINE} ELSE 0.0::float8 END"
         return (
-            f"SELECT r.memory_id, r.doc_len, ({selected}) AS sel, r.kind, r.scope, "
-            "r.confidence, r.a_persona, r.a_surface, r.a_specialization, r.written_at, "
+            # Narrow rows (numbers, no text): they are held and sorted once each.
+            f"SELECT r.memory_id, r.doc_len, ({selected}) AS sel, r.written_at, "
+            f"{_CONF_CODE} AS conf_code, {masks} AS masks, "
             f"{cosine} AS cos, ({matches})::float8 AS matches, "
             f"NOT {conflicts} AS applicable, ({_SCOPE_RANK})::float8 AS scope_rank, "
             f"{_CONF_W} AS conf_w, {alpha} AS alpha FROM recall_index r WHERE {where}"
@@ -253,10 +248,11 @@ def _selected(flt: CandidateFilter) -> tuple[str, str]:
     return f"{_OWN_VISIBLE} AND {common}", common
 
 
-def _applicability_sql(req: RecallRequest, args: dict[str, Any]) -> tuple[str, str]:
-    """SQL counting the applies_to keys a row matches, and SQL true when one conflicts."""
-    matches, conflicts = [], []
-    for key in APPLIES_TO_KEYS:
+def _applicability_sql(req: RecallRequest, args: dict[str, Any]) -> tuple[str, str, str]:
+    """SQL counting the applies_to keys a row matches, SQL true when one conflicts, and SQL
+    of both as bits (key i of ``APPLIES_TO_KEYS``: bit i matched, bit 3 + i conflicting)."""
+    matches, conflicts, bits = [], [], []
+    for i, key in enumerate(APPLIES_TO_KEYS):
         wanted = normalise_key(req.context.value(key))
         if wanted is None:
             continue
@@ -264,14 +260,19 @@ def _applicability_sql(req: RecallRequest, args: dict[str, Any]) -> tuple[str, s
         args[f"c_{column}"] = wanted
         matches.append(f"(r.a_{column} = %(c_{column})s)::int")
         conflicts.append(f"r.a_{column} <> %(c_{column})s")
+        bits.append(
+            f"CASE WHEN r.a_{column} = %(c_{column})s THEN {1 << i} "
+            f"WHEN r.a_{column} <> %(c_{column})s THEN {1 << (3 + i)} ELSE 0 END"
+        )
     if not matches:
-        return "0", "false"
+        return "0", "false", "0"
     memorule = f"r.kind = '{_MEMORULE}'"
     # A NULL a_* (the rule names no value) neither matches nor conflicts.
     matched = " + ".join(f"coalesce({m}, 0)" for m in matches)
     count = f"CASE WHEN {memorule} THEN {matched} ELSE 0 END"
     conflict = f"({memorule} AND coalesce({' OR '.join(conflicts)}, false))"
-    return count, conflict
+    mask = f"CASE WHEN {memorule} THEN {' + '.join(bits)} ELSE 0 END"
+    return count, conflict, mask
 
 
 def _key(key: str) -> str:
@@ -282,18 +283,17 @@ def _key(key: str) -> str:
 
 
 def _ranked(position: int, row: tuple[Any, ...], req: RecallRequest) -> Ranked:
-    memory_id, kind, scope, confidence, persona, surface, specialization = row[:7]
-    cos, lex, applicable, score = row[7:]
-    applies = {"persona": persona, "surface": surface, "specialization": specialization}
-    matched, conflicts = applicability(req.context, kind == _MEMORULE, applies)
+    memory_id, scope_rank, conf_code, masks, cos, lex, applicable, score = row
+    matched = [k for i, k in enumerate(APPLIES_TO_KEYS) if masks & (1 << i)]
+    conflicts = [k for i, k in enumerate(APPLIES_TO_KEYS) if masks & (1 << (3 + i))]
     why = why_of(
         req.weights,
         relevance=float(cos),
         lexical=float(lex),
         matched=matched,
         conflicts=conflicts,
-        scope_rank=SCOPE_RANK.get(scope, 2),
-        confidence_code=CONFIDENCE_CODE.get(confidence, 3),
+        scope_rank=int(scope_rank),
+        confidence_code=int(conf_code),
         score=float(score),
     )
     return Ranked(position, str(memory_id), float(score), bool(applicable), why)
