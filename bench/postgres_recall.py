@@ -9,7 +9,8 @@ What is measured (synthetic 384-d unit vectors, query embedding excluded; median
 the 10 records):
 
 - ``sizes``: one project holding N memorules (all N are candidates): a query with words
-  (BM25 over the postings and the cosine), and an empty query ("what applies now").
+  (BM25 over the postings and the cosine), an empty query ("what applies now"), and the
+  floor: plain pgvector's exact top 10 of the project by the vector alone, plus the records.
 - ``projects``: P projects × M memorules in one tenant; recalls that stay in one project
   against recalls spread uniformly over all P (the server holds no per-project state, so
   they should cost the same), and a write into a project nothing recalled recently.
@@ -77,21 +78,35 @@ def by_size(server: Any, n: int, args: argparse.Namespace) -> dict[str, Any]:
             svc, ctx, 0, [fx.text_of(i) for i in range(n)], common.synthetic_matrix(n)
         )
     )
-    words, empty = [], []
+    words, empty, plain = [], [], []
     for i in range(args.repeats + 2):
         req = {"query": queries[i % len(queries)], "top_k": 10, "source_type": "memorule"}
         t_words = timed(svc.memory.recall, ctx, req)
         t_empty = timed(svc.memory.recall, ctx, {**req, "query": ""})
+        t_plain = timed(plain_pgvector, svc, ctx, table.embed([req["query"]])[0])
         if i >= 2:  # the first ones warm PostgreSQL's buffers
             words.append(t_words)
             empty.append(t_empty)
+            plain.append(t_plain)
     svc.close()
     return {
         "size": n,
         "load_s": round(load_s, 1),
         "recall_query": common.summary_ms(words),
         "recall_empty_query": common.summary_ms(empty),
+        "plain_pgvector": common.summary_ms(plain),
     }
+
+
+def plain_pgvector(svc: Any, ctx: Any, vector: Any) -> None:
+    """The floor: an exact pgvector top 10 of the project, then its records (no ranking)."""
+    with svc.store._conn() as conn:
+        found = conn.execute(
+            "SELECT memory_id FROM recall_index WHERE tenant_id = %s AND project_id = %s "
+            "AND active ORDER BY vector <#> %b::vector LIMIT 10",
+            (ctx.tenant_id, ctx.project_id, vector),
+        ).fetchall()
+    svc.store.get_many(ctx.tenant_id, [r[0] for r in found])
 
 
 def many_projects(server: Any, args: argparse.Namespace) -> dict[str, Any]:
