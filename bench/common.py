@@ -6,7 +6,9 @@ Not part of the product. Every bench script imports this module first; it puts
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -371,3 +373,31 @@ def jsonable(value: Any) -> Any:
 
 def first(items: Iterable[Any]) -> Any:
     return next(iter(items))
+
+
+def throwaway_postgres() -> Any:
+    """tests/pgserver.py's ThrowawayPostgres, loaded by path (it is not an installed module)."""
+    path = BACKEND / "tests" / "pgserver.py"
+    spec = importlib.util.spec_from_file_location("prism_pgserver", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.ThrowawayPostgres()
+
+
+@contextlib.contextmanager
+def postgres_for(args: Any) -> Iterator[None]:
+    """With ``--engine postgres`` and no ``--database-url``: a throwaway PostgreSQL 18 +
+    pgvector (``tests/pgserver.py``) for the run, its URL set on ``args.database_url``."""
+    if getattr(args, "engine", "sqlite") != "postgres" or args.database_url:
+        yield
+        return
+    server = throwaway_postgres()
+    server.start()
+    progress(f"PostgreSQL up in {server.startup_seconds:.2f}s")
+    try:
+        args.database_url = str(server.create_database("bench_quality"))
+        yield
+    finally:
+        server.stop()

@@ -25,7 +25,6 @@ storage port in batches of 1,000 complete memorules (memory, state, audit event,
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import tempfile
@@ -54,15 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def throwaway_postgres() -> Any:
-    """tests/pgserver.py's ThrowawayPostgres, loaded by path (it is not an installed module)."""
-    path = common.BACKEND / "tests" / "pgserver.py"
-    spec = importlib.util.spec_from_file_location("prism_pgserver", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.ThrowawayPostgres()
+throwaway_postgres = common.throwaway_postgres
 
 
 class Engine:
@@ -174,11 +165,8 @@ def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list
             record(engine, "recall_after_write", time.perf_counter() - started)
     out = []
     for engine in engines:
-        candidates = len(
-            engine.svc.store.candidates(
-                engine.contexts[0].tenant_id, candidate_filter(engine), MODEL
-            )
-        )
+        req = {"query": queries[0], "top_k": 10, "source_type": "memorule"}
+        candidates = engine.svc.memory.recall(engine.contexts[0], req).candidates
         out.append(
             {
                 "engine": engine.name,
@@ -191,12 +179,6 @@ def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list
         )
         engine.close()
     return out
-
-
-def candidate_filter(engine: Engine) -> Any:
-    from app.trigraph.port import CandidateFilter
-
-    return CandidateFilter(project_id=engine.contexts[0].project_id, memorules_only=True)
 
 
 def main(argv: list[str] | None = None) -> int:

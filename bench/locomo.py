@@ -36,6 +36,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, required=True, help="PRED.jsonl to write")
     p.add_argument("--system", default="prism", help="prism, mem0, langgraph-memory, ...")
     p.add_argument("--model", default="minilm", choices=["minilm", "fake"], help="embedder")
+    p.add_argument(
+        "--engine",
+        default="sqlite",
+        choices=["sqlite", "postgres"],
+        help="Prism's engine (postgres: a throwaway PostgreSQL unless --database-url)",
+    )
+    p.add_argument("--database-url", default="", help="postgres: an empty database to use")
     p.add_argument("--limit-conversations", type=int, default=None, help="first N only")
     p.add_argument(
         "--half",
@@ -85,7 +92,8 @@ def make_system(args: argparse.Namespace, embedder: Any, workdir: Path) -> Any:
         from prism_system import PrismNotes
 
         weights = json.loads(args.weights) if args.weights else None
-        return PrismNotes(workdir / "prism-locomo.db", args.model, embedder, weights)
+        db = workdir / "prism-locomo.db"
+        return PrismNotes(db, args.model, embedder, weights, args.database_url)
     from peers import make_peer
 
     return make_peer(args.system, embedder)
@@ -101,6 +109,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     base = common.make_embedder(args.model)
     embedder = base if args.no_vector_cache else common.CachedEmbedder(base)
     workdir = Path(tempfile.mkdtemp(prefix="bench-locomo-"))
+    with common.postgres_for(args):
+        return run(args, folder, convs, samples, embedder, workdir)
+
+
+def run(
+    args: argparse.Namespace,
+    folder: Path,
+    convs: dict[str, Any],
+    samples: list[str],
+    embedder: Any,
+    workdir: Path,
+) -> dict[str, Any]:
     system = make_system(args, embedder, workdir)
     add_s, seconds, lines = 0.0, [], []
     for sample in samples:
@@ -128,6 +148,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     report = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     result = {
         "system": system.name,
+        "engine": args.engine,
         "model": args.model,
         "conversations": len(samples),
         "turns": sum(len(convs[s][0]) for s in samples),

@@ -23,11 +23,22 @@ RULES_PROJECT = "rules"
 BULK = 512  # items per remember_many call (one embedding batch + one transaction each)
 
 
-def settings_for(db: Path, model: str, weights: dict[str, float] | None = None) -> Any:
-    """Settings for a bench store; ``weights`` are ``rank_*`` overrides (as PRISM_RANK_*)."""
+def settings_for(
+    db: Path, model: str, weights: dict[str, float] | None = None, database_url: str = ""
+) -> Any:
+    """Settings for a bench store; ``weights`` are ``rank_*`` overrides (as PRISM_RANK_*).
+
+    ``database_url`` selects PostgreSQL (empty: the SQLite file ``db``).
+    """
     from app.settings import load_settings
 
-    return load_settings(db=db, embedder=model, **(weights or {}))
+    return load_settings(db=db, embedder=model, database_url=database_url, **(weights or {}))
+
+
+def copy_store(source: Any, target: Any) -> None:
+    """Every record of ``source`` into the empty ``target``, verbatim (``prism dump | import``):
+    the same ids, times and bit-exact vectors, so two engines rank the same data."""
+    target.load(source.dump())
 
 
 @dataclass
@@ -97,7 +108,9 @@ class PrismRules:
     """The rule benchmark on Prism: a cached SQLite store of the rules, recalled per query.
 
     The store is built once per (rules file, model, context mode) and kept under
-    ``bench/.cache``; the rule id -> memory id map sits beside it.
+    ``bench/.cache``; the rule id -> memory id map sits beside it. With ``database_url``
+    (an empty PostgreSQL database) the cached store is copied there and recalled on
+    PostgreSQL: both engines rank exactly the same records.
     """
 
     name = "prism"
@@ -111,7 +124,9 @@ class PrismRules:
         context_mode: str = "skip",
         limit: int | None = None,
         cache_dir: Path | None = None,
+        database_url: str = "",
     ) -> None:
+        self.database_url = database_url
         self.rules_path = rules_path
         self.model = model
         self.embedder = embedder
@@ -137,6 +152,12 @@ class PrismRules:
             self._build(rules, db, ids_file)
         self.memory_to_rule = json.loads(ids_file.read_text())
         self.svc = build(settings_for(db, self.model, self.weights), self.embedder)
+        if self.database_url:
+            on_pg = settings_for(db, self.model, self.weights, self.database_url)
+            pg = build(on_pg, self.embedder)
+            copy_store(self.svc.store, pg.store)
+            self.svc.close()
+            self.svc = pg
 
     def _build(self, rules: Sequence[dict[str, Any]], db: Path, ids_file: Path) -> None:
         tmp = db.with_suffix(".building.db")
@@ -187,11 +208,16 @@ class PrismNotes:
     name = "prism"
 
     def __init__(
-        self, db: Path, model: str, embedder: Any, weights: dict[str, float] | None = None
+        self,
+        db: Path,
+        model: str,
+        embedder: Any,
+        weights: dict[str, float] | None = None,
+        database_url: str = "",
     ) -> None:
         for leftover in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
             leftover.unlink(missing_ok=True)
-        self.svc = build(settings_for(db, model, weights), embedder)
+        self.svc = build(settings_for(db, model, weights, database_url), embedder)
         self.keys: dict[str, str] = {}
 
     def add(self, group: str, items: Sequence[tuple[str, str, dict[str, Any]]]) -> None:

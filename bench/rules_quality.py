@@ -48,7 +48,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--scorer", type=Path, default=data / "score_recall_bench.py")
     p.add_argument("--split", default="auto", help="scorer split (auto: the queries' split)")
     p.add_argument("--system", default="prism", help="prism, mem0, langgraph-memory, ...")
-    p.add_argument("--engine", default="sqlite", choices=["sqlite"], help="Prism's engine")
+    p.add_argument(
+        "--engine",
+        default="sqlite",
+        choices=["sqlite", "postgres"],
+        help="Prism's engine (postgres: a throwaway PostgreSQL unless --database-url)",
+    )
+    p.add_argument("--database-url", default="", help="postgres: an empty database to use")
     p.add_argument("--model", default="minilm", choices=["minilm", "fake"], help="embedder")
     p.add_argument("--context", default="skip", choices=["skip", "notes"], help="context recs")
     p.add_argument("--limit-rules", type=int, default=None, help="only the first N rules")
@@ -138,7 +144,15 @@ def make_system(args: argparse.Namespace, embedder: Any, weights: dict[str, floa
     if args.system == "prism":
         from prism_system import PrismRules
 
-        return PrismRules(args.rules, args.model, embedder, weights, args.context, args.limit_rules)
+        return PrismRules(
+            args.rules,
+            args.model,
+            embedder,
+            weights,
+            args.context,
+            args.limit_rules,
+            database_url=args.database_url,
+        )
     from peers import make_peer
 
     return PeerRules(make_peer(args.system, embedder))
@@ -213,12 +227,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     weights = json.loads(args.weights) if args.weights else {}
     base = common.make_embedder(args.model)
     embedder = base if args.no_vector_cache else common.CachedEmbedder(base)
+    with common.postgres_for(args):
+        return run(args, rules, queries, split, weights, embedder)
+
+
+def run(
+    args: argparse.Namespace,
+    rules: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    split: str,
+    weights: dict[str, float],
+    embedder: Any,
+) -> dict[str, Any]:
     system = make_system(args, embedder, weights)
     common.progress(f"{system.name}: loading {len(rules)} rules from {args.rules}")
     started = time.perf_counter()
     system.load(rules)
     load_s = time.perf_counter() - started
-    result: dict[str, Any] = {"system": system.name, "model": args.model, "split": split}
+    result: dict[str, Any] = {
+        "system": system.name,
+        "engine": args.engine,
+        "model": args.model,
+        "split": split,
+    }
     if args.tune:
         result["tuning"] = tune(args, system, queries, split)
         print(json.dumps({"best": result["tuning"]["best"]}, indent=1))

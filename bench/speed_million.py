@@ -257,9 +257,7 @@ def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, A
             with_embed.append(time.perf_counter() - t)
     out["recall_no_embed"] = common.summary_ms(no_embed)
     out["recall_with_embed"] = common.summary_ms(with_embed)
-    out["candidates"] = len(
-        svc.store.candidates(ctx.tenant_id, candidate_filter(ctx), real.model_id).ids
-    )
+    out["candidates"] = svc.memory.recall(ctx, {**req, "query": ""}).candidates
     out["rss_end_mb"] = rss_mb()
     out["peak_rss_mb"] = common.peak_rss_mb()
     out["postgres_server_pss_mb"] = postgres_server_mb(server)
@@ -269,12 +267,6 @@ def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, A
     out["disk_bytes_per_1k"] = round(size * 1000 / out["memories"])
     out["loadavg_end"] = os.getloadavg()
     return out
-
-
-def candidate_filter(ctx: Any) -> Any:
-    from app.trigraph.port import CandidateFilter
-
-    return CandidateFilter(project_id=ctx.project_id, memorules_only=True)
 
 
 def fx_queries() -> list[str]:

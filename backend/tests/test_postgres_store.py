@@ -311,6 +311,11 @@ def test_another_process_s_writes_reach_this_process_s_recall_at_the_next_call(
         writer.memory.retire(ctx, gone.id, "no longer true")
         writer.memory.update(elsewhere, travelling.id, {"applies_to": {"scope": "project"}})
         assert subjects() == ["Kept rule, reworded"]
+        # The postings changed with the text: the new word scores, the old one is gone.
+        top = reader.memory.recall(ctx, {"query": "reworded"}).matches
+        assert top[0].state.subject == "Kept rule, reworded" and top[0].why["lexical"] > 0
+        travelled = reader.memory.recall(elsewhere, {"query": "org-wide"}).matches
+        assert [m.why["lexical"] > 0 for m in travelled] == [True]
         writer.memory.restore(ctx, gone.id, "true again")
         assert sorted(s or "" for s in subjects()) == ["Kept rule, reworded", "Retired rule"]
     finally:

@@ -1,8 +1,9 @@
 """Lexical relevance: a BM25 inverted index kept beside the recall cache's columns.
 
-Both engines feed the same per-process cache, so lexical scores are computed here, in one
-place, and SQLite and PostgreSQL rank alike (FTS5 and ``tsvector`` tokenise and score
-differently).
+The embedded engine ranks with this index in process; the PostgreSQL engine computes the same
+BM25 in SQL from postings it tokenises with :func:`tokenize` at write time
+(``trigraph/postgres_terms.py``), so both engines see the same words and scores (FTS5 and
+``tsvector`` tokenise and score differently).
 
 Tokenizer (:func:`tokenize`): lowercase; runs of unicode word characters (``\\w+``: letters,
 digits, underscore, in any script); minus :data:`STOPWORDS`, a short English list of

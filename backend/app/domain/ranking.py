@@ -286,28 +286,50 @@ def rank(
         i = int(idx[pos])
         matched, conflicting = _keys_of(candidates, context, i)
         score = float(score_idx[pos])
-        out.append(
-            Ranked(
-                index=i,
-                memory_id=str(candidates.ids[i]),
-                score=score,
-                applicable=bool(applicable[i]),
-                why={
-                    "relevance": round(float(relevance[pos]), 6),
-                    "lexical": round(float(lex[i]), 6) if lex is not None else 0.0,
-                    "matched": matched,
-                    "conflicts": conflicting,
-                    "overlap": round(weights.overlap * float(matches[i]), 6),
-                    "scope": _SCOPE_NAME[int(candidates.scope_rank[i])],
-                    "scope_bonus": round(weights.scope * float(candidates.scope_rank[i]), 6),
-                    "prior": weights.prior,
-                    "confidence": _CONFIDENCE_NAME[int(candidates.confidence[i])],
-                    "confidence_weight": float(conf_w[i]),
-                    "score": round(score, 6),
-                },
-            )
+        why = why_of(
+            weights,
+            relevance=float(relevance[pos]),
+            lexical=float(lex[i]) if lex is not None else 0.0,
+            matched=matched,
+            conflicts=conflicting,
+            scope_rank=int(candidates.scope_rank[i]),
+            confidence_code=int(candidates.confidence[i]),
+            score=score,
         )
+        out.append(Ranked(i, str(candidates.ids[i]), score, bool(applicable[i]), why))
     return out
+
+
+def why_of(
+    weights: RankingWeights,
+    *,
+    relevance: float,
+    lexical: float,
+    matched: list[str],
+    conflicts: list[str],
+    scope_rank: int,
+    confidence_code: int,
+    score: float,
+) -> dict[str, Any]:
+    """The ``why`` of one ranked memory, from the parts of its score.
+
+    Shared by :func:`rank` and engines that score in their database, so every engine
+    explains a score in the same words. ``relevance`` is the clipped cosine, ``lexical``
+    the BM25 share (``_lexical_share``), ``matched`` the applies_to keys the rule matched.
+    """
+    return {
+        "relevance": round(relevance, 6),
+        "lexical": round(lexical, 6),
+        "matched": matched,
+        "conflicts": conflicts,
+        "overlap": round(weights.overlap * float(len(matched)), 6),
+        "scope": _SCOPE_NAME[scope_rank],
+        "scope_bonus": round(weights.scope * float(scope_rank), 6),
+        "prior": weights.prior,
+        "confidence": _CONFIDENCE_NAME[confidence_code],
+        "confidence_weight": float(weights.by_confidence_code()[confidence_code]),
+        "score": round(score, 6),
+    }
 
 
 PRESELECT_MIN = 4096  # below this many vectors a cache keeps no sketch

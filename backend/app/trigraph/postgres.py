@@ -8,10 +8,13 @@ the whole file) while other tenants' writes proceed in parallel. Under READ COMM
 statement after the lock sees what the previous holder committed, so idempotency claims and
 expected versions are checked against the latest state.
 
-Recall candidates come from the per-process cache shared with the SQLite engine
-(:mod:`~app.trigraph.postgres_recall`). Vectors travel in pgvector's binary format both ways
-(``%b::vector`` in, binary rows out), never as text. Rows are built and read in
-:mod:`~app.trigraph.postgres_rows`; dumps and loads live in :mod:`~app.trigraph.postgres_transfer`.
+Recall and the near-duplicate probe rank in the database, one statement each
+(:mod:`~app.trigraph.postgres_ranking`): the process keeps no per-project state, so any number
+of replicas serve any project and a write by any of them is seen by the next recall. Vectors
+travel in pgvector's binary format both ways (``%b::vector`` in, binary rows out), never as
+text. Rows are built and read in :mod:`~app.trigraph.postgres_rows`; BM25 postings are kept in
+:mod:`~app.trigraph.postgres_terms`; dumps and loads live in
+:mod:`~app.trigraph.postgres_transfer`.
 """
 
 from __future__ import annotations
@@ -32,11 +35,10 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
 
-from app.domain.ranking import Candidates
 from app.domain.records import MemoruleAudit, Memory, MemoryState
 from app.embeddings.port import Vector
 from app.errors import StorageError
-from app.trigraph import postgres_recall, postgres_transfer, postgres_write
+from app.trigraph import postgres_ranking, postgres_transfer, postgres_write
 from app.trigraph import postgres_rows as rows
 from app.trigraph.listing_sql import list_query
 from app.trigraph.port import (
@@ -55,12 +57,6 @@ from app.trigraph.postgres_schema import (
     MIGRATION_LOCK_KEY,
     MIGRATIONS,
     SCHEMA_MIGRATIONS_DDL,
-)
-from app.trigraph.recall_cache import (
-    CacheRegistry,
-    ProjectCache,
-    near_in_snapshot,
-    rank_snapshot,
 )
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -95,7 +91,6 @@ class PostgresStore:
         min_size: connections the pool keeps open.
         max_size: the most connections the pool opens (threads beyond it wait).
         timeout: seconds to wait for a pool connection (and for the first connection).
-        cache_mb: how many megabytes of recall candidates the process keeps in memory.
     """
 
     def __init__(
@@ -105,10 +100,8 @@ class PostgresStore:
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 30.0,
-        cache_mb: int = 512,
     ) -> None:
         self.url = url
-        self.caches = CacheRegistry(cache_mb * 1024 * 1024)
         self._min_size = min_size
         self._max_size = max_size
         self._timeout = timeout
@@ -176,8 +169,11 @@ class PostgresStore:
             for version, name, statements in MIGRATIONS:
                 if version in done:
                     continue
-                for statement in statements:
-                    self._run_ddl(conn, version, name, statement)
+                for step in statements:
+                    if isinstance(step, str):
+                        self._run_ddl(conn, version, name, step)
+                    else:
+                        step(conn)
                 conn.execute(
                     "INSERT INTO schema_migrations VALUES (%s, %s, %s)",
                     (version, name, datetime.now(UTC)),
@@ -252,8 +248,8 @@ class PostgresStore:
         return rows.vector_from_binary(row[0]) if row else None
 
     def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
-        cands = self.candidates(tenant_id, request.filter, request.model)
-        return rank_snapshot(cands, request)
+        with self._conn() as conn:
+            return postgres_ranking.recall(conn, tenant_id, request)
 
     def near_duplicates(
         self,
@@ -264,20 +260,10 @@ class PostgresStore:
         threshold: float,
         limit: int,
     ) -> list[NearMatch]:
-        cands = self.candidates(tenant_id, flt, model)
-        return near_in_snapshot(cands, vector, threshold, limit)
-
-    def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-        key = (str(tenant_id), str(flt.project_id), model)
-        project = str(flt.project_id)
-        cache = self.caches.get(key, lambda: ProjectCache(project))
-        if cache.needs_rebuild:
-            cache = self.caches.get(key, lambda: ProjectCache(project), fresh=True)
-        with cache.lock, self._conn() as conn:
-            postgres_recall.refresh(conn, tenant_id, cache, model)
-        snapshot = cache.snapshot(flt)
-        self.caches.trim()
-        return snapshot
+        with self._conn() as conn:
+            return postgres_ranking.near_duplicates(
+                conn, tenant_id, flt, vector, model, threshold, limit
+            )
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         columns = f"{rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S}"

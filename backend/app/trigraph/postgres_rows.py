@@ -13,7 +13,6 @@ from typing import Any, Final
 from uuid import UUID
 
 import numpy as np
-import numpy.typing as npt
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
@@ -81,20 +80,16 @@ INSERT_AUDIT: Final = (
 INSERT_INDEX: Final = (
     "INSERT INTO recall_index (tenant_id, memory_id, project_id, active, kind, namespace, "
     "memorule_kind, confidence, scope, a_persona, a_surface, a_specialization, written_at, "
-    "model, clock, vector) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b::vector)"
+    "doc_len, model, clock, vector) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %b::vector)"
 )
 UPSERT_INDEX: Final = (
     INSERT_INDEX + " ON CONFLICT (tenant_id, memory_id) DO UPDATE SET "
     "memorule_kind = excluded.memorule_kind, confidence = excluded.confidence, "
     "scope = excluded.scope, a_persona = excluded.a_persona, a_surface = excluded.a_surface, "
     "a_specialization = excluded.a_specialization, written_at = excluded.written_at, "
-    "model = excluded.model, clock = excluded.clock, vector = excluded.vector"
-)
-# The candidate's written_at as the ISO text SQLite stores (``records.iso``): ranking breaks
-# ties on it, so both engines hand the ranker the same strings.
-ISO_WRITTEN_AT: Final = (
-    "to_char(written_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+    "doc_len = excluded.doc_len, model = excluded.model, clock = excluded.clock, "
+    "vector = excluded.vector"
 )
 
 
@@ -164,8 +159,9 @@ def audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
     )
 
 
-def index_filters(s: MemoryState) -> tuple[Any, ...]:
-    """The recall_index filter columns a state sets, from memorule_kind to written_at."""
+def index_filters(s: MemoryState, doc_len: int) -> tuple[Any, ...]:
+    """The recall_index columns a state sets, from memorule_kind to doc_len (its length in
+    index terms, ``postgres_terms.Postings``)."""
     a = s.applies_to or AppliesTo()
     return (
         s.memorule_kind.value if s.memorule_kind else None,
@@ -175,6 +171,7 @@ def index_filters(s: MemoryState) -> tuple[Any, ...]:
         normalise_key(a.surface),
         normalise_key(a.specialization),
         s.written_at,
+        doc_len,
     )
 
 
@@ -274,18 +271,3 @@ def audit(r: Sequence[Any]) -> MemoruleAudit:
 def vector_from_binary(data: bytes) -> Vector:
     """One pgvector value in binary format (dim, unused, big-endian float4s) as float32."""
     return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
-
-
-def matrix_of(blobs: Sequence[bytes | None]) -> npt.NDArray[np.float32]:
-    """Binary pgvector values as one float32 matrix; None rows (another model) are zeros.
-
-    Each value is a 4-byte header and ``dim`` big-endian floats: the header takes exactly one
-    float's room, so the joined rows reshape to ``(n, dim + 1)`` and column 0 is dropped.
-    """
-    width = next((len(b) for b in blobs if b is not None), 0)
-    if not width:
-        return np.zeros((0, 0), dtype=np.float32)
-    zero = bytes(width)
-    raw = b"".join(zero if b is None else b for b in blobs)
-    matrix = np.frombuffer(raw, dtype=">f4").reshape(len(blobs), width // 4)
-    return matrix[:, 1:].astype(np.float32)

@@ -10,19 +10,28 @@ distributed PostgreSQL (Citus) shards every table by tenant and co-locates a ten
 ``tenant_clock`` holds one row per tenant; every write upserts it first, taking its row lock,
 which serialises the writes of one tenant (the audit chain stays linear) while other tenants'
 writes go on in parallel. Its counter ``n`` is the tenant's change clock: a write stamps the
-``recall_index`` rows it touches with the new value, so a recall cache folds in only the rows
-changed since the clock it last saw.
+``recall_index`` rows it touches with the new value (recall ranks in the database and does not
+read it; the stamps say when a row last changed).
 
 The ``vector`` column has no fixed dimension: a row keeps the vector of the model named in its
 ``model`` column, and ``prism reindex`` to a model of another dimension needs no DDL. Recall
-reads a project's candidates and ranks them exactly in the service (DESIGN §12: an HNSW index
-with tenant filters lost recall and slowed writes 4×), so no vector index is created;
-``docs/postgres.md`` shows the per-model expression index for very large unfiltered scopes.
+ranks in the database (:mod:`~app.trigraph.postgres_ranking`): an exact scan of the project's
+visible rows, and BM25 from ``recall_term`` (migration 3; :mod:`~app.trigraph.postgres_terms`).
+
+A migration step is a SQL statement or, where the data needs Python (tokenising), a function
+of the migration's connection; both run in the migration's transaction.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
+
+import psycopg
+
+from app.trigraph.postgres_terms import backfill as backfill_terms
+
+Step = str | Callable[[psycopg.Connection[tuple[Any, ...]]], None]
 
 # Serialises concurrent `migrate()` calls across processes (an arbitrary, fixed key).
 MIGRATION_LOCK_KEY: Final = 0x7072_6973_6D00  # "prism\0"
@@ -32,7 +41,7 @@ SCHEMA_MIGRATIONS_DDL: Final = (
     "version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)"
 )
 
-MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
+MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
     (
         1,
         "trigraph",
@@ -159,6 +168,33 @@ MIGRATIONS: Final[list[tuple[int, str, list[str]]]] = [
         ],
     ),
     (
+        3,
+        "recall_ranking",
+        [
+            # BM25 in SQL: each document's length, and one posting per (memory, term) with
+            # the columns recall's two visibility branches filter on (postgres_terms).
+            "ALTER TABLE recall_index ADD COLUMN doc_len integer",
+            """CREATE TABLE recall_term (
+                tenant_id uuid NOT NULL,
+                memory_id uuid NOT NULL,
+                term text NOT NULL,
+                tf integer NOT NULL,
+                doc_len integer NOT NULL,
+                project_id uuid NOT NULL,
+                shared boolean NOT NULL,
+                active boolean NOT NULL,
+                PRIMARY KEY (tenant_id, memory_id, term),
+                FOREIGN KEY (tenant_id, memory_id) REFERENCES recall_index (tenant_id, memory_id)
+            )""",
+            "CREATE INDEX recall_term_by_project ON recall_term (tenant_id, project_id, term) "
+            "INCLUDE (memory_id, tf, doc_len) WHERE active",
+            "CREATE INDEX recall_term_by_shared ON recall_term (tenant_id, term) "
+            "INCLUDE (project_id, memory_id, tf, doc_len) WHERE active AND shared",
+            backfill_terms,
+            "ALTER TABLE recall_index ALTER COLUMN doc_len SET NOT NULL",
+        ],
+    ),
+    (
         5,
         "proposed_status",
         # The review queue (issue 20): a memory may be 'proposed' (never recalled).
@@ -177,5 +213,6 @@ TENANT_TABLES: Final = (
     "memory_state",
     "memorule_audit",
     "recall_index",
+    "recall_term",
     "idempotency",
 )

@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 from app.domain.records import MemoruleAudit, MemoryState, Status
 from app.errors import Conflict
 from app.trigraph import postgres_rows as rows
+from app.trigraph import postgres_terms as terms
 from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -110,6 +111,7 @@ class _Batches:
         self.memories: list[tuple[Any, ...]] = []
         self.states: list[tuple[Any, ...]] = []
         self.index: list[tuple[Any, ...]] = []
+        self.terms: list[tuple[Any, ...]] = []
         self.audits: list[tuple[Any, ...]] = []
         self.claims: list[tuple[Any, ...]] = []
 
@@ -122,6 +124,7 @@ class _Batches:
                 (rows.INSERT_MEMORY, self.memories),
                 (rows.INSERT_STATE, self.states),
                 (rows.INSERT_INDEX, self.index),
+                (terms.INSERT_TERMS, self.terms),
                 (rows.INSERT_AUDIT, self.audits),
                 (
                     "INSERT INTO idempotency (tenant_id, key, request_hash, result, created_at) "
@@ -149,20 +152,26 @@ def load(conn: Conn, items: Iterable[DumpItem]) -> dict[str, int]:
             batches.states.extend(rows.state_params(tenant, s) for s in item.states)
             if item.vector is not None and item.vector_model is not None:
                 current = item.states[-1]
+                postings = terms.Postings.of_state(current)
+                index = rows.index_filters(current, postings.doc_len)
+                active = m.status is Status.ACTIVE
                 batches.index.append(
                     (
                         tenant,
                         m.id,
                         m.project_id,
-                        m.status is Status.ACTIVE,
+                        active,
                         m.kind.value,
                         m.namespace,
-                        *rows.index_filters(current),
+                        *index,
                         item.vector_model,
                         clocks[tenant],
                         item.vector,
                     )
                 )
+                found = terms.insert_params(tenant, m.id, m.project_id, index[2], active, postings)
+                if found is not None:
+                    batches.terms.append(found)
             counts["memories"] += 1
             counts["states"] += len(item.states)
         elif isinstance(item, MemoruleAudit):

@@ -25,6 +25,7 @@ from app.domain.records import MemoruleAudit, MemoryState, Status
 from app.embeddings.port import Vector
 from app.errors import Conflict, IdempotencyConflict, NotFound, StorageError
 from app.trigraph import postgres_rows as rows
+from app.trigraph import postgres_terms as terms
 from app.trigraph.port import IdempotencyClaim, WriteBatch, WriteOutcome
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -39,7 +40,7 @@ _MEMORIES = (
 )
 _KEEP_VECTOR = (
     "UPDATE recall_index SET memorule_kind = %s, confidence = %s, scope = %s, a_persona = %s, "
-    "a_surface = %s, a_specialization = %s, written_at = %s, clock = %s "
+    "a_surface = %s, a_specialization = %s, written_at = %s, doc_len = %s, clock = %s "
     "WHERE tenant_id = %s AND memory_id = %s"
 )
 _SET_VERSION = "UPDATE memory SET current_version = %s WHERE tenant_id = %s AND id = %s"
@@ -113,7 +114,7 @@ class _Queue:
     (inside a pipeline, ``executemany`` costs a sync of its own).
     """
 
-    ORDER = ("memory", "version", "state", "index", "status", "audit", "claim")
+    ORDER = ("memory", "version", "state", "index", "terms", "status", "audit", "claim")
 
     def __init__(self) -> None:
         self.groups: dict[str, list[tuple[str, tuple[Any, ...]]]] = {g: [] for g in self.ORDER}
@@ -182,6 +183,7 @@ def apply(conn: Conn, batch: WriteBatch) -> WriteOutcome:
             raise NotFound(f"no memory {memory_id}", id=str(memory_id))
         queue.add("status", _SET_STATUS, (status.value, t, memory_id))
         queue.add("status", _SET_ACTIVE, (status is Status.ACTIVE, clock, t, memory_id))
+        queue.add("status", terms.SET_TERMS_ACTIVE, (status is Status.ACTIVE, t, memory_id))
     audits = _chain(batch, head_cur.fetchone() if head_cur is not None else None)
     for event in audits:
         queue.add("audit", rows.INSERT_AUDIT, rows.audit_params(event))
@@ -214,7 +216,8 @@ def _state(
     clock: int,
     mem: list[Any] | None,
 ) -> None:
-    """Queue a state and point the recall row at it (``mem`` is updated in place)."""
+    """Queue a state and point the recall row and its postings at it (``mem`` is updated
+    in place). The postings are rewritten whole: text, scope and status may all change."""
     if mem is None:
         raise NotFound(f"no memory {s.memory_id}", id=str(s.memory_id))
     project_id, kind, namespace, status, current, has_index = mem
@@ -224,15 +227,22 @@ def _state(
         queue.add("version", _SET_VERSION, (s.version, t, s.memory_id))
         mem[4] = s.version
     queue.add("state", rows.INSERT_STATE, rows.state_params(t, s))
-    index = rows.index_filters(s)
+    postings = terms.Postings.of_state(s)
+    index = rows.index_filters(s, postings.doc_len)
+    active = status == Status.ACTIVE.value
     if vector is None:
         if not has_index:
             raise StorageError(f"memory {s.memory_id} has no vector to keep")
         queue.add("index", _KEEP_VECTOR, (*index, clock, t, s.memory_id))
-        return
-    active = status == Status.ACTIVE.value
-    params = (t, s.memory_id, project_id, active, kind, namespace, *index, s.embedding_model)
-    queue.add("index", rows.UPSERT_INDEX, (*params, clock, vector))
+    else:
+        params = (t, s.memory_id, project_id, active, kind, namespace, *index, s.embedding_model)
+        queue.add("index", rows.UPSERT_INDEX, (*params, clock, vector))
+    if has_index:
+        queue.add("terms", terms.DELETE_TERMS, (t, s.memory_id))
+    scope = index[2]
+    inserted = terms.insert_params(t, s.memory_id, project_id, scope, active, postings)
+    if inserted is not None:
+        queue.add("terms", terms.INSERT_TERMS, inserted)
     mem[5] = True
 
 

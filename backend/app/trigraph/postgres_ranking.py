@@ -1,0 +1,299 @@
+"""Recall on PostgreSQL, ranked in the database: one statement per recall, next to the data.
+
+The statement applies what :func:`app.domain.ranking.rank` applies in process, in SQL:
+
+- **Visibility** (DESIGN §6), as two index branches of one ``UNION ALL``: the project's own
+  live rows (``recall_index_by_project``) and the tenant's ``global``/``org`` rows of other
+  projects (``recall_index_by_scope``); in the project, ``persona`` rules only of the viewer.
+  Every branch filters by ``tenant_id`` first, so the statement runs unchanged on Citus.
+- **Filters** of :class:`~app.trigraph.port.CandidateFilter` and **applicability** (a rule
+  naming another value than the context conflicts and is left out, or ranked last).
+- **Relevance**: the clipped inner product of the stored and query vectors (pgvector's
+  ``<#>``: every embedder emits unit vectors, so it is their cosine, summed in float32 as
+  numpy does) and BM25 (:mod:`app.domain.lexical`'s k1, b and idf) computed from the
+  ``recall_term`` postings (:mod:`~app.trigraph.postgres_terms`), its statistics N, avgdl and
+  df over the live rows the project can see, whatever the viewer's persona.
+- **The §6 score** in float8, with the same operations in the same order as the numpy ranker,
+  then the order: applicable first, ``round(score, 9)`` (``rint(score · 1e9)``, as numpy
+  rounds), newer ``written_at``, larger id; ``LIMIT top_k``.
+
+Search is exact (every visible row's vector is read); ``docs/postgres.md`` has the measured
+latencies and why no approximate index is used. The statement returns the best rows with the
+parts of their scores, and :func:`app.domain.ranking.why_of` explains them as ``rank`` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from uuid import UUID
+
+import psycopg
+
+from app.domain.lexical import K1, B, tokenize
+from app.domain.ranking import Ranked, normalise_key, why_of
+from app.domain.records import APPLIES_TO_KEYS, Kind
+from app.embeddings.port import Vector
+from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequest
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+_MEMORULE: Final = Kind.MEMORULE.value
+RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see recall()
+_PROJECT_BRANCH: Final = "r.tenant_id = %(t)s AND r.active AND r.project_id = %(p)s"
+_SHARED_BRANCH: Final = (
+    "r.tenant_id = %(t)s AND r.active AND r.scope IN ('global', 'org') AND r.project_id <> %(p)s"
+)
+# In its own project a row is seen unless it is another persona's rule.
+_OWN_VISIBLE: Final = "(r.scope IS DISTINCT FROM 'persona' OR r.a_persona = %(viewer)s)"
+_SCOPE_RANK: Final = (
+    "CASE r.scope WHEN 'global' THEN 0 WHEN 'org' THEN 1 WHEN 'persona' THEN 3 ELSE 2 END"
+)
+_CONF_W: Final = (
+    "CASE r.confidence WHEN 'observed' THEN %(w_observed)s WHEN 'inferred' THEN %(w_inferred)s "
+    "WHEN 'asserted' THEN %(w_asserted)s ELSE %(w_note)s END"
+)
+_COSINE: Final = (
+    "CASE WHEN r.model = %(model)s AND vector_dims(r.vector) = %(dim)s "
+    "THEN greatest(0.0::float8, least(1.0::float8, (r.vector <#> %(q)b::vector) * -1)) "
+    "ELSE 0.0::float8 END"
+)
+_POSTINGS: Final = (
+    "SELECT term, memory_id, tf, doc_len FROM recall_term WHERE tenant_id = %(t)s AND active "
+    "AND project_id = %(p)s AND term = ANY(%(terms)s) UNION ALL "
+    "SELECT term, memory_id, tf, doc_len FROM recall_term WHERE tenant_id = %(t)s AND active "
+    "AND shared AND project_id <> %(p)s AND term = ANY(%(terms)s)"
+)
+# BM25 as domain.lexical computes it, operation for operation (float8 throughout).
+_LEXICAL_CTES: Final = f""", df AS (
+    SELECT term, count(*)::float8 AS df FROM ({_POSTINGS}) x GROUP BY term
+), idf AS (
+    SELECT d.term, ln(1.0::float8 + (s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS idf
+    FROM df d CROSS JOIN stats s
+), ceiling AS MATERIALIZED (
+    SELECT coalesce(sum(idf), 0.0::float8) AS c FROM idf
+), bm AS (
+    SELECT p.memory_id, sum(
+        i.idf * p.tf * %(k1_1)s
+        / (p.tf + %(k1)s * (1.0::float8 - %(b)s + %(b)s * p.doc_len / s.avgdl))
+    ) AS bm25
+    FROM ({_POSTINGS}) p JOIN idf i USING (term) CROSS JOIN stats s GROUP BY p.memory_id
+)"""
+_LEXICAL_SHARE: Final = (
+    "CASE WHEN ce.c > 0 THEN least(coalesce(bm.bm25, 0.0::float8) / ce.c, 1.0::float8) "
+    "ELSE 0.0::float8 END"
+)
+_SCORE: Final = (
+    "l.conf_w * (%(w_relevance)s * ((1.0::float8 - l.alpha) * l.cos + l.alpha * l.lex) "
+    "+ (%(w_overlap)s * l.matches + %(w_scope)s * l.scope_rank + %(w_prior)s))"
+)
+# N and the total length of the live rows the project sees (BM25), and how many the filter
+# keeps (the page's candidate count), from the same single scan.
+_STATS: Final = (
+    "stats AS MATERIALIZED (SELECT n, len, selected, "
+    "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
+    "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
+    "count(*) FILTER (WHERE sel) AS selected FROM live) x)"
+)
+_CONF_CODE: Final = (
+    "CASE r.confidence WHEN 'observed' THEN 0 WHEN 'inferred' THEN 1 "
+    "WHEN 'asserted' THEN 2 ELSE 3 END"
+)
+_OUT: Final = "memory_id, scope_rank, conf_code, masks, cos, lex, applicable, score"
+
+
+def recall(conn: Conn, tenant_id: UUID, req: RecallRequest) -> RankedPage:
+    """``RecallStore.recall`` in one statement (see the module's docstring)."""
+    query, args = recall_sql(tenant_id, req)
+    # The statement's joins (candidates to BM25 hits, postings to idf) are between row sets
+    # the planner estimates from table statistics, which know nothing of one project's size;
+    # a nested loop chosen on a low estimate turns quadratic (2,000 rows: 1.6 s instead of
+    # ms). Hash joins are right at every size, so nested loops are turned off for this one
+    # statement. It also holds the project's live rows once (a materialised CTE of ~100
+    # bytes a row): ``work_mem`` is raised for it so 100k candidates stay in memory instead
+    # of spilling to a temporary file. BEGIN, the SETs, the query and COMMIT go out in one
+    # round trip.
+    try:
+        with conn.pipeline():
+            conn.execute("BEGIN")
+            conn.execute("SET LOCAL enable_nestloop = off")
+            conn.execute(f"SET LOCAL work_mem = '{RECALL_WORK_MEM}'")
+            cur = conn.execute(query, args, binary=True)
+            conn.execute("COMMIT")
+            found = cur.fetchall()
+    except psycopg.Error:
+        conn.rollback()  # leave no aborted transaction behind in the pool
+        raise
+    total = int(found[0][0]) if found else 0
+    ranked = [_ranked(i, row[1:], req) for i, row in enumerate(found) if row[1] is not None]
+    return RankedPage(ranked, total)
+
+
+def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]]:
+    """The recall statement and its parameters: one row per result, each led by the count
+    of candidates (one row with NULLs after the count when nothing is found)."""
+    args = _filter_args(tenant_id, req.filter)
+    w = req.weights
+    args.update(
+        w_relevance=float(w.relevance),
+        w_overlap=float(w.overlap),
+        w_scope=float(w.scope),
+        w_prior=float(w.prior),
+        w_observed=float(w.observed),
+        w_inferred=float(w.inferred),
+        w_asserted=float(w.asserted),
+        w_note=float(w.note),
+        w_lexical=float(w.lexical),
+        w_lexical_note=float(w.lexical_note),
+        k=int(req.top_k),
+    )
+    terms = sorted(set(tokenize(req.query))) if (w.lexical or w.lexical_note) else []
+    if terms:
+        args.update(terms=terms, k1=K1, k1_1=K1 + 1.0, b=B)
+    if req.vector is not None:
+        args.update(q=req.vector, model=req.model, dim=int(req.vector.shape[0]))
+    matches, conflicts, masks = _applicability_sql(req, args)
+    alpha = f"CASE WHEN r.kind = '{_MEMORULE}' THEN %(w_lexical)s ELSE %(w_lexical_note)s END"
+
+    def branch(where: str, selected: str) -> str:
+        # Rows the filter leaves out stay for BM25's statistics, without a dot product.
+        cosine = "0.0::float8"
+        if req.vector is not None:
+            cosine = f"CASE WHEN {selected} THEN {_COSINE} ELSE 0.0::float8 END"
+        return (
+            # Narrow rows (numbers, no text): they are held and sorted once each.
+            f"SELECT r.memory_id, r.doc_len, ({selected}) AS sel, r.written_at, "
+            f"{_CONF_CODE} AS conf_code, {masks} AS masks, "
+            f"{cosine} AS cos, ({matches})::float8 AS matches, "
+            f"NOT {conflicts} AS applicable, ({_SCOPE_RANK})::float8 AS scope_rank, "
+            f"{_CONF_W} AS conf_w, {alpha} AS alpha FROM recall_index r WHERE {where}"
+        )
+
+    own, shared = _selected(req.filter)
+    live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
+    lexical = _LEXICAL_SHARE if terms else "0.0::float8"
+    joined = "live c"
+    if terms:
+        joined += " CROSS JOIN ceiling ce LEFT JOIN bm ON bm.memory_id = c.memory_id"
+    keep = "" if req.include_inapplicable else " AND c.applicable"
+    query = (
+        f"WITH live AS MATERIALIZED ({live}), {_STATS}{_LEXICAL_CTES if terms else ''} "
+        "SELECT s.selected, top.* FROM stats s LEFT JOIN LATERAL ("
+        f"SELECT {_OUT} FROM (SELECT l.*, {_SCORE} AS score FROM "
+        f"(SELECT c.*, {lexical} AS lex FROM {joined} WHERE c.sel{keep}) l) sc "
+        "ORDER BY sc.applicable DESC, round(sc.score * 1e9::float8) DESC, "
+        "sc.written_at DESC, sc.memory_id DESC LIMIT %(k)s) top ON true"
+    )
+    return query, args
+
+
+def near_duplicates(
+    conn: Conn,
+    tenant_id: UUID,
+    flt: CandidateFilter,
+    vector: Vector,
+    model: str,
+    threshold: float,
+    limit: int,
+) -> list[NearMatch]:
+    """``RecallStore.near_duplicates``: an exact scan of the visible rows' inner products."""
+    args = _filter_args(tenant_id, flt)
+    args.update(q=vector, model=model, dim=int(vector.shape[0]), th=float(threshold), lim=limit)
+    columns = (
+        "r.memory_id, (r.vector <#> %(q)b::vector) * -1 AS sim, "
+        "r.a_persona, r.a_surface, r.a_specialization"
+    )
+    same_model = "r.model = %(model)s AND vector_dims(r.vector) = %(dim)s"
+    own, shared = _selected(flt)
+    query = (
+        f"SELECT * FROM (SELECT {columns} FROM recall_index r WHERE {_PROJECT_BRANCH} "
+        f"AND {own} AND {same_model} UNION ALL SELECT {columns} FROM recall_index r "
+        f"WHERE {_SHARED_BRANCH} AND {shared} AND {same_model}) x "
+        "WHERE sim >= %(th)s ORDER BY sim DESC, memory_id LIMIT %(lim)s"
+    )
+    found = conn.execute(query, args, binary=True).fetchall()
+    return [
+        NearMatch(r[0], float(r[1]), dict(zip(APPLIES_TO_KEYS, r[2:5], strict=True))) for r in found
+    ]
+
+
+def _filter_args(tenant_id: UUID, flt: CandidateFilter) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "t": tenant_id,
+        "p": flt.project_id,
+        "viewer": normalise_key(flt.persona),
+        "ns": flt.namespace,
+        "kinds": [k.value for k in flt.memorule_kinds],
+        "confidences": [c.value for c in flt.confidences],
+    }
+    for key, value in flt.exclude_conflicts.items():
+        args[f"x_{_key(key)}"] = value
+    return args
+
+
+def _selected(flt: CandidateFilter) -> tuple[str, str]:
+    """The filter's conditions for the project branch and for the shared branch."""
+    parts = []
+    if flt.memorules_only:
+        parts.append(f"r.kind = '{_MEMORULE}'")
+    if flt.namespace is not None:
+        parts.append("r.namespace = %(ns)s")
+    if flt.memorule_kinds:
+        parts.append("r.memorule_kind = ANY(%(kinds)s)")
+    if flt.confidences:
+        parts.append("r.confidence = ANY(%(confidences)s)")
+    for key in flt.exclude_conflicts:
+        column = _key(key)
+        parts.append(f"(r.a_{column} IS NULL OR r.a_{column} = %(x_{column})s)")
+    common = " AND ".join(parts) if parts else "true"
+    return f"{_OWN_VISIBLE} AND {common}", common
+
+
+def _applicability_sql(req: RecallRequest, args: dict[str, Any]) -> tuple[str, str, str]:
+    """SQL counting the applies_to keys a row matches, SQL true when one conflicts, and SQL
+    of both as bits (key i of ``APPLIES_TO_KEYS``: bit i matched, bit 3 + i conflicting)."""
+    matches, conflicts, bits = [], [], []
+    for i, key in enumerate(APPLIES_TO_KEYS):
+        wanted = normalise_key(req.context.value(key))
+        if wanted is None:
+            continue
+        column = _key(key)
+        args[f"c_{column}"] = wanted
+        matches.append(f"(r.a_{column} = %(c_{column})s)::int")
+        conflicts.append(f"r.a_{column} <> %(c_{column})s")
+        bits.append(
+            f"CASE WHEN r.a_{column} = %(c_{column})s THEN {1 << i} "
+            f"WHEN r.a_{column} <> %(c_{column})s THEN {1 << (3 + i)} ELSE 0 END"
+        )
+    if not matches:
+        return "0", "false", "0"
+    memorule = f"r.kind = '{_MEMORULE}'"
+    # A NULL a_* (the rule names no value) neither matches nor conflicts.
+    matched = " + ".join(f"coalesce({m}, 0)" for m in matches)
+    count = f"CASE WHEN {memorule} THEN {matched} ELSE 0 END"
+    conflict = f"({memorule} AND coalesce({' OR '.join(conflicts)}, false))"
+    mask = f"CASE WHEN {memorule} THEN {' + '.join(bits)} ELSE 0 END"
+    return count, conflict, mask
+
+
+def _key(key: str) -> str:
+    """An applies_to key as a column suffix; only the three known keys pass."""
+    if key not in APPLIES_TO_KEYS:
+        raise ValueError(f"unknown applies_to key {key!r}")
+    return key
+
+
+def _ranked(position: int, row: tuple[Any, ...], req: RecallRequest) -> Ranked:
+    memory_id, scope_rank, conf_code, masks, cos, lex, applicable, score = row
+    matched = [k for i, k in enumerate(APPLIES_TO_KEYS) if masks & (1 << i)]
+    conflicts = [k for i, k in enumerate(APPLIES_TO_KEYS) if masks & (1 << (3 + i))]
+    why = why_of(
+        req.weights,
+        relevance=float(cos),
+        lexical=float(lex),
+        matched=matched,
+        conflicts=conflicts,
+        scope_rank=int(scope_rank),
+        confidence_code=int(conf_code),
+        score=float(score),
+    )
+    return Ranked(position, str(memory_id), float(score), bool(applicable), why)
