@@ -33,6 +33,7 @@ TOOLS = {
     "memorule_restore",
     "memorule_history",
     "memorule_audit",
+    "memorule_served",
 }
 
 

@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic.json_schema import models_json_schema
 from starlette.routing import Route
 
-from app.api import routes
+from app.api import audit_routes, routes
 from app.api.deps import ApiState, StateDep
 from app.api.docs import install_docs
 from app.api.errors import error_response, install_error_handlers
@@ -85,6 +85,7 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     install_error_handlers(app)
     install_docs(app, TITLE)
     app.include_router(routes.router)
+    app.include_router(audit_routes.router)
     _install_probes(app)
     install_console(app)  # the operator console at / (app.web)
     # A Route (not a Mount) so other paths keep their own 404/405; Starlette serves a

@@ -48,6 +48,7 @@ CHECKED_ACTIONS = frozenset(
         "memorule_restore",
         "memorule_history",
         "memorule_audit",
+        "memorule_served",
         "read_resource",
         "get_prompt",
     }
@@ -175,6 +176,10 @@ def _check(
             guard.get(key, ctx, _id(memorule, "memorule_id"))
         else:
             access.require_tenant_audit(key, "list the whole tenant's audit trail")
+    elif action == "memorule_served":
+        # Over HTTP the whole tenant's receipts only; a key reads its own sessions' receipts
+        # through GET /v1/audit/served?session_id=.
+        access.require_tenant_audit(key, "list the tenant's served receipts over MCP")
     elif action == "read_resource":
         uri = str(params.get("uri", ""))
         if uri.startswith(_MEMORULE_URI):

@@ -26,10 +26,23 @@ from app.domain.served import (
     query_sha256,
     receipt_hash,
 )
+from app.errors import FieldError, InvalidInput
 from app.services.receipt_writer import ReceiptWriter
 from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN, AuditLedger, LedgerSnapshot, ServedFilter
 
 SERVED_PAGE_MAX: Final = 500
+
+
+def parse_head(text: str) -> Head:
+    """A head given as ``SEQ:HASH`` (``prism audit verify --head``, ``?head=``).
+
+    Raises:
+        InvalidInput: not of that form.
+    """
+    try:
+        return Head.parse(text)
+    except ValueError as exc:
+        raise InvalidInput([FieldError("head", "invalid_format", str(exc))]) from None
 
 
 @dataclass(frozen=True)
