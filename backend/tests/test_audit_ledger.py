@@ -118,9 +118,9 @@ def test_a_rule_body_edited_in_memory_state_is_caught_at_the_event_of_that_state
 
 def test_an_applies_to_edit_is_caught(store: Store) -> None:
     store.sql(
-        "UPDATE memory_state SET applies_to = '{\"scope\": \"global\"}' "
+        'UPDATE memory_state SET applies_to = \'{"scope": "global"}\' '
         "WHERE tenant_id = ? AND memory_id = ? AND version = 1",
-        "UPDATE memory_state SET applies_to = '{\"scope\": \"global\"}'::jsonb "
+        'UPDATE memory_state SET applies_to = \'{"scope": "global"}\'::jsonb '
         "WHERE tenant_id = ? AND memory_id = ? AND version = 1",
         str(store.ctx.tenant_id),
         str(store.ids[1]),
@@ -182,7 +182,9 @@ def test_reordered_events_are_caught_where_the_order_changes(store: Store) -> No
 
 def test_an_event_appended_behind_the_stores_back_is_caught(store: Store) -> None:
     t = str(store.ctx.tenant_id)
-    store.sql("UPDATE audit_head SET seq = 5 WHERE tenant_id = ? AND chain = 'memorule_audit'", None, t)
+    store.sql(
+        "UPDATE audit_head SET seq = 5 WHERE tenant_id = ? AND chain = 'memorule_audit'", None, t
+    )
     report = store.verify()
     assert (report.ok, report.broken_at_seq) == (False, 6)
     assert report.problem is not None and "behind the store's back" in report.problem

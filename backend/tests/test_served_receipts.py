@@ -155,7 +155,7 @@ def _as_written_before_migration_4(source: Path, target: Path) -> None:
     """``target``: the rows of ``source`` on the schema of migrations 1-2, with the events
     hashed as the code before migration 4 hashed them (no content hash)."""
     conn = sqlite3.connect(target)
-    for version, name, statements in MIGRATIONS[:2]:
+    for _, _, statements in MIGRATIONS[:2]:
         for statement in statements:
             conn.execute(statement)
     conn.execute(

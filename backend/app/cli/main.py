@@ -302,9 +302,7 @@ def history(rt: Runtime, memory_id: str) -> None:
 
 
 @cli.command()
-@click.argument(
-    "action", type=click.Choice(["list", "verify", "head", "served"]), default="list"
-)
+@click.argument("action", type=click.Choice(["list", "verify", "head", "served"]), default="list")
 @click.option("--memorule", "memorule_id", help="only events of this memorule")
 @click.option("--session", "session", help="only events written in this session")
 @click.option("--by", "by_persona", help="only events written by this persona")

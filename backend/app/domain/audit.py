@@ -256,8 +256,7 @@ class ChainCheck:
         problem = None
         if seq != self.count:
             problem = (
-                f"expected {self.noun} number {self.count}, found {seq} "
-                f"(a {self.noun} is missing)"
+                f"expected {self.noun} number {self.count}, found {seq} (a {self.noun} is missing)"
             )
         elif row[self.hash_at - 1] != self.prev:
             problem = f"prev_hash does not match the hash of the {self.noun} before it"
@@ -265,9 +264,9 @@ class ChainCheck:
             problem = f"the {self.noun}'s fields do not match its hash (it was edited)"
         elif self.content:
             problem = self._content(row)
-        if problem is None and self.given is not None and seq == self.given.seq:
-            if stored != self.given.hash:
-                problem = f"the chain does not extend the given head: {self.noun} {seq} differs"
+        given = self.given
+        if problem is None and given is not None and seq == given.seq and stored != given.hash:
+            problem = f"the chain does not extend the given head: {self.noun} {seq} differs"
         if problem is not None:
             self.failure = (seq, None if row[self.id_at] is None else str(row[self.id_at]), problem)
             return False
@@ -318,7 +317,11 @@ class ChainCheck:
     def _tail(self, recorded: Head | None) -> tuple[int, str | None, str] | None:
         n = self.count
         if self.given is not None and self.given.seq > n:
-            return (n + 1, None, f"the chain has {n} {self.noun}s; the given head is at {self.given.seq}")
+            return (
+                n + 1,
+                None,
+                f"the chain has {n} {self.noun}s; the given head is at {self.given.seq}",
+            )
         if recorded is None:
             if n:
                 return (n, None, "the store keeps no head for this chain (it was deleted)")

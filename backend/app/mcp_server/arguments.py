@@ -317,9 +317,7 @@ class ServedArguments(_Arguments):
     session_id: Annotated[UUID | None, Field(description="Only what this session was served.")] = (
         None
     )
-    memorule_id: Annotated[
-        UUID | None, Field(description="Only receipts of this memorule.")
-    ] = None
+    memorule_id: Annotated[UUID | None, Field(description="Only receipts of this memorule.")] = None
     since: Annotated[
         datetime | None,
         Field(description="Served at or after this ISO 8601 time (UTC if no offset)."),
@@ -330,9 +328,7 @@ class ServedArguments(_Arguments):
     after: Annotated[
         int | None, Field(description="Page cursor: the next_cursor of the previous page.", ge=0)
     ] = None
-    limit: Annotated[int, Field(description="Receipts per page, oldest first.", ge=1, le=500)] = (
-        100
-    )
+    limit: Annotated[int, Field(description="Receipts per page, oldest first.", ge=1, le=500)] = 100
 
 
 def published_schema(model: type[BaseModel]) -> dict[str, Any]:

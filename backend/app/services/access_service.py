@@ -18,9 +18,9 @@ from app.domain.audit import ChainReport, Head
 from app.domain.records import Memory, MemoryState, RecallResult, SessionContext, WriteResult
 from app.errors import NotFound, PermissionDenied, StorageError
 from app.services.brief_service import Brief, BriefService
+from app.services.ledger_service import LedgerService, ServedPage
 from app.services.memorule_service import AuditPage, MemoruleService
 from app.services.memory_service import History, MemoryPage, MemoryService
-from app.services.ledger_service import LedgerService, ServedPage
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 

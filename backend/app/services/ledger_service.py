@@ -161,7 +161,9 @@ def _verify(snap: LedgerSnapshot, given: Head | None) -> ChainReport:
                     "audit event records (it was written behind the service's back)"
                 ),
             )
-    receipts = ChainCheck(hasher=receipt_hash, content=False, hash_at=HASH_AT, id_at=ID_AT, seq_at=1, noun="receipt")
+    receipts = ChainCheck(
+        hasher=receipt_hash, content=False, hash_at=HASH_AT, id_at=ID_AT, seq_at=1, noun="receipt"
+    )
     for row in snap.receipts():
         if not receipts.feed(row):
             break

@@ -104,8 +104,7 @@ class Reader:
                 _fail(number, "invalid_record", f"{type(exc).__name__}: {exc}")
             tenant = item.memory.tenant_id if isinstance(item, MemoryDump) else item.tenant_id
             check = self.chains.setdefault(tenant, ChainCheck())
-            chained = isinstance(item, MemoruleAudit | ServedReceipt)
-            if chained and (problem := check.feed(item)):
+            if isinstance(item, MemoruleAudit | ServedReceipt) and (problem := check.feed(item)):
                 _fail(number, "broken_chain", f"tenant {tenant}: {problem}")
             yield item
         if not ended:

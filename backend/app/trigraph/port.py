@@ -16,7 +16,6 @@ from uuid import UUID
 
 from app.domain.access import ApiKey
 from app.domain.ranking import Candidates
-from app.domain.served import ServedReceipt
 from app.domain.records import (
     AuditDraft,
     AuditEventType,
@@ -28,6 +27,7 @@ from app.domain.records import (
     Scope,
     Status,
 )
+from app.domain.served import ServedReceipt
 from app.embeddings.port import Vector
 
 

@@ -223,5 +223,3 @@ class PostgresLedger:
                 (*args, flt.limit),
             ).fetchall()
         return [receipt(r) for r in found]
-
-

@@ -20,8 +20,8 @@ from app.domain.records import MemoruleAudit, MemoryState, Status
 from app.domain.served import ServedReceipt
 from app.errors import Conflict
 from app.trigraph import postgres_ledger as ledger
-from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN
 from app.trigraph import postgres_rows as rows
+from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN
 from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
 
 Conn = psycopg.Connection[tuple[Any, ...]]

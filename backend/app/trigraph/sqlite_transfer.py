@@ -22,7 +22,6 @@ from app.domain.served import ServedReceipt
 from app.errors import Conflict
 from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN
 from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
-from app.trigraph.sqlite_ledger import INSERT_RECEIPT, RECEIPT_COLUMNS, UPSERT_HEAD, receipt
 from app.trigraph.sqlite import (
     _AUDIT_COLUMNS,
     _MEMORY_COLUMNS,
@@ -32,6 +31,7 @@ from app.trigraph.sqlite import (
     _memory,
     _state,
 )
+from app.trigraph.sqlite_ledger import INSERT_RECEIPT, RECEIPT_COLUMNS, UPSERT_HEAD, receipt
 
 PAGE: Final = 500
 _INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -45,7 +45,8 @@ _INSERT_INDEX: Final = (
     "model, clock, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_AUDIT: Final = (
-    f"INSERT INTO memorule_audit ({_AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO memorule_audit ({_AUDIT_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
