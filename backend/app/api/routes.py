@@ -15,8 +15,16 @@ from fastapi import APIRouter, Query, Request
 from app.api import models as m
 from app.api.deps import CallDep, Caller, JsonBody, StateDep
 from app.api.models import ErrorPublic
+from app.domain.access import ApiKey
 from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
-from app.domain.records import AuditEventType, Confidence, MemoruleKind, Scope, SourceType
+from app.domain.records import (
+    AuditEventType,
+    Confidence,
+    MemoruleKind,
+    Scope,
+    SessionContext,
+    SourceType,
+)
 from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
 from app.errors import FieldError, InvalidInput
 from app.services.ledger_service import parse_head
@@ -263,10 +271,11 @@ async def verify_audit(
 ) -> dict[str, Any]:
     """Recompute the chain (links, hashes, content hashes, the recorded head, the served
     receipts); ``ok: false`` names the first flaw (admin keys not restricted to projects)."""
-    given = parse_head(head) if head is not None else None
-    return await call.run(
-        lambda key, ctx: dict(state.access.verify_chain(key, ctx, given).to_dict())
-    )
+    def work(key: ApiKey, ctx: SessionContext) -> dict[str, Any]:
+        given = parse_head(head) if head is not None else None  # after the key is checked
+        return dict(state.access.verify_chain(key, ctx, given).to_dict())
+
+    return await call.run(work)
 
 
 @router.post(
