@@ -47,19 +47,47 @@ def fill(services, ctx: SessionContext, n: int, batch: int = 1000) -> None:
         wb = WriteBatch(tenant_id=ctx.tenant_id)
         for i in range(start, min(n, start + batch)):
             now = utcnow()
-            m = Memory(new_id(), ctx.tenant_id, ctx.project_id, "default", Kind.MEMORULE,
-                       Status.ACTIVE, now)
-            s = MemoryState(new_id(), m.id, 1, f"Rule body number {i} for the agents to follow.",
-                            f"Rule {i}", ctx.session_id, "donna", now, model,
-                            MemoruleKind.CONVENTION, AppliesTo(surface="python", scope=Scope.PROJECT),
-                            None, Confidence.INFERRED)
+            m = Memory(
+                new_id(),
+                ctx.tenant_id,
+                ctx.project_id,
+                "default",
+                Kind.MEMORULE,
+                Status.ACTIVE,
+                now,
+            )
+            s = MemoryState(
+                new_id(),
+                m.id,
+                1,
+                f"Rule body number {i} for the agents to follow.",
+                f"Rule {i}",
+                ctx.session_id,
+                "donna",
+                now,
+                model,
+                MemoruleKind.CONVENTION,
+                AppliesTo(surface="python", scope=Scope.PROJECT),
+                None,
+                Confidence.INFERRED,
+            )
             v = rng.standard_normal(384).astype(np.float32)
             v /= np.linalg.norm(v)
             wb.new_memories.append(m)
             wb.states.append(StateWrite(s, v))
-            wb.audits.append(AuditDraft(new_id(), m.id, s.id, AuditEventType.CREATED,
-                                        ctx.session_id, "donna", None, now,
-                                        content_hash=chain.content_hash(s)))
+            wb.audits.append(
+                AuditDraft(
+                    new_id(),
+                    m.id,
+                    s.id,
+                    AuditEventType.CREATED,
+                    ctx.session_id,
+                    "donna",
+                    None,
+                    now,
+                    content_hash=chain.content_hash(s),
+                )
+            )
         services.store.write(wb)
 
 
@@ -71,11 +99,19 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
-    ctx = SessionContext(uuid_for("tenant", "bench"), uuid_for("project", "bench"), new_id(),
-                         persona="donna", surface="python")
+    ctx = SessionContext(
+        uuid_for("tenant", "bench"),
+        uuid_for("project", "bench"),
+        new_id(),
+        persona="donna",
+        surface="python",
+    )
     if args.events:
-        settings = (load_settings(database_url=args.pg, embedder="fake") if args.pg else
-                    load_settings(db=tmp / "v.db", embedder="fake", database_url=""))
+        settings = (
+            load_settings(database_url=args.pg, embedder="fake")
+            if args.pg
+            else load_settings(db=tmp / "v.db", embedder="fake", database_url="")
+        )
         services = build_services(settings)
         t = time.perf_counter()
         fill(services, ctx, args.events)
@@ -88,9 +124,11 @@ def main() -> None:
             old = chain.verify(services.store.audit_chain(ctx.tenant_id))
             rec = time.perf_counter() - t
             assert report.ok and old.ok and report.content_checked == args.events
-            print(f"verify (rows, content + head + receipts): {new:.2f}s   "
-                  f"records-only chain (the old way, no content): {rec:.2f}s   "
-                  f"load {os.getloadavg()[0]:.2f}")
+            print(
+                f"verify (rows, content + head + receipts): {new:.2f}s   "
+                f"records-only chain (the old way, no content): {rec:.2f}s   "
+                f"load {os.getloadavg()[0]:.2f}"
+            )
         services.close()
     if args.recall:
         settings = load_settings(db=tmp / "r.db", embedder="fake", database_url="")
@@ -108,9 +146,11 @@ def main() -> None:
                 s.memory.recall(ctx, q)
                 times[name].append(time.perf_counter() - t)
         p50 = {k: statistics.median(v) * 1000 for k, v in times.items()}
-        print(f"recall p50 at {args.recall} memories: receipts on {p50['on']:.2f} ms, "
-              f"off {p50['off']:.2f} ms ({(p50['on'] / p50['off'] - 1) * 100:+.1f}%), "
-              f"load {os.getloadavg()[0]:.2f}")
+        print(
+            f"recall p50 at {args.recall} memories: receipts on {p50['on']:.2f} ms, "
+            f"off {p50['off']:.2f} ms ({(p50['on'] / p50['off'] - 1) * 100:+.1f}%), "
+            f"load {os.getloadavg()[0]:.2f}"
+        )
         on.close()
         off.close()
         served = on.ledger  # closed: everything queued was written
