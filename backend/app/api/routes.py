@@ -271,6 +271,7 @@ async def verify_audit(
 ) -> dict[str, Any]:
     """Recompute the chain (links, hashes, content hashes, the recorded head, the served
     receipts); ``ok: false`` names the first flaw (admin keys not restricted to projects)."""
+
     def work(key: ApiKey, ctx: SessionContext) -> dict[str, Any]:
         given = parse_head(head) if head is not None else None  # after the key is checked
         return dict(state.access.verify_chain(key, ctx, given).to_dict())
