@@ -264,3 +264,49 @@ def test_receipts_of_every_answered_recall_survive_a_sigterm_under_load(db_path:
         assert verify["served"]["events"] == sum(len(v) for c in answered for v in c)
     finally:
         assert again.stop() == 0
+
+
+def test_prism_mcp_writes_its_pending_receipts_when_stopped_with_sigterm(db_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from tests.test_mcp_stdio import SERVER, server_env
+
+    env = {**os.environ, **server_env(db_path), "PRISM_SERVED_RECEIPTS_INTERVAL_S": "60"}
+    proc = subprocess.Popen(
+        SERVER, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def call(n: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert proc.stdin is not None and proc.stdout is not None
+        message = {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
+        proc.stdin.write(json.dumps(message) + "\n")
+        while True:
+            reply: dict[str, Any] = json.loads(proc.stdout.readline())
+            if reply.get("id") == n:
+                return reply
+
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        call(1, "initialize", hello)
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        proc.stdin.write("\n")
+        write = {"name": "prism_remember", "arguments": rule("A rule served over stdio")}
+        assert not call(2, "tools/call", write)["result"].get("isError")
+        recall = {"name": "semantic_recall", "arguments": {"source_type": "memorule"}}
+        answer = call(3, "tools/call", recall)["result"]["structuredContent"]
+        assert answer["count"] == 1  # its receipt waits in the writer (a 60 s interval)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdin.close()
+        proc.stdout.close()
+    listed = run_prism(db_path, "audit", "served", "--json", "--tenant", "acme")
+    served = json.loads(listed.stdout)["served"]
+    assert [(r["memorule_id"], r["tool"]) for r in served] == [
+        (answer["matches"][0]["id"], "semantic_recall")
+    ]
