@@ -3,6 +3,7 @@
     python bench/audit_verify.py --events 100000            # SQLite
     python bench/audit_verify.py --events 100000 --pg URL   # PostgreSQL
     python bench/audit_verify.py --recall 10000             # recall p50, receipts on/off
+    python bench/audit_verify.py --recall 10000 --pg URL    # the same on PostgreSQL
 
 Rows are written straight through the store port in batches of 1,000 (memorule + state +
 audit event with its content hash), with random 384-d vectors; no model is loaded.
@@ -131,7 +132,11 @@ def main() -> None:
             )
         services.close()
     if args.recall:
-        settings = load_settings(db=tmp / "r.db", embedder="fake", database_url="")
+        settings = (
+            load_settings(database_url=args.pg, embedder="fake")
+            if args.pg
+            else load_settings(db=tmp / "r.db", embedder="fake", database_url="")
+        )
         on = build_services(settings)
         fill(on, ctx, args.recall)
         off = build_services(settings.model_copy(update={"served_receipts": False}))
