@@ -11,9 +11,11 @@ from app.domain.records import SessionContext
 from app.embeddings.port import Embedder
 from app.errors import FieldError, InvalidInput, StorageError
 from app.services.brief_service import BriefService
+from app.services.ledger_service import LedgerService
 from app.services.memorule_service import MemoruleService
 from app.services.memory_service import MemoryService
 from app.settings import Settings
+from app.trigraph.ledger import AuditLedger
 from app.trigraph.port import ApiKeyStore, TriGraphStore
 
 if TYPE_CHECKING:
@@ -30,9 +32,14 @@ class Services:
     memory: MemoryService
     memorules: MemoruleService
     brief: BriefService
+    ledger: LedgerService
 
     def close(self) -> None:
-        self.store.close()
+        """Write pending served receipts, then release the engine."""
+        try:
+            self.ledger.close()
+        finally:
+            self.store.close()
 
 
 def build_store(settings: Settings) -> TriGraphStore:
@@ -67,11 +74,23 @@ def build_services(settings: Settings, *, migrate: bool = True) -> Services:
     if migrate:
         store.migrate()
     embedder = build_embedder(settings)
-    memorules = MemoruleService(store, embedder, settings.near_duplicate_threshold)
+    ledger = build_ledger(store)
+    writer = None
+    if settings.served_receipts:
+        from app.services.receipt_writer import ReceiptWriter
+
+        writer = ReceiptWriter(ledger, settings.served_receipts_interval_s)
+    audit = LedgerService(ledger, writer)
+    memorules = MemoruleService(store, embedder, settings.near_duplicate_threshold, audit)
     memory = MemoryService(
-        store, embedder, memorules, settings.ranking_weights(), settings.recall_preselect_above
+        store,
+        embedder,
+        memorules,
+        settings.ranking_weights(),
+        settings.recall_preselect_above,
+        served=audit,
     )
-    return Services(settings, store, embedder, memory, memorules, BriefService(memory))
+    return Services(settings, store, embedder, memory, memorules, BriefService(memory), audit)
 
 
 def context_from(
@@ -148,6 +167,27 @@ def build_key_store(store: TriGraphStore) -> ApiKeyStore:
 
         return PostgresKeyStore(store)
     raise StorageError(f"API keys are not available on {type(store).__name__}")
+
+
+def build_ledger(store: TriGraphStore) -> AuditLedger:
+    """The audit ledger (verification reads, served receipts) on the engine of ``store``.
+
+    Raises:
+        StorageError: the engine has no ledger.
+    """
+    from app.trigraph.sqlite import SQLiteStore
+
+    if isinstance(store, SQLiteStore):
+        from app.trigraph.sqlite_ledger import SQLiteLedger
+
+        return SQLiteLedger(store)
+    from app.trigraph.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        from app.trigraph.postgres_ledger import PostgresLedger
+
+        return PostgresLedger(store)
+    raise StorageError(f"the audit ledger is not available on {type(store).__name__}")
 
 
 def build_auth(services: Services) -> AuthService:

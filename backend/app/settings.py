@@ -75,6 +75,18 @@ class Settings(BaseModel):
         description="megabytes of recall candidates an embedded (SQLite) process keeps in "
         "memory; least recently used projects are dropped first",
     )
+    served_receipts: bool = Field(
+        True,
+        description="record which memorule versions each recall and brief served, to which "
+        "session (`prism audit served`); false turns it off",
+    )
+    served_receipts_interval_s: float = Field(
+        0.2,
+        gt=0,
+        le=60,
+        description="served receipts wait at most this long before they are written "
+        "(a crash loses at most this window; a clean shutdown loses nothing)",
+    )
     mcp_allow_context_override: bool = Field(
         False,
         description="let MCP tool calls narrow persona/surface/specialization per call",

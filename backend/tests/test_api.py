@@ -138,7 +138,21 @@ ROUTES = {
         forbidden_headers=OTHER_PROJECT,
     ),
     "verify": Route(
-        "GET", "/v1/audit/verify", "a_admin", bad_headers=SESSION_BAD, forbidden_key="a_p1_admin"
+        "GET",
+        "/v1/audit/verify",
+        "a_admin",
+        bad_path="/v1/audit/verify?head=12",
+        forbidden_key="a_p1_admin",
+    ),
+    "head": Route(
+        "GET", "/v1/audit/head", "a_admin", bad_headers=SESSION_BAD, forbidden_key="a_p1_admin"
+    ),
+    "served": Route(
+        "GET",
+        "/v1/audit/served",
+        "a_admin",
+        bad_path="/v1/audit/served?limit=0&session_id=nope&after=-1",
+        forbidden_key="a_reader",
     ),
     "brief": Route(
         "POST",

@@ -52,6 +52,8 @@ OPERATIONS = [
     ("GET", "/v1/memories/{memory_id}/history"),
     ("GET", "/v1/audit"),
     ("GET", "/v1/audit/verify"),
+    ("GET", "/v1/audit/head"),
+    ("GET", "/v1/audit/served"),
     ("POST", "/v1/brief"),
     ("GET", "/v1/whoami"),
     ("GET", "/v1/proposals"),

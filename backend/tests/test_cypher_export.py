@@ -71,7 +71,7 @@ DESIGN_STATE = SPEC_STATE - {"applies_to"} | {
     "reason",
 }
 DESIGN_AUDIT = SPEC_AUDIT | {"id", "tenant_id", "seq", "event", "state_id", "reason"}
-DESIGN_AUDIT |= {"prev_hash", "hash"}
+DESIGN_AUDIT |= {"prev_hash", "hash", "content_hash"}  # DESIGN §3 (issue 14)
 TRICKY = "It's a \\ back'slash\n\ttab, \"quotes\", emoji 🧠, RLO \u202e and tag \U000e0041 end"
 
 

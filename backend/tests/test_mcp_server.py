@@ -34,6 +34,7 @@ TOOLS = {
     "memorule_history",
     "memorule_audit",
     "memorule_proposals",
+    "memorule_served",
 }
 
 
@@ -387,6 +388,30 @@ async def test_audit_lists_events_newest_first_with_filters_and_pages(client: Cl
     assert len(mine["events"]) == 3
     later = await ok(client, "memorule_audit", {"since": "2999-01-01T00:00:00"})
     assert later["events"] == []
+
+
+@pytest.mark.anyio
+async def test_served_lists_the_versions_a_recall_and_a_brief_returned(client: Client) -> None:
+    one = await ok(client, "prism_remember", rule())
+    await ok(client, "prism_remember", rule(subject="Second rule", body="b" * 20))
+    recalled = await ok(client, "semantic_recall", {"source_type": "memorule"})
+    await ok(client, "memorule_brief", {"task": "review"})
+    session = (await ok(client, "memorule_audit", {}))["events"][0]["written_by_session_id"]
+    served = await ok(client, "memorule_served", {"session_id": session})
+    rows = [(r["tool"], r["memorule_id"], r["version"], r["rank"]) for r in served["served"]]
+    recall_rows = [
+        ("semantic_recall", m["id"], m["version"], i + 1) for i, m in enumerate(recalled["matches"])
+    ]
+    assert rows[: len(recall_rows)] == recall_rows and len(recall_rows) == 2
+    assert {r[0] for r in rows[len(recall_rows) :]} == {"memorule_brief"}
+    only = await ok(client, "memorule_served", {"memorule_id": one["id"], "limit": 1})
+    assert len(only["served"]) == 1 and only["next_cursor"] == only["served"][0]["seq"]
+    error = await refused(client, "memorule_served", {"session_id": "x", "limit": 0, "by": 1})
+    assert codes(error) == {
+        "session_id": "invalid_format",
+        "limit": "out_of_range",
+        "by": "unknown_field",
+    }
 
 
 @pytest.mark.anyio

@@ -20,7 +20,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.test_mcp_server import TOOLS  # the eight tools, named once
+from tests.test_mcp_server import TOOLS  # the tools, named once
 
 BACKEND = Path(__file__).resolve().parents[1]
 SERVER = [sys.executable, "-m", "app", "mcp"]

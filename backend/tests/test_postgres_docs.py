@@ -132,6 +132,8 @@ def test_the_privilege_recipe_runs_the_service_but_cannot_rewrite_history(
             "DELETE FROM memorule_audit",
             "UPDATE memory_state SET body = 'rewritten'",
             "DELETE FROM memory",
+            "DELETE FROM served_receipt",
+            "UPDATE memorule_audit SET content_hash = NULL",
         ):
             with pytest.raises(pgerrors.InsufficientPrivilege):
                 conn.execute(statement)

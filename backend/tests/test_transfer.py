@@ -77,10 +77,13 @@ def populate(services: Services, make_ctx: ContextFactory) -> list[Any]:
     mem.remember(web, rule("Deploys wait for green builds", applies_to={"scope": "org"}))
     mem.remember(web, {"body": "Frontend deploys go out on Tuesdays.", "namespace": "ops"})
     mem.remember(other, rule("Globex keeps its own rules"))
+    mem.recall(donna, {"query": "migrations", "source_type": "memorule"})
+    services.brief.brief(web, "deploy the web app")
     return [donna, web, other]
 
 
 def dump_text(services: Services) -> str:
+    services.ledger.flush()  # receipts this process still holds
     out = io.StringIO()
     export_store(services.store, out, None)
     return out.getvalue()
@@ -114,7 +117,13 @@ def test_sqlite_to_postgres_to_sqlite_gives_back_every_byte_chain_and_answer(
             dumps.append(dump_text(target))
         assert body(dumps[0]) == body(dumps[1]) == body(dumps[2])
         counts = json.loads(dumps[0].splitlines()[-1])["counts"]
+        served = counts.pop("served_receipts")
         assert counts == {"memories": 10, "states": 12, "audit_events": 14, "idempotency": 6}
+        verified = [s.memorules.verify_chain(contexts[0]) for s in stores]
+        # Every acme event (globex has the 14th) has its content checked; every receipt moved.
+        assert [(v.ok, v.content_checked, v.served and v.served.events) for v in verified] == [
+            (True, 13, served)
+        ] * 3
         answers = [recalls(s, contexts) for s in stores]
         assert answers[0] == answers[1] == answers[2]
         assert any(a["count"] for a in answers[0])
@@ -147,7 +156,13 @@ def test_an_export_of_one_tenant_holds_only_that_tenant(
     assert report.tenants == [contexts[2].tenant_id]
     records = [json.loads(line) for line in out.getvalue().splitlines()[1:-1]]
     assert {r["tenant_id"] for r in records} == {str(contexts[2].tenant_id)}
-    assert report.counts == {"memories": 1, "states": 1, "audit_events": 1, "idempotency": 0}
+    assert report.counts == {
+        "memories": 1,
+        "states": 1,
+        "audit_events": 1,
+        "idempotency": 0,
+        "served_receipts": 0,
+    }
 
 
 def edits() -> list[tuple[str, Any]]:

@@ -6,6 +6,7 @@ The same pages in a real browser: ``test_web_browser.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from collections.abc import Iterator
@@ -295,6 +296,30 @@ def test_the_verify_button_shows_an_intact_chain(world: World) -> None:
     assert 'id="verify"' in page and "chain-report" not in page
     page = client.get("/audit?verify=1").text
     assert "Chain intact." in page
+
+
+def test_the_audit_page_shows_the_heads_and_the_content_checks(world: World) -> None:
+    client = signed_in(world, "a_admin")
+    page = client.get("/audit").text
+    assert 'id="chain-heads"' in page and 'id="audit-head"' in page
+    heads = world.call("a_admin", "GET", "/v1/audit/head").json()
+    assert f"{heads['audit']['seq']}:{heads['audit']['hash']}" in page
+    page = client.get("/audit?verify=1").text
+    assert 'id="content-report"' in page and "content hashes recomputed" in page
+    assert 'id="served-report"' in page
+
+
+def test_a_memorule_page_lists_the_sessions_it_was_served_to(world: World) -> None:
+    memory_id = fresh_rule(world, "A rule the console shows as served.")
+    url = f"/memorules/{memory_id}?project=p1"
+    assert 'id="served-none"' in signed_in(world, "a_admin").get(url).text
+    session = "0190a0b4-0000-7000-8000-00000000c0de"
+    ctx = dataclasses.replace(world.ctx("acme", "p1"), session_id=uuid.UUID(session))
+    recalled = world.services.memory.recall(ctx, {"source_type": "memorule", "top_k": 100})
+    assert memory_id in [str(m.memory.id) for m in recalled.matches]
+    page = signed_in(world, "a_admin").get(url).text
+    assert 'id="served-to"' in page and session in page
+    assert "Only admin keys" in signed_in(world, "a_reader").get(url).text
 
 
 def test_a_project_restricted_key_cannot_read_the_tenant_trail(world: World) -> None:

@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic.json_schema import models_json_schema
 from starlette.routing import Route
 
-from app.api import proposals, routes
+from app.api import audit_routes, proposals, routes
 from app.api.deps import ApiState, StateDep
 from app.api.docs import install_docs
 from app.api.errors import error_response, install_error_handlers
@@ -87,6 +87,7 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     install_docs(app, TITLE)
     app.include_router(routes.router)
     app.include_router(proposals.router)  # the capture review queue (issue 20)
+    app.include_router(audit_routes.router)
     _install_probes(app)
     install_console(app)  # the operator console at / (app.web)
     proposals_page.install(app)  # its review queue (issue 20)

@@ -49,6 +49,7 @@ CHECKED_ACTIONS = frozenset(
         "memorule_history",
         "memorule_proposals",  # read-only: the project's review queue (a reader may list it)
         "memorule_audit",
+        "memorule_served",
         "read_resource",
         "get_prompt",
     }
@@ -176,6 +177,10 @@ def _check(
             guard.get(key, ctx, _id(memorule, "memorule_id"))
         else:
             access.require_tenant_audit(key, "list the whole tenant's audit trail")
+    elif action == "memorule_served":
+        # Over HTTP the whole tenant's receipts only; a key reads its own sessions' receipts
+        # through GET /v1/audit/served?session_id=.
+        access.require_tenant_audit(key, "list the tenant's served receipts over MCP")
     elif action == "read_resource":
         uri = str(params.get("uri", ""))
         if uri.startswith(_MEMORULE_URI):

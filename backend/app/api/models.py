@@ -233,6 +233,7 @@ class AuditEventPublic(BaseModel):
     evidence_signal_id: str | None
     written_at: Timestamp
     reason: str | None
+    content_hash: str | None = None
     prev_hash: str
     hash: str
 
@@ -252,8 +253,16 @@ class AuditPagePublic(BaseModel):
     next_cursor: int | None
 
 
-class ChainReportPublic(BaseModel):
-    """The audit chain recomputed; ``ok`` false names the first broken link."""
+class HeadPublic(BaseModel):
+    """A chain's head: its length and the hash of its last entry."""
+
+    seq: int
+    hash: str
+    at: Timestamp | None
+
+
+class ServedReportPublic(BaseModel):
+    """The served-receipt chain recomputed."""
 
     ok: bool
     events: int
@@ -261,6 +270,27 @@ class ChainReportPublic(BaseModel):
     broken_at_seq: int | None
     broken_event_id: str | None
     problem: str | None
+    recorded_head: HeadPublic | None
+
+
+class ChainReportPublic(BaseModel):
+    """The audit chain recomputed; ``ok`` false names the first broken link.
+
+    ``content_checked`` events had their state's content hash recomputed; ``legacy_events``
+    were written before content hashes and verify as before. ``served``: the receipts.
+    """
+
+    ok: bool
+    events: int
+    head: str
+    broken_at_seq: int | None
+    broken_event_id: str | None
+    problem: str | None
+    legacy_events: int = 0
+    content_checked: int = 0
+    recorded_head: HeadPublic | None = None
+    given_head: HeadPublic | None = None
+    served: ServedReportPublic | None = None
 
 
 class RecallMatchPublic(BaseModel):

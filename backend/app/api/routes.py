@@ -15,10 +15,19 @@ from fastapi import APIRouter, Query, Request
 from app.api import models as m
 from app.api.deps import CallDep, Caller, JsonBody, StateDep
 from app.api.models import ErrorPublic
+from app.domain.access import ApiKey
 from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
-from app.domain.records import AuditEventType, Confidence, MemoruleKind, Scope, SourceType
+from app.domain.records import (
+    AuditEventType,
+    Confidence,
+    MemoruleKind,
+    Scope,
+    SessionContext,
+    SourceType,
+)
 from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
 from app.errors import FieldError, InvalidInput
+from app.services.ledger_service import parse_head
 from app.services.memory_service import memory_dict, state_dict
 from app.trigraph.port import AuditFilter
 
@@ -252,10 +261,22 @@ async def list_audit(
     summary="Verify the tenant's audit hash chain",
     tags=["audit"],
 )
-async def verify_audit(state: StateDep, call: CallDep) -> dict[str, Any]:
-    """Recompute the chain; ``ok: false`` names the first broken link (admin keys that are
-    not restricted to projects only)."""
-    return await call.run(lambda key, ctx: dict(state.access.verify_chain(key, ctx).to_dict()))
+async def verify_audit(
+    state: StateDep,
+    call: CallDep,
+    head: Annotated[
+        str | None,
+        Query(max_length=90, description="SEQ:HASH from /v1/audit/head: the chain must extend it"),
+    ] = None,
+) -> dict[str, Any]:
+    """Recompute the chain (links, hashes, content hashes, the recorded head, the served
+    receipts); ``ok: false`` names the first flaw (admin keys not restricted to projects)."""
+
+    def work(key: ApiKey, ctx: SessionContext) -> dict[str, Any]:
+        given = parse_head(head) if head is not None else None  # after the key is checked
+        return dict(state.access.verify_chain(key, ctx, given).to_dict())
+
+    return await call.run(work)
 
 
 @router.post(

@@ -20,13 +20,14 @@ from uuid import UUID
 import click
 
 from app.bootstrap import Services, build_services, context_from
-from app.cli import brief_cmd, db_cmd, hooks_cmd, render
+from app.cli import audit_cmd, brief_cmd, db_cmd, hooks_cmd, render
 from app.cli.keys_cmd import keys_group
 from app.cli.lazy import LazyGroup
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
 from app.services.memory_service import memory_dict, state_dict
 from app.settings import load_settings
+from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -303,7 +304,7 @@ def history(rt: Runtime, memory_id: str) -> None:
 
 
 @cli.command()
-@click.argument("action", type=click.Choice(["list", "verify"]), default="list")
+@click.argument("action", type=click.Choice(["list", "verify", "head", "served"]), default="list")
 @click.option("--memorule", "memorule_id", help="only events of this memorule")
 @click.option("--session", "session", help="only events written in this session")
 @click.option("--by", "by_persona", help="only events written by this persona")
@@ -317,6 +318,8 @@ def history(rt: Runtime, memory_id: str) -> None:
 @click.option("--since", type=click.DateTime(), help="events at or after this time (UTC)")
 @click.option("--until", type=click.DateTime(), help="events before this time (UTC)")
 @click.option("--before", "before_seq", type=int, help="page cursor: events before this number")
+@click.option("--after", "after_seq", type=int, help="served: page cursor (a next_cursor)")
+@click.option("--head", "given_head", help="verify: the chain must extend this SEQ:HASH")
 @click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True)
 @common
 def audit(
@@ -329,17 +332,40 @@ def audit(
     since: datetime | None,
     until: datetime | None,
     before_seq: int | None,
+    after_seq: int | None,
+    given_head: str | None,
     limit: int,
 ) -> None:
-    """List memorule audit events, newest first; 'prism audit verify' checks the hash chain.
+    """List memorule audit events, newest first; 'verify' checks the chains; 'head' prints
+    the chain heads to keep elsewhere; 'served' lists served receipts.
 
-    verify recomputes the tenant's chain and exits 1 at the first broken link.
+    verify recomputes the tenant's audit chain (every link, hash and content hash, its
+    length against the recorded head, and --head SEQ:HASH if given) and its served-receipt
+    chain, and exits 1 at the first flaw. served lists which memorule versions recalls and
+    briefs returned, oldest first (--session-id or --session, --memorule, --since, --until).
     """
     if action == "verify":
-        report = rt.services.memorules.verify_chain(rt.ctx)
+        head = audit_cmd.parse_head(given_head) if given_head else None
+        report = rt.services.memorules.verify_chain(rt.ctx, head)
         rt.emit({**report.to_dict()}, render.chain_report)
         if not report.ok:
             sys.exit(EXIT_REFUSED)
+        return
+    if action == "head":
+        rt.emit(rt.services.ledger.head(rt.ctx), audit_cmd.render_head)
+        return
+    if action == "served":
+        sid = session or rt.options.get("session_id")
+        served = ServedFilter(
+            session_id=parse_id(sid, "session") if sid else None,
+            memorule_id=parse_id(memorule_id, "memorule") if memorule_id else None,
+            since=since.replace(tzinfo=UTC) if since else None,
+            until=until.replace(tzinfo=UTC) if until else None,
+            after_seq=after_seq,
+            limit=limit,
+        )
+        page = rt.services.ledger.served(rt.ctx, served)
+        rt.emit(page.to_dict(), audit_cmd.render_served)
         return
     flt = AuditFilter(
         memorule_id=parse_id(memorule_id, "memorule") if memorule_id else None,

@@ -6,8 +6,11 @@ The MCP SDK is imported when the command runs, not when the CLI loads.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -74,9 +77,23 @@ def mcp_command(**options: Any) -> None:
         threading.Thread(
             target=_warm_up, args=(services,), name="prism-embedder-warm-up", daemon=True
         ).start()
+        signal.signal(signal.SIGTERM, functools.partial(_terminate, services))
         server.run("stdio")
     finally:
         services.close()
+
+
+def _terminate(services: Services, signum: int, frame: object) -> None:
+    """SIGTERM: write the pending served receipts, release the store, exit 0.
+
+    Raising SystemExit instead would leave the process waiting on the SDK's stdin reader
+    thread (blocked in a read that no signal ends); the default action lost the receipts.
+    Writes are transactions, so one cut short is simply not there.
+    """
+    try:
+        services.close()
+    finally:
+        os._exit(0)
 
 
 def _invalid_settings(exc: pydantic.ValidationError) -> InvalidInput:

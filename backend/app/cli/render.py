@@ -100,12 +100,34 @@ def history(data: dict[str, Any]) -> str:
 
 
 def chain_report(data: dict[str, Any]) -> str:
-    if data["ok"]:
-        return f"audit chain OK: {data['events']} events, head {data['head'][:16]}…"
-    return (
-        f"audit chain BROKEN at event #{data['broken_at_seq']} ({data['broken_event_id']}): "
-        f"{data['problem']}"
-    )
+    served = data.get("served")
+    served_broken = served is not None and not served["ok"]
+    problem = data.get("problem") or ""
+    audit_ok = data["ok"] or (served_broken and problem.startswith("served receipts: "))
+    if audit_ok:
+        line = f"audit chain OK: {data['events']} events, head {data['head'][:16]}…"
+        line += f"; {data.get('content_checked', 0)} content hashes match their states"
+        if data.get("legacy_events"):
+            line += (
+                f"; {data['legacy_events']} legacy events (written before content hashes) "
+                "verified as before"
+            )
+        if data.get("given_head"):
+            given = data["given_head"]
+            line += f"; extends the given head {given['seq']}:{given['hash'][:16]}…"
+    else:
+        where = f"event #{data['broken_at_seq']}"
+        if data.get("broken_event_id"):
+            where += f" ({data['broken_event_id']})"
+        line = f"audit chain BROKEN at {where}: {problem}"
+    lines = [line]
+    if served is not None and not served_broken:
+        lines.append(f"served receipts OK: {served['events']} receipts")
+    elif served is not None:
+        lines.append(
+            f"served receipts BROKEN at receipt #{served['broken_at_seq']}: {served['problem']}"
+        )
+    return "\n".join(lines)
 
 
 def error(payload: dict[str, Any]) -> str:

@@ -121,6 +121,7 @@ class SessionContext:
     persona: str | None = None
     surface: str | None = None
     specialization: str | None = None
+    key_id: str | None = None  # the HTTP API key the call came with (served receipts name it)
 
     def value(self, key: str) -> str | None:
         value: str | None = getattr(self, key)
@@ -208,11 +209,16 @@ class AuditDraft:
     evidence_signal_id: str | None
     written_at: datetime
     reason: str | None = None
+    content_hash: str | None = None
 
 
 @dataclass(frozen=True)
 class MemoruleAudit:
-    """The ``:MemoruleAudit`` node: the spec's five fields, the event and its chain link."""
+    """The ``:MemoruleAudit`` node: the spec's five fields, the event and its chain link.
+
+    ``content_hash`` commits to the content of the state the event names
+    (:func:`app.domain.audit.content_hash`); None on events written before migration 4.
+    """
 
     id: UUID
     tenant_id: UUID
@@ -227,6 +233,7 @@ class MemoruleAudit:
     reason: str | None
     prev_hash: str
     hash: str
+    content_hash: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -240,6 +247,7 @@ class MemoruleAudit:
             "event": self.event.value,
             "state_id": str(self.state_id),
             "reason": self.reason,
+            "content_hash": self.content_hash,
             "prev_hash": self.prev_hash,
             "hash": self.hash,
         }

@@ -311,6 +311,26 @@ class AuditArguments(_Arguments):
     limit: Annotated[int, Field(description="Events per page, newest first.", ge=1, le=500)] = 50
 
 
+class ServedArguments(_Arguments):
+    """``memorule_served``."""
+
+    session_id: Annotated[UUID | None, Field(description="Only what this session was served.")] = (
+        None
+    )
+    memorule_id: Annotated[UUID | None, Field(description="Only receipts of this memorule.")] = None
+    since: Annotated[
+        datetime | None,
+        Field(description="Served at or after this ISO 8601 time (UTC if no offset)."),
+    ] = None
+    until: Annotated[
+        datetime | None, Field(description="Served before this ISO 8601 time (UTC if no offset).")
+    ] = None
+    after: Annotated[
+        int | None, Field(description="Page cursor: the next_cursor of the previous page.", ge=0)
+    ] = None
+    limit: Annotated[int, Field(description="Receipts per page, oldest first.", ge=1, le=500)] = 100
+
+
 def published_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema a client sees: ``$ref`` inlined, ``Optional`` shown as its type.
 

@@ -28,6 +28,7 @@ from app.mcp_server import arguments as a
 from app.mcp_server import proposals
 from app.mcp_server.parsing import decode_json_strings, parse, refuse_unknown
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
+from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 
 logger = logging.getLogger("prism.mcp")
@@ -108,6 +109,19 @@ def _audit(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str
         limit=p.limit,
     )
     return svc.memorules.audit(ctx, flt).to_dict()
+
+
+def _served(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
+    p = parse(a.ServedArguments, args)
+    flt = ServedFilter(
+        session_id=p.session_id,
+        memorule_id=p.memorule_id,
+        since=_utc(p.since),
+        until=_utc(p.until),
+        after_seq=p.after,
+        limit=p.limit,
+    )
+    return svc.ledger.served(ctx, flt).to_dict()
 
 
 def _utc(ts: datetime | None) -> datetime | None:
@@ -211,6 +225,16 @@ TOOLS: tuple[ToolSpec, ...] = (
         proposals.DESCRIPTION,
         proposals.ProposalsArguments,
         proposals.list_proposals,
+        read_only=True,
+    ),
+    ToolSpec(
+        "memorule_served",
+        "Memorules served to a session",
+        "Which memorule versions semantic_recall and memorule_brief returned, to which session "
+        "and persona, at which rank and when (served receipts, hash-chained), oldest first; "
+        "filter by session_id, memorule_id, since, until. Pass next_cursor as 'after' for more.",
+        a.ServedArguments,
+        _served,
         read_only=True,
     ),
 )

@@ -8,17 +8,20 @@ Anything the key cannot see is reported exactly as a missing id would be (the sa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
 from app.domain import access
 from app.domain.access import ApiKey, Role
-from app.domain.audit import ChainReport
+from app.domain.audit import ChainReport, Head
 from app.domain.records import Memory, MemoryState, RecallResult, SessionContext, WriteResult
-from app.errors import NotFound
+from app.errors import NotFound, PermissionDenied, StorageError
 from app.services.brief_service import Brief, BriefService
+from app.services.ledger_service import LedgerService, ServedPage
 from app.services.memorule_service import AuditPage, MemoruleService
 from app.services.memory_service import History, MemoryPage, MemoryService
+from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 
 
@@ -192,7 +195,38 @@ class AccessService:
             access.require_tenant_audit(key, "list the whole tenant's audit trail")
         return self.memorules.audit(ctx, flt)
 
-    def verify_chain(self, key: ApiKey, ctx: SessionContext) -> ChainReport:
+    def verify_chain(
+        self, key: ApiKey, ctx: SessionContext, given: Head | None = None
+    ) -> ChainReport:
         """Recompute the tenant's audit chain (admin keys not restricted to projects)."""
         access.require_tenant_audit(key, "verify the audit chain")
-        return self.memorules.verify_chain(ctx)
+        return self.memorules.verify_chain(ctx, given)
+
+    def _ledger(self) -> LedgerService:
+        if self.memorules.ledger is None:
+            raise StorageError("this store has no audit ledger")
+        return self.memorules.ledger
+
+    def audit_head(self, key: ApiKey, ctx: SessionContext) -> dict[str, Any]:
+        """The tenant's chain heads (admin keys not restricted to projects)."""
+        access.require_tenant_audit(key, "read the audit chain's head")
+        return self._ledger().head(ctx)
+
+    def served(self, key: ApiKey, ctx: SessionContext, flt: ServedFilter) -> ServedPage:
+        """Served receipts: the whole tenant's (admin keys not restricted to projects), or
+        one session's, as served through this same key (any role).
+
+        Raises:
+            PermissionDenied: neither an unrestricted admin key nor a ``session_id`` filter.
+        """
+        try:
+            access.require_tenant_audit(key, "list the whole tenant's served receipts")
+        except PermissionDenied:
+            if flt.session_id is None:
+                raise PermissionDenied(
+                    "this key can list only the served receipts of a session it called with: "
+                    "give session_id"
+                ) from None
+            access.require_role(key, Role.READER, "list served receipts")
+            flt = replace(flt, key_id=key.key_id)
+        return self._ledger().served(ctx, flt)

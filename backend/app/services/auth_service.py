@@ -203,6 +203,7 @@ class AuthService:
             persona=access.resolve_persona(key, values["persona"]),
             surface=values["surface"],
             specialization=values["specialization"],
+            key_id=key.key_id,
         )
 
 

@@ -126,8 +126,10 @@ class BriefService:
             InvalidInput: every problem with the arguments at once.
         """
         query = self._validate(task, token_budget, namespace, top_k)
-        result = self.memory.recall(ctx, query)
+        result = self.memory.recall(ctx, query, served_as=None)
         included, markdown = _fit(ctx, result.matches, token_budget, result.candidates)
+        if self.memory.served is not None:
+            self.memory.served.record(ctx, "memorule_brief", query.query, included)
         return Brief(
             markdown=markdown,
             included=tuple(included),

@@ -227,7 +227,7 @@ class CaptureService:
             self.memorules.audit_draft(
                 ctx,
                 memory.id,
-                state.id,
+                state,
                 AuditEventType.PROPOSED,
                 cand.write.evidence_signal_id,
                 state.written_at,
@@ -247,7 +247,7 @@ class CaptureService:
         draft = self.memorules.audit_draft(
             ctx,
             memory.id,
-            state.id,
+            state,
             AuditEventType.EVIDENCE,
             cand.write.evidence_signal_id,
             now,

@@ -30,6 +30,7 @@ from app.domain.records import (
 )
 from app.embeddings.port import Embedder, Vector
 from app.errors import MemoryRetired, NearDuplicate, NotFound
+from app.services.ledger_service import LedgerService
 from app.trigraph.port import AuditFilter, CandidateFilter, StateWrite, TriGraphStore, WriteBatch
 
 AUDIT_PAGE_MAX = 500
@@ -59,11 +60,18 @@ class MemoruleService:
         embedder: the embedding model.
         near_duplicate_threshold: cosine similarity at or above which an active memorule of
             the same kind and compatible ``applies_to`` counts as a near duplicate.
+        ledger: verification with content, heads and served receipts (None: links and
+            hashes only, from records).
     """
 
     def __init__(
-        self, store: TriGraphStore, embedder: Embedder, near_duplicate_threshold: float = 0.95
+        self,
+        store: TriGraphStore,
+        embedder: Embedder,
+        near_duplicate_threshold: float = 0.95,
+        ledger: LedgerService | None = None,
     ) -> None:
+        self.ledger = ledger
         self.store = store
         self.embedder = embedder
         self.near_duplicate_threshold = near_duplicate_threshold
@@ -103,7 +111,7 @@ class MemoruleService:
             confidence=write.confidence,
         )
         created = self.audit_draft(
-            ctx, memory.id, state.id, AuditEventType.CREATED, write.evidence_signal_id, now
+            ctx, memory.id, state, AuditEventType.CREATED, write.evidence_signal_id, now
         )
         batch = WriteBatch(
             tenant_id=ctx.tenant_id,
@@ -138,7 +146,7 @@ class MemoruleService:
             self.audit_draft(
                 ctx,
                 memory.id,
-                state.id,
+                state,
                 AuditEventType.SUPERSEDED,
                 write.evidence_signal_id,
                 utcnow(),
@@ -150,17 +158,19 @@ class MemoruleService:
     def audit_draft(
         ctx: SessionContext,
         memorule_id: UUID,
-        state_id: UUID,
+        state: MemoryState,
         event: AuditEventType,
         evidence_signal_id: str | None,
         when: Any,
         reason: str | None = None,
     ) -> AuditDraft:
-        """The Watson hook: who wrote which memorule, on what evidence, when."""
+        """The Watson hook: who wrote which memorule, on what evidence, when, and the
+        content hash of the state it names (so the chain commits to the rule's text)."""
         return AuditDraft(
             id=new_id(),
             memorule_id=memorule_id,
-            state_id=state_id,
+            state_id=state.id,
+            content_hash=chain.content_hash(state),
             event=event,
             written_by_session_id=ctx.session_id,
             written_by_persona=ctx.persona,
@@ -231,8 +241,16 @@ class MemoruleService:
         events = events[:limit]
         return AuditPage(events, events[-1].seq if more and events else None)
 
-    def verify_chain(self, ctx: SessionContext) -> chain.ChainReport:
-        """Recompute the tenant's audit hash chain and report the first broken link."""
+    def verify_chain(
+        self, ctx: SessionContext, given: chain.Head | None = None
+    ) -> chain.ChainReport:
+        """Recompute the tenant's audit hash chain and report the first broken link.
+
+        With a ledger: also every content hash, the recorded head, ``given`` (a head kept
+        elsewhere) and the served-receipt chain (see :meth:`LedgerService.verify`).
+        """
+        if self.ledger is not None:
+            return self.ledger.verify(ctx.tenant_id, given)
         return chain.verify(self.store.audit_chain(ctx.tenant_id))
 
 

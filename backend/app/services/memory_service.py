@@ -38,6 +38,7 @@ from app.domain.records import (
 )
 from app.embeddings.port import Embedder
 from app.errors import Conflict, FieldError, InvalidInput, MemoryRetired, NotFound
+from app.services.ledger_service import LedgerService
 from app.services.memorule_service import MemoruleService
 from app.trigraph.port import (
     AuditFilter,
@@ -100,6 +101,7 @@ class MemoryService:
         weights: recall ranking weights.
         preselect_above: candidate count above which recall prunes rows by the sketch's
             bound (same results; see ``ranking._relevance``); 0 scores every row.
+        served: where recall records which memorule versions it served (None: nowhere).
     """
 
     def __init__(
@@ -109,7 +111,9 @@ class MemoryService:
         memorules: MemoruleService,
         weights: RankingWeights | None = None,
         preselect_above: int = 8192,
+        served: LedgerService | None = None,
     ) -> None:
+        self.served = served
         self.store = store
         self.preselect_above = preselect_above
         self.embedder = embedder
@@ -251,7 +255,7 @@ class MemoryService:
             draft = self.memorules.audit_draft(
                 ctx,
                 memory.id,
-                state.id,
+                state,
                 AuditEventType.SUPERSEDED,
                 write.evidence_signal_id,
                 now,
@@ -311,7 +315,7 @@ class MemoryService:
         if memory.kind is Kind.MEMORULE:
             event = AuditEventType.RETIRED if status is Status.RETIRED else AuditEventType.RESTORED
             draft = self.memorules.audit_draft(
-                ctx, memory.id, state.id, event, state.evidence_signal_id, now, checked
+                ctx, memory.id, state, event, state.evidence_signal_id, now, checked
             )
             batch.audits.append(draft)
             audit_id = draft.id
@@ -404,12 +408,19 @@ class MemoryService:
         more = len(found) > q.limit
         return MemoryPage(items, listing.encode_cursor(items[-1][0].id) if more else None)
 
-    def recall(self, ctx: SessionContext, raw: Mapping[str, Any] | RecallQuery) -> RecallResult:
+    def recall(
+        self,
+        ctx: SessionContext,
+        raw: Mapping[str, Any] | RecallQuery,
+        served_as: str | None = "semantic_recall",
+    ) -> RecallResult:
         """``semantic_recall``: the memories that apply to the context, best first.
 
         Args:
             ctx: the session context; its persona/surface/specialization drive applicability.
             raw: the request (DESIGN §6) or an already validated :class:`RecallQuery`.
+            served_as: the tool its served receipts name (None: record none, e.g. a brief
+                records what it finally shows itself).
 
         Raises:
             InvalidInput: every field error.
@@ -452,6 +463,8 @@ class MemoryService:
             pair = found.get(UUID(r.memory_id))
             if pair is not None:
                 matches.append(RecallMatch(pair[0], pair[1], r.score, r.why, r.applicable))
+        if served_as is not None and self.served is not None:
+            self.served.record(ctx, served_as, q.query, matches)
         return RecallResult(matches, self.embedder.model_id, page.candidates)
 
     # -- bulk import -------------------------------------------------------------------

@@ -147,7 +147,7 @@ class ProposalService:
         draft = self.memorules.audit_draft(
             ctx,
             memory.id,
-            target.id,
+            target,
             AuditEventType.APPROVED,
             state.evidence_signal_id,
             now,
@@ -236,7 +236,7 @@ class ProposalService:
         merged = self.memorules.audit_draft(
             ctx,
             memory.id,
-            state.id,
+            state,
             AuditEventType.MERGED,
             state.evidence_signal_id,
             now,
@@ -245,7 +245,7 @@ class ProposalService:
         gained = self.memorules.audit_draft(
             ctx,
             rule.id,
-            rule_state.id,
+            rule_state,
             AuditEventType.EVIDENCE,
             state.evidence_signal_id,
             now,
@@ -292,7 +292,7 @@ class ProposalService:
         draft = self.memorules.audit_draft(
             ctx,
             memory.id,
-            promoted.id,
+            promoted,
             AuditEventType.PROMOTED,
             promoted.evidence_signal_id,
             now,
@@ -317,7 +317,7 @@ class ProposalService:
     ) -> WriteResult:
         now = utcnow()
         draft = self.memorules.audit_draft(
-            ctx, memory.id, state.id, event, state.evidence_signal_id, now, reason
+            ctx, memory.id, state, event, state.evidence_signal_id, now, reason
         )
         batch = WriteBatch(
             tenant_id=ctx.tenant_id,

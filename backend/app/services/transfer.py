@@ -6,11 +6,15 @@ The file (``prism export --format jsonl`` for one tenant, ``prism dump`` for eve
     {"type": "memory", "tenant_id", "id", ..., "states": [...], "vector": {...} | null}
     {"type": "audit", "tenant_id", "seq", "id", ..., "prev_hash", "hash"}
     {"type": "idempotency", "tenant_id", "key", "request_hash", "result", "created_at"}
-    {"type": "end", "counts": {"memories", "states", "audit_events", "idempotency"}}
+    {"type": "served", "tenant_id", "seq", "call_id", ..., "prev_hash", "hash"}
+    {"type": "end", "counts": {"memories", "states", "audit_events", "idempotency",
+                               "served_receipts"}}
 
 One memory per line with every version and its current vector (float32, little-endian,
-base64: bit-exact). Audit events are the stored rows, copied verbatim, never re-chained; an
-import checks each tenant's chain as it reads and refuses a broken one. Keys are sorted and
+base64: bit-exact). Audit events and served receipts are the stored rows, copied verbatim,
+never re-chained; an import checks each tenant's two chains as it reads and refuses a broken
+one, and the target store records each chain's head from its last entry. Version 1 files
+(before content hashes and receipts) still import. Keys are sorted and
 times are ISO-8601 UTC with microseconds, so the same store always exports the same bytes,
 whatever the engine. An import runs in ONE transaction into an empty store (or one without
 the file's tenants): a truncated, edited or clashing file writes nothing.
@@ -29,6 +33,7 @@ import numpy as np
 
 from app.domain import audit as chain
 from app.domain.records import MemoruleAudit, MemoryState, iso, utcnow
+from app.domain.served import ServedReceipt
 from app.services.transfer_format import COUNTS, FORMAT, VERSION, Reader
 from app.trigraph.port import DumpItem, MemoryDump, TriGraphStore
 
@@ -76,6 +81,8 @@ def write_jsonl(items: Iterable[DumpItem], out: TextIO) -> TransferReport:
             report.counts["states"] += len(item.states)
         elif isinstance(item, MemoruleAudit):
             report.counts["audit_events"] += 1
+        elif isinstance(item, ServedReceipt):
+            report.counts["served_receipts"] += 1
         else:
             report.counts["idempotency"] += 1
         out.write(_line(encode(item)))
@@ -138,6 +145,8 @@ def encode(item: DumpItem) -> dict[str, Any]:
         }
     if isinstance(item, MemoruleAudit):
         return {"type": "audit", "tenant_id": str(item.tenant_id), **item.to_dict()}
+    if isinstance(item, ServedReceipt):
+        return {"type": "served", "tenant_id": str(item.tenant_id), **item.to_dict()}
     return {
         "type": "idempotency",
         "tenant_id": str(item.tenant_id),

@@ -21,7 +21,6 @@ from app.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
     AppliesTo,
-    AuditDraft,
     AuditEventType,
     Confidence,
     Kind,
@@ -32,46 +31,44 @@ from app.domain.records import (
     Status,
     parse_iso,
 )
+from app.domain.served import HASH_AT, ID_AT, RECEIPT_FIELDS, ServedReceipt, receipt_hash
 from app.errors import FieldError, InvalidInput
 from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
 
 FORMAT: Final = "prism-memory-dump"
-VERSION: Final = 1
-COUNTS: Final = ("memories", "states", "audit_events", "idempotency")
+VERSION: Final = 2
+READS: Final = (1, 2)  # version 1: before migration 4 (no content hashes, no receipts)
+COUNTS: Final = ("memories", "states", "audit_events", "idempotency", "served_receipts")
 
 
 class ChainCheck:
-    """One tenant's chain, verified link by link as its events stream past."""
+    """One tenant's chains, verified link by link as their entries stream past."""
 
     def __init__(self) -> None:
-        self.events = 0
-        self.head = chain.GENESIS_HASH
-
-    def feed(self, e: MemoruleAudit) -> str | None:
-        """The problem with the next event, or None (then it becomes the head)."""
-        if e.seq != self.events + 1:
-            return f"expected event number {self.events + 1}, found {e.seq}"
-        if e.prev_hash != self.head:
-            return "prev_hash does not match the hash of the event before it"
-        draft = AuditDraft(
-            e.id,
-            e.memorule_id,
-            e.state_id,
-            e.event,
-            e.written_by_session_id,
-            e.written_by_persona,
-            e.evidence_signal_id,
-            e.written_at,
-            e.reason,
+        self.audit = chain.ChainCheck(content=False)
+        self.served = chain.ChainCheck(
+            hasher=receipt_hash,
+            content=False,
+            hash_at=HASH_AT,
+            id_at=ID_AT,
+            seq_at=1,
+            noun="receipt",
         )
-        if chain.chain_hash(self.head, e.tenant_id, e.seq, draft) != e.hash:
-            return "the event's fields do not match its hash (it was edited)"
-        self.events += 1
-        self.head = e.hash
-        return None
+
+    def feed(self, item: MemoruleAudit | ServedReceipt) -> str | None:
+        """The problem with the next event or receipt, or None (then it becomes the head)."""
+        if isinstance(item, ServedReceipt):
+            check, row = self.served, item.row()
+        else:
+            check, row = self.audit, chain.record_row(item)
+        if check.feed(row):
+            return None
+        assert check.failure is not None
+        return check.failure[2]
 
     def report(self) -> chain.ChainReport:
-        return chain.ChainReport(True, self.events, self.head)
+        served = chain.ChainReport(True, self.served.count, self.served.prev)
+        return chain.ChainReport(True, self.audit.count, self.audit.prev, served=served)
 
 
 class Reader:
@@ -80,6 +77,7 @@ class Reader:
     def __init__(self) -> None:
         self.chains: dict[UUID, ChainCheck] = {}
         self.counts = dict.fromkeys(COUNTS, 0)
+        self.version = VERSION
 
     def items(self, lines: Iterable[str]) -> Iterator[DumpItem]:
         number, ended, started = 0, False, False
@@ -94,7 +92,7 @@ class Reader:
                     raise ValueError("a line must be a JSON object")
                 kind = data.pop("type", None)
                 if not started:
-                    _check_header(kind, data)
+                    self.version = _check_header(kind, data)
                     started = True
                     continue
                 if kind == "end":
@@ -106,7 +104,7 @@ class Reader:
                 _fail(number, "invalid_record", f"{type(exc).__name__}: {exc}")
             tenant = item.memory.tenant_id if isinstance(item, MemoryDump) else item.tenant_id
             check = self.chains.setdefault(tenant, ChainCheck())
-            if isinstance(item, MemoruleAudit) and (problem := check.feed(item)):
+            if isinstance(item, MemoruleAudit | ServedReceipt) and (problem := check.feed(item)):
                 _fail(number, "broken_chain", f"tenant {tenant}: {problem}")
             yield item
         if not ended:
@@ -120,22 +118,32 @@ class Reader:
             return item
         if kind == "audit":
             self.counts["audit_events"] += 1
+            if self.version == 1 and "content_hash" not in data:
+                data["content_hash"] = None
             return _audit(data)
+        if kind == "served" and self.version >= 2:
+            self.counts["served_receipts"] += 1
+            return _receipt(data)
         if kind == "idempotency":
             self.counts["idempotency"] += 1
             return _claim(data)
         raise ValueError(f"unknown record type {kind!r}")
 
     def _check_end(self, data: dict[str, Any]) -> None:
-        if data.get("counts") != self.counts:
+        expected = dict(self.counts)
+        if self.version == 1:
+            expected.pop("served_receipts")
+        if data.get("counts") != expected:
             raise ValueError(f"end record counts {data.get('counts')} != records {self.counts}")
 
 
-def _check_header(kind: Any, data: dict[str, Any]) -> None:
+def _check_header(kind: Any, data: dict[str, Any]) -> int:
     if kind != "header" or data.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} file (the first line must be its header)")
-    if data.get("version") != VERSION:
-        raise ValueError(f"format version {data.get('version')} is not {VERSION}")
+    version = data.get("version")
+    if version not in READS:
+        raise ValueError(f"format version {version} is not one of {list(READS)}")
+    return int(version)
 
 
 def _fail(line: int, code: str, message: str) -> NoReturn:
@@ -240,6 +248,35 @@ def _audit(d: dict[str, Any]) -> MemoruleAudit:
         evidence_signal_id=_maybe(d, "evidence_signal_id"),
         written_at=parse_iso(d["written_at"]),
         reason=_maybe(d, "reason"),
+        prev_hash=_text(d, "prev_hash"),
+        hash=_text(d, "hash"),
+        content_hash=_maybe(d, "content_hash"),
+    )
+
+
+_RECEIPT_KEYS: Final = set(RECEIPT_FIELDS)
+
+
+def _receipt(d: dict[str, Any]) -> ServedReceipt:
+    _exact(d, _RECEIPT_KEYS)
+    for key in ("seq", "version", "rank"):
+        if isinstance(d[key], bool) or not isinstance(d[key], int):
+            raise TypeError(f"'{key}' must be a whole number")
+    return ServedReceipt(
+        tenant_id=UUID(d["tenant_id"]),
+        seq=d["seq"],
+        call_id=UUID(d["call_id"]),
+        served_at=parse_iso(_text(d, "served_at")),
+        tool=_text(d, "tool"),
+        session_id=UUID(d["session_id"]),
+        persona=_maybe(d, "persona"),
+        project_id=UUID(d["project_id"]),
+        memorule_id=UUID(d["memorule_id"]),
+        state_id=UUID(d["state_id"]),
+        version=d["version"],
+        rank=d["rank"],
+        query_sha256=_text(d, "query_sha256"),
+        key_id=_maybe(d, "key_id"),
         prev_hash=_text(d, "prev_hash"),
         hash=_text(d, "hash"),
     )

@@ -28,6 +28,7 @@ from app.domain.records import (
     SessionContext,
     Status,
 )
+from app.domain.served import ServedReceipt
 from app.embeddings.port import Vector
 
 
@@ -198,8 +199,9 @@ class IdempotencyRecord:
     created_at: datetime
 
 
-DumpItem = MemoryDump | MemoruleAudit | IdempotencyRecord
-"""What ``dump`` yields and ``load`` takes: audit events are chained rows, copied verbatim."""
+DumpItem = MemoryDump | MemoruleAudit | IdempotencyRecord | ServedReceipt
+"""What ``dump`` yields and ``load`` takes: audit events and served receipts are chained rows,
+copied verbatim."""
 
 
 class WriteStore(Protocol):
@@ -336,7 +338,8 @@ class TransferStore(Protocol):
         """Everything stored for one tenant (or all), exactly as stored.
 
         Tenants in id order; per tenant: its memories by id (each with its states and
-        current vector), then its audit chain by ``seq``, then its idempotency claims by key.
+        current vector), then its audit chain by ``seq``, then its idempotency claims by key,
+        then its served receipts by ``seq``.
 
         Raises:
             StorageError: the engine failed.
@@ -346,10 +349,11 @@ class TransferStore(Protocol):
     def load(self, items: Iterable[DumpItem]) -> dict[str, int]:
         """Insert dumped records verbatim (audit rows keep their seq and hashes), all or none.
 
-        A memory must come before the audit events that name it (``dump`` order).
+        A memory must come before the audit events that name it (``dump`` order). Each
+        loaded chain's head (``audit_head``) is set from its last entry.
 
         Returns:
-            Counts loaded: memories, states, audit_events, idempotency.
+            Counts loaded: memories, states, audit_events, idempotency, served_receipts.
 
         Raises:
             Conflict: a tenant in ``items`` already has data in this store.

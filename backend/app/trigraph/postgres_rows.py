@@ -75,7 +75,14 @@ INSERT_STATE: Final = (
 INSERT_AUDIT: Final = (
     "INSERT INTO memorule_audit (tenant_id, seq, id, memorule_id, state_id, event, "
     "written_by_session_id, written_by_persona, evidence_signal_id, written_at, reason, "
-    "prev_hash, hash) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "prev_hash, hash, content_hash) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+# The store's record of a chain's length, moved in the transaction that extends the chain.
+UPSERT_HEAD: Final = (
+    "INSERT INTO audit_head (tenant_id, chain, seq, hash, written_at) "
+    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, chain) DO UPDATE SET "
+    "seq = excluded.seq, hash = excluded.hash, written_at = excluded.written_at"
 )
 INSERT_INDEX: Final = (
     "INSERT INTO recall_index (tenant_id, memory_id, project_id, active, kind, namespace, "
@@ -156,6 +163,7 @@ def audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
         e.reason,
         e.prev_hash,
         e.hash,
+        e.content_hash,
     )
 
 
@@ -265,6 +273,7 @@ def audit(r: Sequence[Any]) -> MemoruleAudit:
         reason=r[10],
         prev_hash=r[11],
         hash=r[12],
+        content_hash=r[13],
     )
 
 

@@ -195,6 +195,47 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
         ],
     ),
     (
+        4,
+        "audit_content_head_served",
+        [
+            # Issue 14: see app.trigraph.sqlite_schema, migration 4.
+            "ALTER TABLE memorule_audit ADD COLUMN content_hash text",
+            "CREATE INDEX memorule_audit_by_state ON memorule_audit (tenant_id, state_id)",
+            """CREATE TABLE audit_head (
+                tenant_id uuid NOT NULL,
+                chain text NOT NULL CHECK (chain IN ('memorule_audit', 'served_receipt')),
+                seq bigint NOT NULL,
+                hash text NOT NULL,
+                written_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, chain)
+            )""",
+            "INSERT INTO audit_head SELECT DISTINCT ON (tenant_id) tenant_id, 'memorule_audit', "
+            "seq, hash, written_at FROM memorule_audit ORDER BY tenant_id, seq DESC",
+            """CREATE TABLE served_receipt (
+                tenant_id uuid NOT NULL,
+                seq bigint NOT NULL,
+                call_id uuid NOT NULL,
+                served_at timestamptz NOT NULL,
+                tool text NOT NULL,
+                session_id uuid NOT NULL,
+                persona text,
+                project_id uuid NOT NULL,
+                memorule_id uuid NOT NULL,
+                state_id uuid NOT NULL,
+                version integer NOT NULL,
+                rank integer NOT NULL,
+                query_sha256 text NOT NULL,
+                key_id text,
+                prev_hash text NOT NULL,
+                hash text NOT NULL,
+                PRIMARY KEY (tenant_id, seq)
+            )""",
+            "CREATE INDEX served_receipt_by_session ON served_receipt (tenant_id, session_id, seq)",
+            "CREATE INDEX served_receipt_by_memorule "
+            "ON served_receipt (tenant_id, memorule_id, seq)",
+        ],
+    ),
+    (
         5,
         "proposed_status",
         # The review queue (issue 20): a memory may be 'proposed' (never recalled).
@@ -215,4 +256,6 @@ TENANT_TABLES: Final = (
     "recall_index",
     "recall_term",
     "idempotency",
+    "audit_head",
+    "served_receipt",
 )

@@ -17,9 +17,12 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from app.domain.records import MemoruleAudit, MemoryState, Status
+from app.domain.served import ServedReceipt
 from app.errors import Conflict
+from app.trigraph import postgres_ledger as ledger
 from app.trigraph import postgres_rows as rows
 from app.trigraph import postgres_terms as terms
+from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN
 from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -48,6 +51,7 @@ def dump(
             )
             for key, request_hash, result, created_at in claims:
                 yield IdempotencyRecord(tenant, key, request_hash, result, rows.utc(created_at))
+            yield from _receipts(conn, tenant)
 
 
 def _memories(conn: Conn, tenant: UUID) -> Iterator[MemoryDump]:
@@ -103,6 +107,21 @@ def _audits(conn: Conn, tenant: UUID) -> Iterator[MemoruleAudit]:
         after = int(page[-1][2])
 
 
+def _receipts(conn: Conn, tenant: UUID) -> Iterator[ServedReceipt]:
+    after = 0
+    while True:
+        page = conn.execute(
+            f"SELECT {ledger.RECEIPT_COLUMNS} FROM served_receipt WHERE tenant_id = %s "
+            "AND seq > %s ORDER BY seq LIMIT %s",
+            (tenant, after, PAGE * 4),
+        ).fetchall()
+        for r in page:
+            yield ledger.receipt(r)
+        if len(page) < PAGE * 4:
+            return
+        after = int(page[-1][1])
+
+
 class _Batches:
     """Rows waiting to be inserted, flushed in foreign-key order (memories first)."""
 
@@ -114,9 +133,16 @@ class _Batches:
         self.terms: list[tuple[Any, ...]] = []
         self.audits: list[tuple[Any, ...]] = []
         self.claims: list[tuple[Any, ...]] = []
+        self.receipts: list[tuple[Any, ...]] = []
 
     def size(self) -> int:
-        return len(self.memories) + len(self.states) + len(self.audits) + len(self.claims)
+        return (
+            len(self.memories)
+            + len(self.states)
+            + len(self.audits)
+            + len(self.claims)
+            + len(self.receipts)
+        )
 
     def flush(self) -> None:
         with self.conn.cursor() as cur:
@@ -131,6 +157,7 @@ class _Batches:
                     "VALUES (%s, %s, %s, %s, %s)",
                     self.claims,
                 ),
+                (ledger.INSERT_RECEIPT, self.receipts),
             ):
                 if params:
                     cur.executemany(statement, params)
@@ -140,7 +167,9 @@ class _Batches:
 def load(conn: Conn, items: Iterable[DumpItem]) -> dict[str, int]:
     """Insert dumped items verbatim inside the caller's transaction; return the counts."""
     counts = {"memories": 0, "states": 0, "audit_events": 0, "idempotency": 0}
+    counts["served_receipts"] = 0
     clocks: dict[UUID, int] = {}
+    heads: dict[tuple[UUID, str], tuple[int, str, Any]] = {}
     batches = _Batches(conn)
     for item in items:
         tenant = item.memory.tenant_id if isinstance(item, MemoryDump) else item.tenant_id
@@ -176,7 +205,12 @@ def load(conn: Conn, items: Iterable[DumpItem]) -> dict[str, int]:
             counts["states"] += len(item.states)
         elif isinstance(item, MemoruleAudit):
             batches.audits.append(rows.audit_params(item))
+            heads[(tenant, AUDIT_CHAIN)] = (item.seq, item.hash, item.written_at)
             counts["audit_events"] += 1
+        elif isinstance(item, ServedReceipt):
+            batches.receipts.append(ledger.receipt_params(item))
+            heads[(tenant, SERVED_CHAIN)] = (item.seq, item.hash, item.served_at)
+            counts["served_receipts"] += 1
         else:
             batches.claims.append(
                 (tenant, item.key, item.request_hash, Jsonb(item.result), item.created_at)
@@ -185,6 +219,8 @@ def load(conn: Conn, items: Iterable[DumpItem]) -> dict[str, int]:
         if batches.size() >= FLUSH_AT:
             batches.flush()
     batches.flush()
+    with conn.cursor() as cur:
+        cur.executemany(rows.UPSERT_HEAD, [(t, c, *head) for (t, c), head in heads.items()])
     return counts
 
 
@@ -194,7 +230,9 @@ def _claim_tenant(conn: Conn, tenant: UUID) -> int:
     row = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM memory WHERE tenant_id = %(t)s) "
         "OR EXISTS (SELECT 1 FROM memorule_audit WHERE tenant_id = %(t)s) "
-        "OR EXISTS (SELECT 1 FROM idempotency WHERE tenant_id = %(t)s)",
+        "OR EXISTS (SELECT 1 FROM idempotency WHERE tenant_id = %(t)s) "
+        "OR EXISTS (SELECT 1 FROM served_receipt WHERE tenant_id = %(t)s) "
+        "OR EXISTS (SELECT 1 FROM audit_head WHERE tenant_id = %(t)s)",
         {"t": tenant},
     ).fetchone()
     if row is not None and row[0]:

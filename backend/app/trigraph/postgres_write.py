@@ -31,7 +31,7 @@ from app.trigraph.port import IdempotencyClaim, WriteBatch, WriteOutcome
 Conn = psycopg.Connection[tuple[Any, ...]]
 
 _CLAIM = "SELECT request_hash, result FROM idempotency WHERE tenant_id = %s AND key = %s"
-_HEAD = "SELECT seq, hash FROM memorule_audit WHERE tenant_id = %s ORDER BY seq DESC LIMIT 1"
+_HEAD = "SELECT seq, hash FROM audit_head WHERE tenant_id = %s AND chain = 'memorule_audit'"
 _MEMORIES = (
     "SELECT m.id, m.project_id, m.kind, m.namespace, m.status, m.current_version, "
     "r.memory_id IS NOT NULL FROM memory m LEFT JOIN recall_index r "
@@ -114,7 +114,7 @@ class _Queue:
     (inside a pipeline, ``executemany`` costs a sync of its own).
     """
 
-    ORDER = ("memory", "version", "state", "index", "terms", "status", "audit", "claim")
+    ORDER = ("memory", "version", "state", "index", "terms", "status", "audit", "head", "claim")
 
     def __init__(self) -> None:
         self.groups: dict[str, list[tuple[str, tuple[Any, ...]]]] = {g: [] for g in self.ORDER}
@@ -187,6 +187,10 @@ def apply(conn: Conn, batch: WriteBatch) -> WriteOutcome:
     audits = _chain(batch, head_cur.fetchone() if head_cur is not None else None)
     for event in audits:
         queue.add("audit", rows.INSERT_AUDIT, rows.audit_params(event))
+    if audits:
+        last = audits[-1]
+        head = (t, "memorule_audit", last.seq, last.hash, last.written_at)
+        queue.add("head", rows.UPSERT_HEAD, head)
     if batch.idempotency is not None:
         c = batch.idempotency
         claim_row = (t, c.key, c.request_hash, Jsonb(c.result), datetime.now(UTC))

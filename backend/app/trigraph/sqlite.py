@@ -254,8 +254,7 @@ class SQLiteStore:
         audits = []
         if batch.audits:
             row = conn.execute(
-                "SELECT seq, hash FROM memorule_audit WHERE tenant_id = ? "
-                "ORDER BY seq DESC LIMIT 1",
+                "SELECT seq, hash FROM audit_head WHERE tenant_id = ? AND chain = 'memorule_audit'",
                 (t,),
             ).fetchone()
             seq, prev = (row[0], row[1]) if row else (0, chain.GENESIS_HASH)
@@ -263,27 +262,18 @@ class SQLiteStore:
                 seq += 1
                 event = chain.link(batch.tenant_id, seq, prev, draft)
                 conn.execute(
-                    "INSERT INTO memorule_audit (tenant_id, seq, id, memorule_id, state_id, event, "
-                    "written_by_session_id, written_by_persona, evidence_signal_id, written_at, "
-                    "reason, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        t,
-                        seq,
-                        str(event.id),
-                        str(event.memorule_id),
-                        str(event.state_id),
-                        event.event.value,
-                        str(event.written_by_session_id),
-                        event.written_by_persona,
-                        event.evidence_signal_id,
-                        iso(event.written_at),
-                        event.reason,
-                        event.prev_hash,
-                        event.hash,
-                    ),
+                    f"INSERT INTO memorule_audit ({_AUDIT_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    _audit_params(event),
                 )
                 audits.append(event)
                 prev = event.hash
+            conn.execute(
+                "INSERT INTO audit_head VALUES (?, 'memorule_audit', ?, ?, ?) "
+                "ON CONFLICT (tenant_id, chain) DO UPDATE SET seq = excluded.seq, "
+                "hash = excluded.hash, written_at = excluded.written_at",
+                (t, seq, prev, iso(audits[-1].written_at)),
+            )
         if batch.idempotency is not None:
             claim = batch.idempotency
             conn.execute(
@@ -621,6 +611,26 @@ def _state(r: tuple[Any, ...]) -> MemoryState:
     )
 
 
+def _audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
+    """An event's values in ``AUDIT_FIELDS`` order, as stored."""
+    return (
+        str(e.id),
+        str(e.tenant_id),
+        e.seq,
+        str(e.memorule_id),
+        str(e.state_id),
+        e.event.value,
+        str(e.written_by_session_id),
+        e.written_by_persona,
+        e.evidence_signal_id,
+        iso(e.written_at),
+        e.reason,
+        e.prev_hash,
+        e.hash,
+        e.content_hash,
+    )
+
+
 def _audit(r: tuple[Any, ...]) -> MemoruleAudit:
     return MemoruleAudit(
         id=UUID(r[0]),
@@ -636,4 +646,5 @@ def _audit(r: tuple[Any, ...]) -> MemoruleAudit:
         reason=r[10],
         prev_hash=r[11],
         hash=r[12],
+        content_hash=r[13],
     )

@@ -193,6 +193,52 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
         ],
     ),
     (
+        4,
+        "audit_content_head_served",
+        [
+            # Issue 14. Events from now on commit to their state's content; events written
+            # before keep NULL ("legacy") and verify as before.
+            "ALTER TABLE memorule_audit ADD COLUMN content_hash TEXT",
+            "CREATE INDEX memorule_audit_by_state ON memorule_audit (tenant_id, state_id)",
+            # The store's own record of each chain's length, kept in the transaction that
+            # extends the chain: a deleted tail no longer verifies as a shorter chain.
+            """CREATE TABLE audit_head (
+                tenant_id TEXT NOT NULL,
+                chain TEXT NOT NULL CHECK (chain IN ('memorule_audit', 'served_receipt')),
+                seq INTEGER NOT NULL,
+                hash TEXT NOT NULL,
+                written_at TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, chain)
+            ) WITHOUT ROWID""",
+            "INSERT INTO audit_head SELECT a.tenant_id, 'memorule_audit', a.seq, a.hash, "
+            "a.written_at FROM memorule_audit a WHERE a.seq = "
+            "(SELECT max(b.seq) FROM memorule_audit b WHERE b.tenant_id = a.tenant_id)",
+            # Served receipts: one per memorule version a recall or brief returned, chained.
+            """CREATE TABLE served_receipt (
+                tenant_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                call_id TEXT NOT NULL,
+                served_at TEXT NOT NULL,
+                tool TEXT NOT NULL,
+                session_id TEXT NOT NULL,
+                persona TEXT,
+                project_id TEXT NOT NULL,
+                memorule_id TEXT NOT NULL,
+                state_id TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                rank INTEGER NOT NULL,
+                query_sha256 TEXT NOT NULL,
+                key_id TEXT,
+                prev_hash TEXT NOT NULL,
+                hash TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, seq)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX served_receipt_by_session ON served_receipt (tenant_id, session_id, seq)",
+            "CREATE INDEX served_receipt_by_memorule "
+            "ON served_receipt (tenant_id, memorule_id, seq)",
+        ],
+    ),
+    (
         5,
         "proposed_status",
         # The review queue (issue 20): a memory may be 'proposed'. SQLite cannot ALTER a CHECK

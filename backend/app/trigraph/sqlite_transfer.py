@@ -18,17 +18,21 @@ import numpy as np
 
 from app.domain.ranking import normalise_key
 from app.domain.records import AppliesTo, MemoruleAudit, MemoryState, Status, iso, parse_iso
+from app.domain.served import ServedReceipt
 from app.errors import Conflict
 from app.trigraph import sqlite_segments
+from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN
 from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
 from app.trigraph.sqlite import (
     _AUDIT_COLUMNS,
     _MEMORY_COLUMNS,
     _STATE_COLUMNS,
     _audit,
+    _audit_params,
     _memory,
     _state,
 )
+from app.trigraph.sqlite_ledger import INSERT_RECEIPT, RECEIPT_COLUMNS, UPSERT_HEAD, receipt
 
 PAGE: Final = 500
 _INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -42,9 +46,8 @@ _INSERT_INDEX: Final = (
     "model, clock, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_AUDIT: Final = (
-    "INSERT INTO memorule_audit (tenant_id, seq, id, memorule_id, state_id, event, "
-    "written_by_session_id, written_by_persona, evidence_signal_id, written_at, reason, "
-    "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO memorule_audit ({_AUDIT_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -60,7 +63,8 @@ def dump(path: Path, tenant_id: UUID | None) -> Iterator[DumpItem]:
                 r[0]
                 for r in conn.execute(
                     "SELECT tenant_id FROM memory UNION SELECT tenant_id FROM memorule_audit "
-                    "UNION SELECT tenant_id FROM idempotency ORDER BY 1"
+                    "UNION SELECT tenant_id FROM idempotency "
+                    "UNION SELECT tenant_id FROM served_receipt ORDER BY 1"
                 )
             ]
         for t in tenants:
@@ -78,6 +82,11 @@ def dump(path: Path, tenant_id: UUID | None) -> Iterator[DumpItem]:
                 yield IdempotencyRecord(
                     UUID(t), key, request_hash, json.loads(result), parse_iso(created_at)
                 )
+            for row in conn.execute(
+                f"SELECT {RECEIPT_COLUMNS} FROM served_receipt WHERE tenant_id = ? ORDER BY seq",
+                (t,),
+            ):
+                yield receipt(row)
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -122,7 +131,9 @@ def _memories(conn: sqlite3.Connection, t: str) -> Iterator[MemoryDump]:
 def load(conn: sqlite3.Connection, items: Iterable[DumpItem]) -> dict[str, int]:
     """Insert dumped items verbatim inside the caller's write transaction; return the counts."""
     counts = {"memories": 0, "states": 0, "audit_events": 0, "idempotency": 0}
+    counts["served_receipts"] = 0
     clocks: dict[UUID, int] = {}
+    heads: dict[tuple[str, str], tuple[int, str, str]] = {}
     for item in items:
         tenant = item.memory.tenant_id if isinstance(item, MemoryDump) else item.tenant_id
         if tenant not in clocks:
@@ -134,13 +145,20 @@ def load(conn: sqlite3.Connection, items: Iterable[DumpItem]) -> dict[str, int]:
             counts["states"] += len(item.states)
         elif isinstance(item, MemoruleAudit):
             conn.execute(_INSERT_AUDIT, _audit_params(item))
+            heads[(t, AUDIT_CHAIN)] = (item.seq, item.hash, iso(item.written_at))
             counts["audit_events"] += 1
+        elif isinstance(item, ServedReceipt):
+            conn.execute(INSERT_RECEIPT, item.row())
+            heads[(t, SERVED_CHAIN)] = (item.seq, item.hash, iso(item.served_at))
+            counts["served_receipts"] += 1
         else:
             conn.execute(
                 "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?)",
                 (t, item.key, item.request_hash, json.dumps(item.result), iso(item.created_at)),
             )
             counts["idempotency"] += 1
+    for (t, name), (seq, digest, at) in heads.items():
+        conn.execute(UPSERT_HEAD, (t, name, seq, digest, at))
     return counts
 
 
@@ -209,24 +227,6 @@ def _state_params(t: str, s: MemoryState) -> tuple[Any, ...]:
     )
 
 
-def _audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
-    return (
-        str(e.tenant_id),
-        e.seq,
-        str(e.id),
-        str(e.memorule_id),
-        str(e.state_id),
-        e.event.value,
-        str(e.written_by_session_id),
-        e.written_by_persona,
-        e.evidence_signal_id,
-        iso(e.written_at),
-        e.reason,
-        e.prev_hash,
-        e.hash,
-    )
-
-
 def _claim_tenant(conn: sqlite3.Connection, t: str) -> int:
     """Bump the tenant's clock and make sure it has nothing here yet; return its clock."""
     clock = int(
@@ -239,7 +239,9 @@ def _claim_tenant(conn: sqlite3.Connection, t: str) -> int:
     taken = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM memory WHERE tenant_id = ?1) "
         "OR EXISTS (SELECT 1 FROM memorule_audit WHERE tenant_id = ?1) "
-        "OR EXISTS (SELECT 1 FROM idempotency WHERE tenant_id = ?1)",
+        "OR EXISTS (SELECT 1 FROM idempotency WHERE tenant_id = ?1) "
+        "OR EXISTS (SELECT 1 FROM served_receipt WHERE tenant_id = ?1) "
+        "OR EXISTS (SELECT 1 FROM audit_head WHERE tenant_id = ?1)",
         (t,),
     ).fetchone()[0]
     if taken:

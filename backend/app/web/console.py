@@ -28,8 +28,9 @@ from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError, Unauthenticated
 from app.services.auth_service import ContextRequest
 from app.services.memory_service import state_dict
+from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
-from app.web import views
+from app.web import served_view, views
 from app.web.sessions import COOKIE, ConsoleSession, SecurityHeaders, SessionStore
 
 T = TypeVar("T")
@@ -262,7 +263,14 @@ def _detail(key: ApiKey, ctx: SessionContext, state: ApiState, memory_id: UUID) 
         can_write = True
     except PermissionDenied:
         can_write = False
-    return {**history, "can_write": can_write}
+    try:  # the tenant's served receipts: admin keys not restricted to projects
+        served = state.access.served(key, ctx, ServedFilter(memorule_id=memory_id, limit=500))
+        served_to: list[served_view.ServedSession] | None = served_view.sessions(
+            served.to_dict()["served"]
+        )
+    except PermissionDenied:
+        served_to = None
+    return {**history, "can_write": can_write, "served_to": served_to}
 
 
 @router.get("/memorules/{memory_id}")
@@ -294,6 +302,7 @@ async def _memorule_page(
         current=current,
         versions=list(zip(versions, views.version_changes(versions), strict=True))[::-1],
         audit=found["audit"],
+        served_to=found["served_to"],
         can_write=found["can_write"],
         options=views,
         shown=views.shown,
@@ -363,16 +372,18 @@ async def audit(request: Request) -> Response:
     flt = AuditFilter(before_seq=int(before) if before.isdigit() else None, limit=100)
     access = page.state.access
 
-    def work(key: ApiKey, ctx: SessionContext) -> tuple[dict[str, Any], dict[str, object] | None]:
+    def work(
+        key: ApiKey, ctx: SessionContext
+    ) -> tuple[dict[str, Any], dict[str, object] | None, dict[str, Any]]:
         events = access.audit(key, ctx, flt).to_dict()
         report = access.verify_chain(key, ctx).to_dict() if "verify" in params else None
-        return events, report
+        return events, report, access.audit_head(key, ctx)
 
     try:
-        events, report = await page.run(work)
+        events, report, heads = await page.run(work)
     except PrismError as exc:
         return page.error(exc)
-    return page.render("audit.html", events=events, report=report)
+    return page.render("audit.html", events=events, report=report, heads=heads)
 
 
 @router.get("/favicon.ico")
