@@ -6,7 +6,7 @@ thread (:meth:`app.api.deps.Call.run`).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request
 from app.api import models as m
 from app.api.deps import CallDep, Caller, JsonBody, StateDep
 from app.api.models import ErrorPublic
+from app.domain.field_checks import to_utc
 from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
 from app.domain.records import AuditEventType, Confidence, MemoruleKind, Scope, SourceType
 from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
@@ -237,8 +238,8 @@ async def list_audit(
         session_id=session,
         persona=persona,
         events=tuple(event or ()),
-        since=_utc(since),
-        until=_utc(until),
+        since=to_utc(since, "since"),
+        until=to_utc(until, "until"),
         before_seq=before,
         limit=limit,
     )
@@ -300,9 +301,3 @@ async def whoami(call: CallDep) -> dict[str, Any]:
         "persona": key.persona,
         "project_id": caller.ctx.project_id,
     }
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None or value.tzinfo is not None:
-        return value.astimezone(UTC) if value is not None else None
-    return value.replace(tzinfo=UTC)
