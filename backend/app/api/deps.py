@@ -2,7 +2,8 @@
 
 The tenant ALWAYS comes from the API key. The rest of the context comes from optional
 ``X-Prism-*`` headers: project (default: the key's only project, else the server's), persona
-(forced to the key's own when the key is bound to one), surface, specialization, session.
+(a key bound to a persona acts as it; naming another is refused with 403), surface,
+specialization, session. Every authenticated request costs one hit of the key's rate limit.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.metrics import Metrics
+from app.api.rate_limit import RateLimits
 from app.bootstrap import Services
 from app.domain.access import ApiKey
 from app.domain.records import SessionContext
@@ -44,6 +46,7 @@ class ApiState:
     auth: AuthService
     access: AccessService
     metrics: Metrics
+    rate_limits: RateLimits
     local_key: ApiKey | None = None
     _ready: bool = field(default=False, repr=False)
 
@@ -90,11 +93,13 @@ class Call:
             Unauthenticated: no, unknown or revoked key (401).
             PermissionDenied: a project or persona the key may not use (403).
             InvalidInput: malformed context headers (422).
+            RateLimited: the key's rate limit is spent (429).
         """
         state = self.state
         if not state.is_ready():
             raise StorageError("the store is not ready (unreachable or not migrated)")
         key = state.local_key or state.auth.authenticate(self.secret)
+        state.rate_limits.charge_key(key.key_id)
         return Caller(key, state.auth.context_for(key, self.wanted))
 
     async def run(self, work: Callable[[ApiKey, SessionContext], T]) -> T:
