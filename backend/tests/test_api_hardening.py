@@ -250,3 +250,61 @@ def test_another_persona_header_is_refused_as_the_docs_say(world: World) -> None
     assert response.status_code == 403
     row = next(line for line in DOCS.read_text().splitlines() if "`X-Prism-Persona`" in line)
     assert "403" in row and "forced" not in row
+
+
+# -- 11. the OpenAPI document and the behaviour agree (the full run: test_api_schemathesis) --
+
+
+@pytest.mark.parametrize("action", ["", "/retire", "/restore"])
+def test_a_body_that_is_not_utf8_is_the_same_422_on_every_route(world: World, action: str) -> None:
+    memory_id = fresh_rule(world)
+    method = "PATCH" if not action else "POST"
+    headers = {**world.headers("a_writer"), "Content-Type": "application/json"}
+    response = world.client.request(
+        method,
+        f"/v1/memories/{memory_id}{action}",
+        content=b'{"reason": "\xff\xfe"}',
+        headers=headers,
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["fields"][0]["code"] == "invalid_json"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("OPTIONS", "/v1/memories", "GET, POST"),
+        ("DELETE", "/v1/memories/{id}", "GET, PATCH"),
+        ("PUT", "/healthz", "GET"),
+    ],
+)
+def test_a_wrong_method_gets_405_naming_every_allowed_method(
+    world: World, method: str, path: str, allowed: str
+) -> None:
+    response = world.call("a_reader", method, path.format(id=world.ids["a_rule_p1"]))
+    assert response.status_code == 405
+    assert response.headers["allow"] == allowed
+
+
+def test_recall_and_brief_document_their_body_as_optional_and_take_none(world: World) -> None:
+    paths = world.client.get("/openapi.json").json()["paths"]
+    for path in ("/v1/recall", "/v1/brief"):
+        assert paths[path]["post"]["requestBody"]["required"] is False
+        assert world.call("a_reader", "POST", path).status_code == 200
+
+
+@pytest.mark.parametrize("header", ["X-Prism-Persona", "X-Prism-Surface", "X-Prism-Project"])
+@pytest.mark.parametrize("value", ["", " padded", "x" * 101])
+def test_a_context_header_outside_its_documented_pattern_is_a_422(
+    world: World, header: str, value: str
+) -> None:
+    documented = {
+        p["name"]: p["schema"]
+        for p in world.client.get("/openapi.json").json()["paths"]["/v1/whoami"]["get"][
+            "parameters"
+        ]
+    }
+    assert re.search(documented[header.lower()]["pattern"], value) is None
+    response = world.call("a_reader", "GET", "/v1/whoami", headers={header: value})
+    assert response.status_code == 422, response.text
+    assert fields_of(response) == {header.lower()}

@@ -177,10 +177,31 @@ def _install_openapi(app: FastAPI) -> None:
             components = schema.setdefault("components", {}).setdefault("schemas", {})
             for name, definition in defs.get("$defs", {}).items():
                 components.setdefault(name, definition)
+            _no_null_parameters(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _no_null_parameters(schema: dict[str, Any]) -> None:
+    """A header or query parameter is absent or a string, never JSON ``null``.
+
+    FastAPI documents an optional ``str | None`` parameter as ``anyOf: [string, null]``;
+    a client (schemathesis does) then sends the text ``null``, which is not "not given".
+    """
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", ()) if isinstance(operation, dict) else ():
+                options = parameter.get("schema", {}).get("anyOf")
+                if not options:
+                    continue
+                kept = [o for o in options if o.get("type") != "null"]
+                if len(kept) == 1:
+                    rest = {k: v for k, v in parameter["schema"].items() if k != "anyOf"}
+                    parameter["schema"] = {**kept[0], **rest}
+                else:
+                    parameter["schema"]["anyOf"] = kept
 
 
 def _version() -> str:

@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import (
@@ -50,6 +51,7 @@ _CODES = {
     "literal_error": "invalid_choice",
 }
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _DETAIL_KEYS = {"min_length": "min", "max_length": "max", "ge": "min", "le": "max"}
 
 
@@ -101,7 +103,22 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
     payload = {"ok": False, "error": {"code": code, "message": str(exc.detail)}}
-    return JSONResponse(payload, status_code=exc.status_code, headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(_allowed_methods(request))
+    return JSONResponse(payload, status_code=exc.status_code, headers=headers or None)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette names only the first route's)."""
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL
+            for route in request.app.router.routes
+        )
+    ]
 
 
 INTERNAL_ERROR: dict[str, Any] = {

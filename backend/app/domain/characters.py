@@ -40,3 +40,27 @@ def forbidden_character(value: str) -> str | None:
 def printable(value: str) -> str:
     """``value`` with every forbidden character written as ``\\uXXXX`` (for messages)."""
     return _FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+
+
+# The class of forbidden characters, as regex text for a JSON Schema ``pattern``. Lone
+# surrogates are left out: they are not Unicode scalar values, so no JSON Schema regex
+# dialect (nor a UTF-8 client) can name them; the validators still refuse them.
+_FORBIDDEN_CLASS: Final = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+
+
+def text_pattern(*, min_len: int, max_len: int, single_line: bool) -> str:
+    """The JSON Schema ``pattern`` of a text field, exactly as the validators judge it.
+
+    Validators strip surrounding whitespace, then refuse forbidden characters (and line
+    breaks in one-line fields) in what remains and bound its length: so the pattern allows
+    any whitespace around a core of ``min_len`` to ``max_len`` characters that starts and
+    ends with a non-space. (``maxLength`` would count the whitespace too.)
+    """
+    edge = rf"[^\s{_FORBIDDEN_CLASS}]"
+    inner = rf"[^\n{_FORBIDDEN_CLASS}]" if single_line else rf"[^{_FORBIDDEN_CLASS}]"
+    if min_len >= 2:
+        core = rf"{edge}{inner}{{{min_len - 2},{max_len - 2}}}{edge}"
+    else:
+        core = rf"{edge}(?:{inner}{{0,{max_len - 2}}}{edge})?"
+        core = f"(?:{core})?" if min_len == 0 else core
+    return rf"^\s*{core}\s*$"

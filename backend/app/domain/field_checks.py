@@ -7,11 +7,17 @@ audit filter's times) with the same rules and the same field errors.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from app.domain.validation import IDEMPOTENCY_KEY_MAX, REASON_MAX, _Collector
 from app.errors import FieldError, InvalidInput
+
+# RFC 3339's date-time (what JSON Schema's "date-time" format names): an offset is required.
+_RFC3339: Final = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$"
+)
 
 
 def check_text(
@@ -95,3 +101,32 @@ def to_utc(value: datetime | None, label: str) -> datetime | None:
                 )
             ]
         ) from None
+
+
+def parse_instant(text: str | None, label: str) -> datetime | None:
+    """An RFC 3339 date-time (``2026-12-01T09:30:00Z``, offset required) as UTC.
+
+    Raises:
+        InvalidInput: not an RFC 3339 date-time, no such date or time, or outside years
+            1 to 9999 once in UTC.
+    """
+    if text is None:
+        return None
+    value = None
+    if _RFC3339.match(text):
+        try:
+            value = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+        except ValueError:
+            value = None
+    if value is None:
+        raise InvalidInput(
+            [
+                FieldError(
+                    label,
+                    "invalid_format",
+                    f"'{label}' must be an RFC 3339 date-time with an offset, "
+                    "e.g. 2026-12-01T09:30:00Z",
+                )
+            ]
+        )
+    return to_utc(value, label)

@@ -327,6 +327,14 @@ def _validate_memorule(c: _Collector, raw: Mapping[str, Any]) -> MemoruleWrite:
     )
 
 
+def whole_number(value: Any) -> Any:
+    """A JSON number with no fraction as an ``int`` (``13.0`` is 13, as JSON Schema's
+    ``integer`` says); anything else unchanged, for the caller to judge."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def parse_uuid(c: _Collector, value: Any, label: str) -> uuid.UUID | None:
     if isinstance(value, uuid.UUID):
         return value
@@ -376,7 +384,7 @@ def validate_recall(raw: Mapping[str, Any]) -> RecallQuery:
     c = _Collector()
     c.unknown(raw, RECALL_FIELDS)
     query = c.text(raw, "query", required=False, min_len=0, max_len=QUERY_MAX) or ""
-    top_k = raw.get("top_k", 10)
+    top_k = whole_number(raw.get("top_k", 10))
     if top_k is None:
         top_k = 10
     if isinstance(top_k, bool) or not isinstance(top_k, int):
