@@ -17,7 +17,7 @@ from app.api.deps import CallDep, Caller, JsonBody, StateDep
 from app.api.errors import field_errors
 from app.api.models import ErrorPublic
 from app.domain.characters import text_pattern
-from app.domain.field_checks import parse_instant
+from app.domain.field_checks import AUDIT_CURSOR_MAX, parse_instant
 from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
 from app.domain.records import AuditEventType, Confidence, MemoruleKind, Scope, SourceType
 from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
@@ -274,7 +274,8 @@ async def list_audit(
     since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
     until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
     before: Annotated[
-        int | None, Query(ge=1, le=2**62, description="cursor: a page's next_cursor")
+        int | None,
+        Query(ge=1, le=AUDIT_CURSOR_MAX, description="cursor: a page's next_cursor"),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:

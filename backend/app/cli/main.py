@@ -24,6 +24,7 @@ from app.cli import db_cmd, render, rules_cmd, transfer_cmd
 from app.cli.keys_cmd import keys_group
 from app.cli.mcp_cmd import mcp_command
 from app.cli.serve_cmd import serve_command
+from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
 from app.services.memory_service import memory_dict, state_dict
@@ -314,7 +315,12 @@ def history(rt: Runtime, memory_id: str) -> None:
 )
 @click.option("--since", type=click.DateTime(), help="events at or after this time (UTC)")
 @click.option("--until", type=click.DateTime(), help="events before this time (UTC)")
-@click.option("--before", "before_seq", type=int, help="page cursor: events before this number")
+@click.option(
+    "--before",
+    "before_seq",
+    type=click.IntRange(1, AUDIT_CURSOR_MAX),
+    help="page cursor: events before this number",
+)
 @click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True)
 @common
 def audit(

@@ -14,6 +14,10 @@ from typing import Any, Final
 from app.domain.validation import IDEMPOTENCY_KEY_MAX, REASON_MAX, _Collector
 from app.errors import FieldError, InvalidInput
 
+# The largest audit page cursor (an event's seq) any door accepts: beyond the 64-bit
+# integers both engines store, a bigger one would crash the query instead of matching nothing.
+AUDIT_CURSOR_MAX: Final = 2**62
+
 # RFC 3339's date-time (what JSON Schema's "date-time" format names): an offset is required.
 _RFC3339: Final = re.compile(
     r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$"

@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from app.api.deps import ApiState, Call, get_state
 from app.domain import listing
 from app.domain.access import ApiKey
+from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError, Unauthenticated
 from app.services.auth_service import ContextRequest
@@ -389,9 +390,9 @@ async def audit(request: Request) -> Response:
         return refused
     params = request.query_params
     before = params.get("before", "")
-    # The API's bound for the same cursor: ASCII digits (``"²".isdigit()`` is true), 1..2**62.
+    # The API's bound for the same cursor: ASCII digits (``"²".isdigit()`` is true), in range.
     cursor_ok = before.isascii() and before.isdecimal() and len(before) <= 19
-    if before and not (cursor_ok and 1 <= int(before) <= 2**62):
+    if before and not (cursor_ok and 1 <= int(before) <= AUDIT_CURSOR_MAX):
         return page.render("error.html", status=422, message="'before' is not a page cursor")
     flt = AuditFilter(before_seq=int(before) if before else None, limit=100)
     access = page.state.access
