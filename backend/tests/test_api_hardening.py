@@ -73,7 +73,7 @@ def fresh_rule(w: World) -> str:
     return str(w.services.memory.remember(w.ctx("acme", "p1"), raw).id)
 
 
-# -- 1. lone surrogates, 4. NUL / C1 / bidi: 422 naming the field, nothing written ----------
+# -- 1. lone surrogates, 4. NUL / C1: 422 naming the field, nothing written ----------------
 
 REMEMBER_BAD = {
     "body": '{"body": "abc %s def"}',
@@ -88,7 +88,6 @@ BAD_CHARACTERS = {
     "lone surrogate": LONE_SURROGATE,
     "NUL": "\\u0000",
     "C1 CSI": "\\u009b",
-    "bidi override": "\\u202e",
 }
 
 
@@ -149,6 +148,15 @@ def test_bad_characters_in_a_status_change_are_a_field_error(
     assert response.status_code == 422, response.text
     assert fields_of(response) == {field}
     assert versions(world, memory_id) == state
+
+
+@pytest.mark.parametrize("bidi", ["\u202e", "\u2066", "\u200f"], ids=["RLO", "LRI", "RLM"])
+def test_bidi_controls_are_accepted_and_kept_as_written(world: World, bidi: str) -> None:
+    body = f"Right-to-left text {bidi}with a control{bidi} stays as written."
+    created = world.call("a_writer", "POST", "/v1/memories", {"body": body})
+    assert created.status_code == 201, created.text
+    stored = world.call("a_reader", "GET", f"/v1/memories/{created.json()['id']}").json()
+    assert stored["state"]["body"] == body
 
 
 def test_the_audit_trail_holds_no_nul_after_a_refused_reason(world: World) -> None:

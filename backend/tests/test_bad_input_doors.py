@@ -1,6 +1,6 @@
 """One catalogue of bad values, sent through every door (issue #15, "Also").
 
-Lone surrogates, NUL, C1 and bidi controls, oversize text, dates that overflow UTC, huge
+Lone surrogates, NUL, C1 controls, oversize text, dates that overflow UTC, huge
 integers, NaN and infinity — each into a write (a note's body), a retire (its reason), a
 recall (``top_k``) and the audit listing (``since``, ``before``), over HTTP, MCP in memory,
 MCP over a real stdio subprocess, the CLI and the console. Every door must answer a
@@ -42,7 +42,6 @@ TEXT = {
     "lone surrogate": "a \ud800 b",
     "NUL": "a \x00 b",
     "C1 control": "a \x9b b",
-    "bidi override": "a \u202e b",
     "oversize": "x" * (v.BODY_MAX + 1),
 }
 REASONS = {**TEXT, "oversize": "x" * (v.REASON_MAX + 1)}

@@ -94,7 +94,7 @@ def test_an_edit_form_with_too_many_fields_gets_the_422_page(world: World) -> No
 # -- 4. bad characters and bytes in console forms ------------------------------------------
 
 
-@pytest.mark.parametrize("bad", ["\x00", "\x9b", "\u202e"], ids=["NUL", "C1", "bidi"])
+@pytest.mark.parametrize("bad", ["\x00", "\x9b", "\x7f"], ids=["NUL", "C1", "DEL"])
 @pytest.mark.parametrize("action", ["retire", "edit"])
 def test_bad_characters_in_a_console_write_are_refused_and_write_nothing(
     world: World, action: str, bad: str

@@ -1,11 +1,15 @@
 """The one rule for the characters of any text Prism accepts, at every door.
 
 Refused (README "Limits"): C0 controls but tab and newline, DEL, C1 controls
-(U+0080-U+009F), lone surrogates (they have no UTF-8 form: neither engine can store them,
-and a JSON encoder chokes on them) and the bidirectional embedding, override and isolate
-controls (U+202A-U+202E, U+2066-U+2069), which make text read differently from what it says
-("Trojan Source"). The bidi *marks* (U+200E, U+200F, U+061C) stay allowed: mixed
-right-to-left text needs them and they reorder nothing by themselves.
+(U+0080-U+009F), and lone surrogates (they have no UTF-8 form: neither engine can store them,
+and a JSON encoder chokes on them).
+
+Bidirectional controls (the embedding, override and isolate controls U+202A-U+202E,
+U+2066-U+2069, and the marks U+200E, U+200F, U+061C) are accepted: right-to-left text needs
+some of them, and a rule file imported with them keeps them and reports each one visibly
+(``app.services.rules_io.reading``), and the Cypher export writes them escaped. Refusing
+them here would make ``prism import-rules`` lose text that the other doors then could not
+write back. (The console shows them as they are: see the README's "Limits".)
 """
 
 from __future__ import annotations
@@ -13,9 +17,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-_FORBIDDEN: Final = re.compile(
-    "[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\ud800-\\udfff\\u202a-\\u202e\\u2066-\\u2069]"
-)
+_FORBIDDEN: Final = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\ud800-\\udfff]")
 
 
 def forbidden_character(value: str) -> str | None:
@@ -28,12 +30,7 @@ def forbidden_character(value: str) -> str | None:
     if found is None:
         return None
     point = ord(found.group())
-    if 0xD800 <= point <= 0xDFFF:
-        what = "a lone surrogate"
-    elif point >= 0x2000:
-        what = "a bidirectional control"
-    else:
-        what = "a control character"
+    what = "a lone surrogate" if 0xD800 <= point <= 0xDFFF else "a control character"
     return f"{what} (U+{point:04X})"
 
 
@@ -45,7 +42,7 @@ def printable(value: str) -> str:
 # The class of forbidden characters, as regex text for a JSON Schema ``pattern``. Lone
 # surrogates are left out: they are not Unicode scalar values, so no JSON Schema regex
 # dialect (nor a UTF-8 client) can name them; the validators still refuse them.
-_FORBIDDEN_CLASS: Final = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_FORBIDDEN_CLASS: Final = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
 
 
 def text_pattern(*, min_len: int, max_len: int, single_line: bool) -> str:
