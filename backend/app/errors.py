@@ -16,6 +16,8 @@ the entry point, via :meth:`PrismError.to_payload` and :attr:`PrismError.http_st
     ├── Unauthenticated         unauthenticated     no or unknown credentials (401)
     ├── TooLarge                too_large           the request body is over the limit (413)
     ├── RequestTimeout          request_timeout     the request body came too slowly (408)
+    ├── RateLimited             rate_limited        too many requests; retry later (429)
+    ├── Overloaded              overloaded          the server is at its concurrency limit (503)
     ├── EmbeddingUnavailable    embedding_unavailable the model could not be loaded (503)
     └── StorageError            storage_error       the database failed (503)
 """
@@ -24,6 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+from app.domain.characters import printable
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +40,14 @@ class FieldError:
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "code": self.code, "message": self.message, **self.details}
+        # The field name and message may quote what the caller sent (an unknown key): never
+        # echo a character no JSON encoder or terminal should carry.
+        return {
+            "field": printable(self.field),
+            "code": self.code,
+            "message": printable(self.message),
+            **self.details,
+        }
 
 
 class PrismError(Exception):
@@ -135,6 +146,28 @@ class RequestTimeout(PrismError):
 
     code = "request_timeout"
     http_status = 408
+
+
+class RateLimited(PrismError):
+    """The caller sent more requests than its rate limit allows; ``retry_after_s`` says when."""
+
+    code = "rate_limited"
+    http_status = 429
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message, retry_after_s=retry_after_s)
+        self.retry_after_s = retry_after_s
+
+
+class Overloaded(PrismError):
+    """The server is answering as many requests as it may at once; retry shortly."""
+
+    code = "overloaded"
+    http_status = 503
+
+    def __init__(self, message: str, retry_after_s: int = 1) -> None:
+        super().__init__(message, retry_after_s=retry_after_s)
+        self.retry_after_s = retry_after_s
 
 
 class EmbeddingUnavailable(PrismError):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_data_path
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.domain.ranking import RankingWeights
 
@@ -105,11 +105,42 @@ class Settings(BaseModel):
     )
     http_keep_alive_s: int = Field(5, ge=1, description="close idle keep-alive connections after")
     http_max_concurrency: int = Field(
-        128, ge=1, description="connections + in-flight requests before answering 503"
+        128, ge=1, description="requests answered at once before answering 503 overloaded"
+    )
+    http_max_connections: int = Field(
+        1024,
+        ge=2,
+        description="open connections; past it the longest-idle one is closed to make room",
+    )
+    http_rate_limit: str = Field(
+        "30/second;600/minute",
+        description="requests per API key (a `limits` string: each window must hold; "
+        "empty: no limit)",
+    )
+    http_rate_limit_anonymous: str = Field(
+        "60/minute",
+        description="requests per client address without a valid key (incl. every 401)",
+    )
+    http_rate_limit_storage: str = Field(
+        "memory://",
+        description="where rate-limit windows are counted: memory:// (per process) or a "
+        "shared `limits` storage such as redis://host:6379",
+    )
+    console_max_sessions: int = Field(
+        10_000, ge=1, description="signed-in console sessions kept (oldest signed out beyond)"
     )
     http_shutdown_grace_s: int = Field(
         30, ge=1, description="on SIGTERM/SIGINT, how long in-flight requests may finish"
     )
+
+    @field_validator("http_rate_limit", "http_rate_limit_anonymous")
+    @classmethod
+    def _rate(cls, value: str) -> str:
+        from limits import parse_many  # the check only; the server parses it again
+
+        if value.strip():
+            parse_many(value)  # ValueError: pydantic reports it on the field
+        return value
 
     def db_path(self) -> Path:
         return self.db if self.db is not None else default_db_path()

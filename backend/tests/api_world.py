@@ -24,6 +24,10 @@ from app.domain.records import SessionContext
 from app.services.auth_service import AuthService
 from app.settings import Settings, load_settings
 
+ROOMY_RATE_LIMITS = {
+    "http_rate_limit": "100000/minute",
+    "http_rate_limit_anonymous": "100000/minute",
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 KEYS: dict[str, dict[str, Any]] = {
     "a_reader": {"tenant": "acme", "role": "reader"},
@@ -161,10 +165,13 @@ def populate(world: World) -> None:
 
 @contextmanager
 def running_world(tmp: Path, **settings: Any) -> Iterator[World]:
-    """A populated world over a fresh SQLite file, its app running (lifespan entered)."""
-    config = load_settings(
-        db=tmp / "prism.db", embedder="fake", database_url="", project="p1", **settings
-    )
+    """A populated world over a fresh SQLite file (or ``database_url``'s PostgreSQL), its
+    app running (lifespan entered).
+
+    Rate limits are far above what a test module sends (their own tests set them low).
+    """
+    settings = {**ROOMY_RATE_LIMITS, "database_url": "", **settings}
+    config = load_settings(db=tmp / "prism.db", embedder="fake", project="p1", **settings)
     services = build_services(config)
     try:
         app = create_app(services, config)

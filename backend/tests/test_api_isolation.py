@@ -21,10 +21,24 @@ from tests.api_world import World, running_world
 Probe = Callable[[World, str, str], tuple[int, Any]]
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    with running_world(tmp_path_factory.mktemp("isolation")) as w:
-        yield w
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
+    """The populated world on each engine (PostgreSQL: a fresh schema of the session's server)."""
+    if request.param == "sqlite":
+        with running_world(tmp_path_factory.mktemp("isolation")) as w:
+            yield w
+        return
+    pg = request.getfixturevalue("pg_server")
+    schema, url = pg.fresh_schema()
+    try:
+        with running_world(tmp_path_factory.mktemp("isolation-pg"), database_url=url) as w:
+            yield w
+    finally:
+        pg.drop_schema(schema)
 
 
 def _http(method: str, path: str, body: dict[str, Any] | None = None) -> Probe:

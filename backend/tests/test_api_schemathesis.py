@@ -1,40 +1,46 @@
 """Schemathesis against the OpenAPI document a real ``prism serve`` serves (loopback only).
 
-Bounded: a few generated examples per operation, no deadline, no example database. Every
-response must be free of 5xx and conform to the document (status, content type, schema).
+The schemathesis CLI, as a user runs it: ``--checks all`` (server errors, status codes,
+content types, response schemas and headers, schema-valid data accepted and schema-invalid
+data refused, unsupported methods and their ``Allow``, authentication ignored), every phase
+(examples, coverage and fuzzing — stateless — then stateful sequences that reuse the ids the
+API returns), with a valid admin key and context headers. Bounded: a few examples per
+operation, one worker.
+
+One allowance, in ``schemathesis.toml`` below: ``PATCH /v1/memories/{id}`` may refuse a
+schema-valid change with 422, because what a memory accepts depends on the memory the path
+names (a note has no ``memorule_kind``; a memorule's subject needs 4 characters) and one
+request schema cannot know that.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from tests.test_api_server import Server, create_key
 
 pytestmark = pytest.mark.slow
-CHECKS = [
-    schemathesis.checks.not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-]
+SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
+CONFIG = """\
+[[operations]]
+include-name = "PATCH /v1/memories/{memory_id}"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422"]
+"""
 
 
 @pytest.fixture(scope="module")
 def served_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
     db: Path = tmp_path_factory.mktemp("schemathesis") / "prism.db"
     key = create_key(db, "--tenant", "fuzz", "--role", "admin")
-    server = Server(db)
+    # No rate limit: schemathesis sends thousands of requests in a minute with one key.
+    server = Server(db, PRISM_HTTP_RATE_LIMIT="", PRISM_HTTP_RATE_LIMIT_ANONYMOUS="")
     try:
         yield server, key
     finally:
@@ -81,24 +87,44 @@ def test_the_list_below_is_every_operation_of_the_served_document(
     assert served == set(OPERATIONS)
 
 
-@pytest.mark.parametrize(("method", "path"), OPERATIONS)
-def test_the_served_api_conforms_to_its_openapi_document(
-    api_schema: OpenApiSchema, served_api: tuple[Server, str], method: str, path: str
+def test_schemathesis_with_every_check_and_phase_finds_nothing(
+    served_api: tuple[Server, str], tmp_path: Path
 ) -> None:
     server, key = served_api
-    operation = api_schema[path][method]
-
-    @given(case=operation.as_strategy())
-    @settings(
-        max_examples=8,
-        deadline=None,
-        database=None,
-        derandomize=True,
-        suppress_health_check=list(HealthCheck),
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(CONFIG)
+    done = subprocess.run(
+        [
+            str(SCHEMATHESIS),
+            "--no-color",
+            "--config-file",
+            str(config),
+            "run",
+            f"{server.url}/openapi.json",
+            "--checks",
+            "all",
+            "--phases",
+            "examples,coverage,fuzzing,stateful",
+            "--max-examples",
+            "10",
+            "--workers",
+            "1",
+            "--seed",
+            "1",
+            "--output-sanitize",
+            "false",
+            "-H",
+            f"Authorization: Bearer {key}",
+            "-H",
+            "X-Prism-Project: fuzz-project",
+            "-H",
+            "X-Prism-Persona: fuzzer",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        cwd=tmp_path,
     )
-    def check(case: schemathesis.Case) -> None:
-        case.call_and_validate(
-            base_url=server.url, headers={"Authorization": f"Bearer {key}"}, checks=CHECKS
-        )
-
-    check()
+    assert done.returncode == 0, done.stdout[-20_000:] + done.stderr[-5_000:]
+    assert "Stateful" in done.stdout and "No issues found" in done.stdout, done.stdout[-5_000:]

@@ -31,6 +31,9 @@ pytestmark = pytest.mark.slow
 def environment(db: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
     env.update({"PRISM_DB": str(db), "PYTHONPATH": str(BACKEND), "PRISM_EMBEDDER": "fake"})
+    # Far above what a test sends; the rate-limit tests set their own.
+    env.update({"PRISM_HTTP_RATE_LIMIT": "100000/minute"})
+    env.update({"PRISM_HTTP_RATE_LIMIT_ANONYMOUS": "100000/minute"})
     env.update(extra)
     return env
 

@@ -146,6 +146,69 @@ def test_prism_mcp_has_help_text(tmp_path: Path) -> None:
     assert "--allow-context-override" in done.stdout
 
 
+def jsonrpc_lines(*messages: dict[str, Any]) -> str:
+    return "".join(json.dumps(m) + "\n" for m in messages)
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "eof-test", "version": "0"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def run_mcp(db: Path, stdin: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **server_env(db, **extra)}
+    return subprocess.run(
+        SERVER, env=env, cwd=BACKEND, input=stdin, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("stdin", ["", jsonrpc_lines(INITIALIZE)], ids=["at once", "after init"])
+def test_prism_mcp_with_the_real_model_exits_0_when_stdin_closes_early(
+    tmp_path: Path, stdin: str
+) -> None:
+    # The embedding model loads in the background at start; closing stdin mid-load used to
+    # abort the process in onnxruntime's threads (exit 134, "terminate called ...").
+    done = run_mcp(tmp_path / "prism.db", stdin, PRISM_EMBEDDER="minilm")
+    assert done.returncode == 0, done.stderr
+    assert "terminate called" not in done.stderr
+    assert len(done.stdout.splitlines()) == (1 if stdin else 0)
+
+
+def test_requests_read_before_stdin_closes_are_all_answered(tmp_path: Path) -> None:
+    db = tmp_path / "prism.db"
+    remember = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "prism_remember", "arguments": {"body": "Written just before EOF."}},
+    }
+    recall = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "semantic_recall", "arguments": {"query": "EOF"}},
+    }
+    done = run_mcp(db, jsonrpc_lines(INITIALIZE, INITIALIZED, remember, recall))
+    assert done.returncode == 0, done.stderr
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert set(answers) == {1, 2, 3}
+    written = json.loads(answers[2]["result"]["content"][0]["text"])
+    assert written["ok"] is True
+    # The write the answer acknowledged is in the store: a second server recalls it.
+    again = run_mcp(db, jsonrpc_lines(INITIALIZE, INITIALIZED, {**recall, "id": 4}))
+    found = json.loads(json.loads(again.stdout.splitlines()[-1])["result"]["content"][0]["text"])
+    assert written["id"] in {m["id"] for m in found["matches"]}
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     shutil.which("npx") is None, reason="npx (Node.js) is not installed: the Inspector runs on it"

@@ -396,10 +396,6 @@ def test_pages_use_no_inline_script_or_remote_assets(world: World) -> None:
     assert " on" + "click=" not in page and "style=" not in page
 
 
-def test_the_api_keeps_its_own_headers(world: World) -> None:
-    assert "content-security-policy" not in world.call("a_reader", "GET", "/v1/whoami").headers
-
-
 def test_insecure_local_mode_serves_the_console_as_local_admin(tmp_path: Path) -> None:
     config = load_settings(db=tmp_path / "p.db", embedder="fake", database_url="", project="p1")
     services = build_services(config)

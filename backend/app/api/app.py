@@ -22,11 +22,13 @@ from starlette.routing import Route
 from app.api import audit_routes, proposals, routes
 from app.api.deps import ApiState, StateDep
 from app.api.docs import install_docs
-from app.api.errors import error_response, install_error_handlers
-from app.api.limits import BodyLimitMiddleware
+from app.api.errors import InternalErrors, error_response, install_error_handlers
+from app.api.headers import SecurityHeaders
+from app.api.limits import BodyLimitMiddleware, ConcurrencyLimit
 from app.api.mcp_mount import MCP_PATH, McpGate, mcp_policy
 from app.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from app.api.models import ErrorPublic, HealthPublic, ReadyPublic
+from app.api.rate_limit import AnonymousRateLimit, RateLimits
 from app.bootstrap import Services, build_auth
 from app.errors import StorageError
 from app.mcp_server.server import MCPHttpApp, build_mcp_asgi_app
@@ -58,12 +60,19 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
         InvalidInput: the settings' tenant or project is malformed.
     """
     auth = build_auth(services)
+    metrics = Metrics()
     state = ApiState(
         services=services,
         settings=settings,
         auth=auth,
         access=AccessService(services.memory, services.memorules, services.brief),
-        metrics=Metrics(),
+        metrics=metrics,
+        rate_limits=RateLimits(
+            settings.http_rate_limit,
+            settings.http_rate_limit_anonymous,
+            settings.http_rate_limit_storage,
+            metrics.rate_limited,
+        ),
         local_key=auth.local_key(settings.tenant, settings.persona) if insecure_local else None,
     )
     mcp = _build_mcp(services, settings, state, insecure_local)
@@ -84,7 +93,7 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     )
     app.state.prism = state
     install_error_handlers(app)
-    install_docs(app, TITLE)
+    docs_csp = install_docs(app, TITLE)
     app.include_router(routes.router)
     app.include_router(proposals.router)  # the capture review queue (issue 20)
     app.include_router(audit_routes.router)
@@ -94,12 +103,19 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     # A Route (not a Mount) so other paths keep their own 404/405; Starlette serves a
     # non-function endpoint as a plain ASGI app.
     app.router.routes.append(Route(MCP_PATH, McpGate(mcp.app, state), include_in_schema=False))
+    # Outermost last: headers on every answer; metrics see every status (429/503 too);
+    # unexpected errors end as a 500 that keeps the connection; the address limit runs
+    # before any body is read; only requests whose body arrived count as load.
+    app.add_middleware(ConcurrencyLimit, max_requests=settings.http_max_concurrency)
     app.add_middleware(
         BodyLimitMiddleware,
         max_bytes=settings.max_body_bytes,
         timeout_s=settings.http_body_timeout_s,
     )
+    app.add_middleware(AnonymousRateLimit, limits=state.rate_limits)
+    app.add_middleware(InternalErrors)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    app.add_middleware(SecurityHeaders, csp_by_path={"/docs": docs_csp})
     _install_openapi(app)
     return app
 
@@ -165,10 +181,31 @@ def _install_openapi(app: FastAPI) -> None:
             components = schema.setdefault("components", {}).setdefault("schemas", {})
             for name, definition in defs.get("$defs", {}).items():
                 components.setdefault(name, definition)
+            _no_null_parameters(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _no_null_parameters(schema: dict[str, Any]) -> None:
+    """A header or query parameter is absent or a string, never JSON ``null``.
+
+    FastAPI documents an optional ``str | None`` parameter as ``anyOf: [string, null]``;
+    a client (schemathesis does) then sends the text ``null``, which is not "not given".
+    """
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", ()) if isinstance(operation, dict) else ():
+                options = parameter.get("schema", {}).get("anyOf")
+                if not options:
+                    continue
+                kept = [o for o in options if o.get("type") != "null"]
+                if len(kept) == 1:
+                    rest = {k: v for k, v in parameter["schema"].items() if k != "anyOf"}
+                    parameter["schema"] = {**kept[0], **rest}
+                else:
+                    parameter["schema"]["anyOf"] = kept
 
 
 def _version() -> str:

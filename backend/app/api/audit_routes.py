@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -11,7 +10,10 @@ from pydantic import BaseModel
 
 from app.api.deps import CallDep, StateDep
 from app.api.models import ErrorPublic, HeadPublic, Timestamp
+from app.domain.field_checks import AUDIT_CURSOR_MAX, parse_instant
 from app.trigraph.ledger import ServedFilter
+
+_INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 router = APIRouter(prefix="/v1")
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -87,9 +89,9 @@ async def audit_served(
     call: CallDep,
     session_id: Annotated[UUID | None, Query(description="only this session's")] = None,
     memorule: Annotated[UUID | None, Query(description="only this memorule's")] = None,
-    since: Annotated[datetime | None, Query(description="at or after (ISO 8601)")] = None,
-    until: Annotated[datetime | None, Query(description="before (ISO 8601)")] = None,
-    after: Annotated[int | None, Query(ge=0, le=2**62, description="cursor")] = None,
+    since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
+    until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
+    after: Annotated[int | None, Query(ge=0, le=AUDIT_CURSOR_MAX, description="cursor")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> dict[str, Any]:
     """Oldest first. Admin keys not restricted to projects read the whole tenant's; any
@@ -97,15 +99,9 @@ async def audit_served(
     flt = ServedFilter(
         session_id=session_id,
         memorule_id=memorule,
-        since=_utc(since),
-        until=_utc(until),
+        since=parse_instant(since, "since"),
+        until=parse_instant(until, "until"),
         after_seq=after,
         limit=limit,
     )
     return await call.run(lambda key, ctx: state.access.served(key, ctx, flt).to_dict())
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -2,7 +2,8 @@
 
 The tenant ALWAYS comes from the API key. The rest of the context comes from optional
 ``X-Prism-*`` headers: project (default: the key's only project, else the server's), persona
-(forced to the key's own when the key is bound to one), surface, specialization, session.
+(a key bound to a persona acts as it; naming another is refused with 403), surface,
+specialization, session. Every authenticated request costs one hit of the key's rate limit.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
+from uuid import UUID
 
 import anyio
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.metrics import Metrics
+from app.api.rate_limit import RateLimits
 from app.bootstrap import Services
 from app.domain.access import ApiKey
 from app.domain.records import SessionContext
@@ -32,6 +35,12 @@ _bearer = HTTPBearer(
     description="An API key from `prism keys create`: `Authorization: Bearer prism_...`",
 )
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
+# The context headers' contract, published in the OpenAPI document and enforced by FastAPI
+# before the key is looked up: 1 to 100 printable ASCII characters, no blank at either end
+# (persona, surface, specialization); a UUID or a slug (project); the session is a UUID.
+_UUID = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+CONTEXT_HEADER_PATTERN = "^[!-~](?:[ -~]{0,98}[!-~])?$"
+PROJECT_HEADER_PATTERN = f"^(?:{_UUID}|[A-Za-z0-9][A-Za-z0-9._-]{{0,99}})$"
 T = TypeVar("T")
 
 
@@ -44,6 +53,7 @@ class ApiState:
     auth: AuthService
     access: AccessService
     metrics: Metrics
+    rate_limits: RateLimits
     local_key: ApiKey | None = None
     _ready: bool = field(default=False, repr=False)
 
@@ -90,11 +100,13 @@ class Call:
             Unauthenticated: no, unknown or revoked key (401).
             PermissionDenied: a project or persona the key may not use (403).
             InvalidInput: malformed context headers (422).
+            RateLimited: the key's rate limit is spent (429).
         """
         state = self.state
         if not state.is_ready():
             raise StorageError("the store is not ready (unreachable or not migrated)")
         key = state.local_key or state.auth.authenticate(self.secret)
+        state.rate_limits.charge_key(key.key_id)
         return Caller(key, state.auth.context_for(key, self.wanted))
 
     async def run(self, work: Callable[[ApiKey, SessionContext], T]) -> T:
@@ -112,15 +124,27 @@ async def call(
     state: StateDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     x_prism_project: Annotated[
-        str | None, Header(description="project UUID or slug (default: the key's only one)")
+        str | None,
+        Header(
+            description="project UUID or slug (default: the key's only one)",
+            pattern=PROJECT_HEADER_PATTERN,
+        ),
     ] = None,
     x_prism_persona: Annotated[
-        str | None, Header(description="acting persona (a persona-bound key forces its own)")
+        str | None,
+        Header(
+            description="acting persona (a persona-bound key may name only its own: else 403)",
+            pattern=CONTEXT_HEADER_PATTERN,
+        ),
     ] = None,
-    x_prism_surface: Annotated[str | None, Header(description="e.g. python, github")] = None,
-    x_prism_specialization: Annotated[str | None, Header(description="e.g. backend")] = None,
+    x_prism_surface: Annotated[
+        str | None, Header(description="e.g. python, github", pattern=CONTEXT_HEADER_PATTERN)
+    ] = None,
+    x_prism_specialization: Annotated[
+        str | None, Header(description="e.g. backend", pattern=CONTEXT_HEADER_PATTERN)
+    ] = None,
     x_prism_session: Annotated[
-        str | None, Header(description="session UUID (default: a new one per request)")
+        UUID | None, Header(description="session UUID (default: a new one per request)")
     ] = None,
 ) -> Call:
     """The request's key and context headers (no I/O; :meth:`Call.run` checks them)."""
@@ -131,7 +155,7 @@ async def call(
         persona=x_prism_persona,
         surface=x_prism_surface,
         specialization=x_prism_specialization,
-        session_id=x_prism_session,
+        session_id=str(x_prism_session) if x_prism_session is not None else None,
     )
     return Call(state, credentials.credentials if credentials is not None else None, wanted)
 

@@ -13,20 +13,30 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
 
+from app.api.headers import docs_csp
+
 STATIC = "/docs/static"
 
 
-def install_docs(app: FastAPI, title: str) -> None:
-    """Serve ``/docs`` (Swagger UI) with every asset local. The app must have no docs_url."""
+def install_docs(app: FastAPI, title: str) -> str:
+    """Serve ``/docs`` (Swagger UI) with every asset local. The app must have no docs_url.
+
+    Returns:
+        The page's content security policy (its one inline script allowed by hash).
+    """
     app.mount(STATIC, StaticFiles(packages=[("fastapi_offline", "static")]), name="docs-static")
+    page = get_swagger_ui_html(
+        openapi_url="/openapi.json",
+        title=f"{title} — API docs",
+        swagger_js_url=f"{STATIC}/swagger-ui-bundle.js",
+        swagger_css_url=f"{STATIC}/swagger-ui.css",
+        swagger_favicon_url=f"{STATIC}/favicon.png",
+        swagger_ui_parameters={"persistAuthorization": False},
+    )
+    html = bytes(page.body).decode()
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url="/openapi.json",
-            title=f"{title} — API docs",
-            swagger_js_url=f"{STATIC}/swagger-ui-bundle.js",
-            swagger_css_url=f"{STATIC}/swagger-ui.css",
-            swagger_favicon_url=f"{STATIC}/favicon.png",
-            swagger_ui_parameters={"persistAuthorization": False},
-        )
+        return HTMLResponse(html)
+
+    return docs_csp(html)

@@ -14,8 +14,18 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import FieldError, InvalidInput, PrismError, StorageError, Unauthenticated
+from app.errors import (
+    FieldError,
+    InvalidInput,
+    Overloaded,
+    PrismError,
+    RateLimited,
+    StorageError,
+    Unauthenticated,
+)
 
 log = logging.getLogger("prism.api")
 
@@ -41,15 +51,19 @@ _CODES = {
     "literal_error": "invalid_choice",
 }
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _DETAIL_KEYS = {"min_length": "min", "max_length": "max", "ge": "min", "le": "max"}
 
 
 def error_response(exc: PrismError) -> JSONResponse:
-    """The response for a Prism error: its payload and its status (401 adds the challenge)."""
-    headers = (
-        {"WWW-Authenticate": 'Bearer realm="prism"'} if isinstance(exc, Unauthenticated) else None
-    )
-    return JSONResponse(exc.to_payload(), status_code=exc.http_status, headers=headers)
+    """The response for a Prism error: its payload and its status (401 adds the challenge,
+    429 and 503-overloaded add ``Retry-After``)."""
+    headers: dict[str, str] = {}
+    if isinstance(exc, Unauthenticated):
+        headers["WWW-Authenticate"] = 'Bearer realm="prism"'
+    if isinstance(exc, RateLimited | Overloaded):
+        headers["Retry-After"] = str(exc.retry_after_s)
+    return JSONResponse(exc.to_payload(), status_code=exc.http_status, headers=headers or None)
 
 
 def field_errors(errors: Any) -> InvalidInput:
@@ -89,18 +103,66 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
     payload = {"ok": False, "error": {"code": code, "message": str(exc.detail)}}
-    return JSONResponse(payload, status_code=exc.status_code, headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(_allowed_methods(request))
+    return JSONResponse(payload, status_code=exc.status_code, headers=headers or None)
 
 
-async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
-    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    payload = {"ok": False, "error": {"code": "internal_error", "message": "internal error"}}
-    return JSONResponse(payload, status_code=500)
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette names only the first route's)."""
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL
+            for route in request.app.router.routes
+        )
+    ]
+
+
+INTERNAL_ERROR: dict[str, Any] = {
+    "ok": False,
+    "error": {"code": "internal_error", "message": "internal error"},
+}
+
+
+class InternalErrors:
+    """ASGI middleware: an unexpected exception becomes the one-shape 500, and stops here.
+
+    Starlette's own last-resort handler re-raises after answering, and uvicorn then closes
+    the connection under the client's feet, resetting the next request on a keep-alive
+    connection. This answers (if nothing was sent yet), logs, and returns normally, so the
+    connection stays usable.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            log.error("unhandled error on %s %s", scope.get("method"), scope["path"], exc_info=exc)
+            if started:
+                raise  # a half-sent response: only closing the connection can end it
+            await JSONResponse(INTERNAL_ERROR, status_code=500)(scope, receive, send)
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Map every error the app can raise to the one shape."""
+    """Map every error the app can raise to the one shape (unexpected ones: :class:`InternalErrors`,
+    added by the app as a middleware)."""
     app.add_exception_handler(PrismError, _prism_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(Exception, _internal_error)

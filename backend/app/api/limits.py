@@ -1,9 +1,13 @@
-"""Request limits enforced before any parsing: body size (413) and body arrival time (408).
+"""Request limits enforced before any parsing: body size (413), body arrival time (408),
+and how many requests are answered at once (503).
 
-A pure ASGI middleware: it reads a request body up to ``max_bytes`` within ``timeout_s``,
+:class:`BodyLimitMiddleware` reads a request body up to ``max_bytes`` within ``timeout_s``,
 answers 413/408 itself when either is exceeded, and otherwise replays the body to the app.
 Bodies are small (256 KiB by default), so holding one in memory is cheap, and it means no
 route — the API's or the mounted MCP app's — ever sees an unbounded body.
+
+:class:`ConcurrencyLimit` sits inside it: only requests whose body has fully arrived count
+against ``http_max_concurrency``, so slow or idle clients never take a request slot.
 """
 
 from __future__ import annotations
@@ -12,7 +16,11 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import error_response
-from app.errors import PrismError, RequestTimeout, TooLarge
+from app.errors import Overloaded, PrismError, RequestTimeout, TooLarge
+
+# Answered even at the concurrency limit: a liveness or readiness probe must not fail (and
+# get a busy server restarted) because the server is busy.
+PROBE_PATHS = frozenset({"/healthz", "/readyz"})
 
 
 class BodyLimitMiddleware:
@@ -76,6 +84,39 @@ class BodyLimitMiddleware:
         return TooLarge(
             f"the request body is larger than {self.max_bytes} bytes", max_bytes=self.max_bytes
         )
+
+
+class ConcurrencyLimit:
+    """At most ``max_requests`` requests in the app at once; past it, 503 ``overloaded``.
+
+    The refusal is the one JSON error shape with ``Retry-After: 1``; ``/healthz`` and
+    ``/readyz`` are answered regardless (and not counted).
+
+    Args:
+        app: the wrapped application.
+        max_requests: requests answered at once.
+    """
+
+    def __init__(self, app: ASGIApp, max_requests: int) -> None:
+        self.app = app
+        self.max_requests = max_requests
+        self.active = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in PROBE_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.active >= self.max_requests:
+            refusal = Overloaded(
+                f"the server is answering {self.max_requests} requests at once; retry shortly"
+            )
+            await error_response(refusal)(scope, receive, send)
+            return
+        self.active += 1  # one event loop: no lock needed between check and increment
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1
 
 
 def _replay(body: bytes, tail: Message | None, receive: Receive) -> Receive:

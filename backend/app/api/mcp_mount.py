@@ -98,6 +98,7 @@ class McpGate:
             header = request.headers.get("authorization", "")
             scheme, _, secret = header.partition(" ")
             key = state.auth.authenticate(secret.strip() if scheme.lower() == "bearer" else None)
+        state.rate_limits.charge_key(key.key_id)
         h = request.headers
         wanted = ContextRequest(
             project=h.get("x-prism-project"),
@@ -167,7 +168,9 @@ def _check(
         access.resolve_persona(key, str(override["persona"]))
     if action == "prism_remember":
         guard.check_remember(key, ctx, args)
-    elif action in {"memorule_update", "memorule_retire", "memorule_restore"}:
+    elif action == "memorule_update":
+        guard.check_update(key, ctx, _id(args.get("id"), "id"), _object(args.get("changes")))
+    elif action in {"memorule_retire", "memorule_restore"}:
         guard.check_change(key, ctx, _id(args.get("id"), "id"))
     elif action == "memorule_history":
         guard.get(key, ctx, _id(args.get("id"), "id"))
@@ -185,6 +188,16 @@ def _check(
         uri = str(params.get("uri", ""))
         if uri.startswith(_MEMORULE_URI):
             guard.get(key, ctx, _id(uri[len(_MEMORULE_URI) :], "uri"))
+
+
+def _object(value: Any) -> Any:
+    """An object argument some clients send as JSON text (as the tools decode it)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+    return value
 
 
 def _id(value: Any, label: str) -> UUID:

@@ -48,6 +48,12 @@ class Metrics:
             "HTTP requests being answered now.",
             registry=self.registry,
         )
+        self.rate_limited = Counter(
+            "prism_http_rate_limited",
+            "Requests refused with 429, by the limit spent: key or address.",
+            ("scope",),
+            registry=self.registry,
+        )
         self.auth_failures = Counter(
             "prism_http_auth_failures",
             "Requests refused for a missing, unknown or revoked API key.",

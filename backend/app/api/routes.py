@@ -6,16 +6,19 @@ thread (:meth:`app.api.deps.Call.run`).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ValidationError
 
 from app.api import models as m
 from app.api.deps import CallDep, Caller, JsonBody, StateDep
+from app.api.errors import field_errors
 from app.api.models import ErrorPublic
 from app.domain.access import ApiKey
+from app.domain.characters import text_pattern
+from app.domain.field_checks import AUDIT_CURSOR_MAX, parse_instant
 from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
 from app.domain.records import (
     AuditEventType,
@@ -45,17 +48,48 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 _BY_ID = {**_ERRORS, 404: {"model": ErrorPublic, "description": "no such memory (for this key)"}}
 _WRITE = {**_BY_ID, 409: {"model": ErrorPublic, "description": "conflict with the stored state"}}
 _BRIEF_FIELDS = frozenset(m.BriefCreate.model_fields)
+M = TypeVar("M", bound=BaseModel)
+# The listing's filters as its validator judges them (a blank one is no filter).
+_NAMESPACE = rf"^\s*(?:[A-Za-z0-9][A-Za-z0-9._:/-]{{0,{NAMESPACE_MAX - 1}}})?\s*$"
+_APPLIES_VALUE = text_pattern(min_len=0, max_len=APPLIES_VALUE_MAX, single_line=True)
+_CURSOR = r"^\s*(?:[A-Za-z0-9_-]{22})?\s*$"
+# An RFC 3339 date-time, offset required (parsed by field_checks.parse_instant).
+_INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 
-def _body_doc(model: type[Any], *alternatives: type[Any]) -> dict[str, Any]:
-    """An OpenAPI requestBody for a raw JSON route (validated by the service, not FastAPI)."""
+def _body_doc(model: type[Any], *alternatives: type[Any], required: bool = True) -> dict[str, Any]:
+    """An OpenAPI requestBody for a raw JSON route (validated by the service, not FastAPI).
+
+    ``required=False``: an empty body means ``{}`` (every field at its default).
+    """
     refs = [{"$ref": f"#/components/schemas/{t.__name__}"} for t in (model, *alternatives)]
     schema = refs[0] if len(refs) == 1 else {"oneOf": refs}
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+    content = {"application/json": {"schema": schema}}
+    return {"requestBody": {"required": required, "content": content}}
+
+
+def _parsed(model: type[M], body: dict[str, Any]) -> M:
+    """``body`` parsed with ``model``; its errors in the one shape (422, like every body).
+
+    The body is read by :func:`app.api.deps.json_object`, so a body that is not JSON (or not
+    UTF-8) is the same 422 ``invalid_json`` on every route.
+    """
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        # Located as FastAPI locates body errors, so a field named "body" keeps its name.
+        raise field_errors({**e, "loc": ("body", *e["loc"])} for e in exc.errors()) from None
 
 
 # Models only referenced by _body_doc; app.create_app adds them to the OpenAPI components.
-DOC_ONLY_MODELS = (m.NoteCreate, m.MemoruleCreate, m.RecallCreate, m.BriefCreate)
+DOC_ONLY_MODELS = (
+    m.NoteCreate,
+    m.MemoruleCreate,
+    m.RecallCreate,
+    m.BriefCreate,
+    m.MemoryUpdate,
+    m.StatusChange,
+)
 
 router = APIRouter(prefix="/v1")
 
@@ -80,7 +114,7 @@ async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, 
     "/recall",
     response_model=m.RecallPublic,
     responses=_ERRORS,
-    openapi_extra=_body_doc(m.RecallCreate),
+    openapi_extra=_body_doc(m.RecallCreate, required=False),
     summary="Recall what applies (semantic_recall)",
     tags=["memories"],
 )
@@ -102,14 +136,22 @@ async def list_memories(
     request: Request,
     status: Annotated[Literal["active", "retired", "all"], Query()] = "active",
     source_type: Annotated[SourceType, Query(description="memorule: no notes")] = SourceType.MEMORY,
-    namespace: Annotated[str | None, Query(max_length=NAMESPACE_MAX)] = None,
+    namespace: Annotated[str | None, Query(max_length=NAMESPACE_MAX, pattern=_NAMESPACE)] = None,
     memorule_kind: Annotated[list[MemoruleKind] | None, Query(max_length=FILTER_LIST_MAX)] = None,
     confidence: Annotated[list[Confidence] | None, Query(max_length=FILTER_LIST_MAX)] = None,
     scope: Annotated[list[Scope] | None, Query(max_length=FILTER_LIST_MAX)] = None,
-    persona: Annotated[str | None, Query(max_length=APPLIES_VALUE_MAX)] = None,
-    surface: Annotated[str | None, Query(max_length=APPLIES_VALUE_MAX)] = None,
-    specialization: Annotated[str | None, Query(max_length=APPLIES_VALUE_MAX)] = None,
-    cursor: Annotated[str | None, Query(max_length=100, description="a page's next_cursor")] = None,
+    persona: Annotated[
+        str | None, Query(max_length=APPLIES_VALUE_MAX, pattern=_APPLIES_VALUE)
+    ] = None,
+    surface: Annotated[
+        str | None, Query(max_length=APPLIES_VALUE_MAX, pattern=_APPLIES_VALUE)
+    ] = None,
+    specialization: Annotated[
+        str | None, Query(max_length=APPLIES_VALUE_MAX, pattern=_APPLIES_VALUE)
+    ] = None,
+    cursor: Annotated[
+        str | None, Query(pattern=_CURSOR, description="a page's next_cursor")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=LIMIT_MAX)] = LIMIT_DEFAULT,
 ) -> dict[str, Any]:
     """The request's project: its notes and memorules and the tenant's global/org memorules,
@@ -149,13 +191,15 @@ async def get_memory(state: StateDep, call: CallDep, memory_id: UUID) -> dict[st
     "/memories/{memory_id}",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
+    openapi_extra=_body_doc(m.MemoryUpdate),
     summary="Update a memory (a new version; history keeps the old ones)",
     tags=["memories"],
 )
 async def update_memory(
-    state: StateDep, call: CallDep, memory_id: UUID, body: m.MemoryUpdate
+    state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Supersede the memory's current state; the result is validated as a new write."""
+    body = _parsed(m.MemoryUpdate, raw)
     result = await call.run(
         lambda key, ctx: state.access.update(
             key,
@@ -174,13 +218,15 @@ async def update_memory(
     "/memories/{memory_id}/retire",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
+    openapi_extra=_body_doc(m.StatusChange),
     summary="Retire a memory (recall stops returning it)",
     tags=["memories"],
 )
 async def retire_memory(
-    state: StateDep, call: CallDep, memory_id: UUID, body: m.StatusChange
+    state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Retire a memory; it stays readable by id and in its history."""
+    body = _parsed(m.StatusChange, raw)
     result = await call.run(
         lambda key, ctx: state.access.retire(key, ctx, memory_id, body.reason, body.idempotency_key)
     )
@@ -191,13 +237,15 @@ async def retire_memory(
     "/memories/{memory_id}/restore",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
+    openapi_extra=_body_doc(m.StatusChange),
     summary="Restore a retired memory",
     tags=["memories"],
 )
 async def restore_memory(
-    state: StateDep, call: CallDep, memory_id: UUID, body: m.StatusChange
+    state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Bring a retired memory back into recall."""
+    body = _parsed(m.StatusChange, raw)
     result = await call.run(
         lambda key, ctx: state.access.restore(
             key, ctx, memory_id, body.reason, body.idempotency_key
@@ -232,10 +280,11 @@ async def list_audit(
     session: Annotated[UUID | None, Query(description="only events of this session")] = None,
     persona: Annotated[str | None, Query(max_length=100, description="written by")] = None,
     event: Annotated[list[AuditEventType] | None, Query(max_length=4)] = None,
-    since: Annotated[datetime | None, Query(description="at or after (ISO 8601)")] = None,
-    until: Annotated[datetime | None, Query(description="before (ISO 8601)")] = None,
+    since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
+    until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
     before: Annotated[
-        int | None, Query(ge=1, le=2**62, description="cursor: a page's next_cursor")
+        int | None,
+        Query(ge=1, le=AUDIT_CURSOR_MAX, description="cursor: a page's next_cursor"),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
@@ -246,8 +295,8 @@ async def list_audit(
         session_id=session,
         persona=persona,
         events=tuple(event or ()),
-        since=_utc(since),
-        until=_utc(until),
+        since=parse_instant(since, "since"),
+        until=parse_instant(until, "until"),
         before_seq=before,
         limit=limit,
     )
@@ -283,7 +332,7 @@ async def verify_audit(
     "/brief",
     response_model=m.BriefPublic,
     responses=_ERRORS,
-    openapi_extra=_body_doc(m.BriefCreate),
+    openapi_extra=_body_doc(m.BriefCreate, required=False),
     summary="The task-start brief: the memorules that apply, as Markdown",
     tags=["memories"],
 )
@@ -321,9 +370,3 @@ async def whoami(call: CallDep) -> dict[str, Any]:
         "persona": key.persona,
         "project_id": caller.ctx.project_id,
     }
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None or value.tzinfo is not None:
-        return value.astimezone(UTC) if value is not None else None
-    return value.replace(tzinfo=UTC)

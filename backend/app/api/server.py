@@ -8,8 +8,14 @@ What stops a slow or idle client from holding the server (all settings, ``PRISM_
 - a request body must arrive within ``http_body_timeout_s`` (30 s; else 408) and be at most
   ``max_body_bytes`` (256 KiB; else 413) — :class:`app.api.limits.BodyLimitMiddleware`;
 - idle keep-alive connections close after ``http_keep_alive_s`` (5 s);
-- past ``http_max_concurrency`` (128) open connections or in-flight requests uvicorn answers
-  503 at once instead of queueing;
+- at most ``http_max_connections`` (1,024) connections are open: a new one past that closes
+  the connection that has waited longest for its next request's headers (idle or slow: it
+  holds no request), so idle sockets can never lock out a client that sends a request; only
+  when every connection is busy with a request is the new one closed;
+- at most ``http_max_concurrency`` (128) requests — counted once their body has arrived —
+  are answered at once; past it the answer is 503 ``overloaded`` in the one JSON error
+  shape with ``Retry-After: 1`` (:class:`app.api.limits.ConcurrencyLimit`), except for
+  ``/healthz`` and ``/readyz``, which are always answered;
 - on SIGTERM/SIGINT uvicorn stops accepting, lets in-flight requests (and their writes)
   finish for up to ``http_shutdown_grace_s`` (30 s), then the caller closes the store.
 
@@ -56,15 +62,31 @@ def is_loopback(host: str) -> bool:
     )
 
 
-def protocol(header_timeout_s: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with a deadline for each request's headers."""
+def protocol(header_timeout_s: float, max_connections: int) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with a deadline for each request's headers and a cap on
+    open connections that evicts the longest-waiting idle one (see the module docstring)."""
 
     class HeaderDeadlineH11(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
+        _waiting_since = 0.0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm()
+            if len(self.connections) > max_connections:
+                self._make_room()
+
+        def _idle(self) -> bool:
+            return self.cycle is None or self.cycle.response_complete
+
+        def _make_room(self) -> None:
+            idle = [
+                c
+                for c in self.connections
+                if c is not self and isinstance(c, HeaderDeadlineH11) and c._idle()
+            ]
+            victim = min(idle, key=lambda c: c._waiting_since) if idle else self
+            victim.transport.close()
 
         def handle_events(self) -> None:
             before = self.cycle
@@ -82,6 +104,7 @@ def protocol(header_timeout_s: float) -> type[H11Protocol]:
 
         def _arm(self) -> None:
             self._disarm()
+            self._waiting_since = self.loop.time()
             self._deadline = self.loop.call_later(header_timeout_s, self._expire)
 
         def _disarm(self) -> None:
@@ -105,14 +128,16 @@ def build_server(
         app,
         host=settings.host,
         port=settings.port,
-        http=protocol(settings.http_header_timeout_s),
+        http=protocol(settings.http_header_timeout_s, settings.http_max_connections),
         lifespan="on",
         log_level=log_level,
         access_log=access_log,
         server_header=False,
         timeout_keep_alive=settings.http_keep_alive_s,
         timeout_graceful_shutdown=settings.http_shutdown_grace_s,
-        limit_concurrency=settings.http_max_concurrency,
+        # Not uvicorn's limit_concurrency: it counts idle connections as load and answers a
+        # plain-text 503 (see ConcurrencyLimit and the connection cap above).
+        limit_concurrency=None,
         h11_max_incomplete_event_size=H11_MAX_HEADER_BYTES,
     )
     return uvicorn.Server(config)

@@ -23,6 +23,7 @@ from app.bootstrap import Services, build_services, context_from
 from app.cli import audit_cmd, brief_cmd, db_cmd, hooks_cmd, render
 from app.cli.keys_cmd import keys_group
 from app.cli.lazy import LazyGroup
+from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
 from app.services.memory_service import memory_dict, state_dict
@@ -317,7 +318,12 @@ def history(rt: Runtime, memory_id: str) -> None:
 )
 @click.option("--since", type=click.DateTime(), help="events at or after this time (UTC)")
 @click.option("--until", type=click.DateTime(), help="events before this time (UTC)")
-@click.option("--before", "before_seq", type=int, help="page cursor: events before this number")
+@click.option(
+    "--before",
+    "before_seq",
+    type=click.IntRange(1, AUDIT_CURSOR_MAX),
+    help="page cursor: events before this number",
+)
 @click.option("--after", "after_seq", type=int, help="served: page cursor (a next_cursor)")
 @click.option("--head", "given_head", help="verify: the chain must extend this SEQ:HASH")
 @click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True)

@@ -67,19 +67,26 @@ def mcp_command(**options: Any) -> None:
         _fail(_invalid_settings(exc))
     except PrismError as exc:
         _fail(exc)
+    warm_up: threading.Thread | None = None
     try:
+        import anyio
+
         from app.mcp_server.server import build_mcp_server  # the SDK: the slow import
+        from app.mcp_server.stdio import serve_stdio
 
         server = build_mcp_server(services, settings)
         # Load the embedding model in the background once the server is ready to answer:
         # the handshake is not slowed, and the model is loaded by the agent's first recall.
-        # A daemon thread, so it never keeps a finished server alive.
-        threading.Thread(
-            target=_warm_up, args=(services,), name="prism-embedder-warm-up", daemon=True
-        ).start()
+        # Joined before exit, never left running as a daemon: onnxruntime's native threads,
+        # torn down by interpreter exit mid-load, abort the process ("terminate called
+        # without an active exception", exit 134) when stdin closes early.
+        warm_up = threading.Thread(target=_warm_up, args=(services,), name="prism-embedder-warm-up")
+        warm_up.start()
         signal.signal(signal.SIGTERM, functools.partial(_terminate, services))
-        server.run("stdio")
+        anyio.run(serve_stdio, server)  # EOF on stdin: answer what was read, then exit 0
     finally:
+        if warm_up is not None:
+            warm_up.join()  # at most one model load (about a second)
         services.close()
 
 

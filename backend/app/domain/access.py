@@ -17,6 +17,7 @@ exactly like something that does not exist.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -126,6 +127,26 @@ def resolve_persona(key: ApiKey, requested: str | None) -> str | None:
     if requested is not None and normalise_key(requested) != normalise_key(key.persona):
         raise PermissionDenied("this key acts only as its own persona")
     return key.persona
+
+
+def require_own_persona_rule(key: ApiKey, applies_to: Any) -> None:
+    """Raises PermissionDenied when a persona-bound key writes a rule for another persona.
+
+    A key bound to a persona writes rules for that persona (or for none); only an admin key
+    may name another persona in ``applies_to.persona``. Checked before validation, on the
+    request as sent; a malformed ``applies_to`` is left to the validator.
+    """
+    if key.persona is None or key.role is Role.ADMIN or not isinstance(applies_to, Mapping):
+        return
+    named = applies_to.get("persona")
+    if not isinstance(named, str) or not named.strip():
+        return
+    if normalise_key(named) != normalise_key(key.persona):
+        raise PermissionDenied(
+            "a key bound to a persona writes rules for its own persona only; "
+            "'applies_to.persona' names another (an admin key may)",
+            field="applies_to.persona",
+        )
 
 
 def can_see(key: ApiKey, memory: Memory, state: MemoryState) -> bool:

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
+from app.domain.characters import forbidden_character, printable
 from app.domain.records import (
     AppliesTo,
     Confidence,
@@ -41,9 +42,6 @@ TOP_K_MAX: Final = 100
 FILTER_LIST_MAX: Final = 5
 
 NAMESPACE_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
-# Control characters other than tab and newline: never legitimate in memory text.
-_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
 NOTE_FIELDS: Final = frozenset(
     {"kind", "body", "content", "subject", "namespace", "idempotency_key"}
 )
@@ -88,11 +86,12 @@ class _Collector:
             raise InvalidInput(self.errors)
 
     def unknown(self, raw: Mapping[str, Any], allowed: frozenset[str], where: str = "") -> None:
-        for key in sorted(set(raw) - allowed):
+        for key in sorted(set(raw) - allowed, key=str):
+            name = printable(str(key))
             self.add(
-                f"{where}{key}",
+                f"{where}{name}",
                 "unknown_field",
-                f"'{key}' is not a field of this request",
+                f"'{name}' is not a field of this request",
                 allowed=sorted(allowed),
             )
 
@@ -117,8 +116,8 @@ class _Collector:
             self.add(label, "wrong_type", f"'{label}' must be a string", expected="string")
             return None
         value = value.strip()
-        if _CONTROL.search(value):
-            self.add(label, "invalid_characters", f"'{label}' contains control characters")
+        if (problem := forbidden_character(value)) is not None:
+            self.add(label, "invalid_characters", f"'{label}' contains {problem}")
             return None
         if single_line and ("\n" in value or "\r" in value):
             self.add(label, "invalid_characters", f"'{label}' must be a single line")
@@ -202,12 +201,13 @@ def validate_remember(raw: Mapping[str, Any]) -> NoteWrite | MemoruleWrite:
 
 def _validate_note(c: _Collector, raw: Mapping[str, Any]) -> NoteWrite:
     extra = set(raw) - NOTE_FIELDS
-    for key in sorted(extra):
+    for key in sorted(extra, key=str):
         hint = " (memorule fields need kind='memorule')" if key in MEMORULE_FIELDS else ""
+        name = printable(str(key))
         c.add(
-            key,
+            name,
             "unknown_field",
-            f"'{key}' is not a field of a note{hint}",
+            f"'{name}' is not a field of a note{hint}",
             allowed=sorted(NOTE_FIELDS),
         )
     if "body" in raw and "content" in raw:
@@ -327,6 +327,14 @@ def _validate_memorule(c: _Collector, raw: Mapping[str, Any]) -> MemoruleWrite:
     )
 
 
+def whole_number(value: Any) -> Any:
+    """A JSON number with no fraction as an ``int`` (``13.0`` is 13, as JSON Schema's
+    ``integer`` says); anything else unchanged, for the caller to judge."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def parse_uuid(c: _Collector, value: Any, label: str) -> uuid.UUID | None:
     if isinstance(value, uuid.UUID):
         return value
@@ -376,7 +384,7 @@ def validate_recall(raw: Mapping[str, Any]) -> RecallQuery:
     c = _Collector()
     c.unknown(raw, RECALL_FIELDS)
     query = c.text(raw, "query", required=False, min_len=0, max_len=QUERY_MAX) or ""
-    top_k = raw.get("top_k", 10)
+    top_k = whole_number(raw.get("top_k", 10))
     if top_k is None:
         top_k = 10
     if isinstance(top_k, bool) or not isinstance(top_k, int):

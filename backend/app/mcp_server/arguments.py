@@ -22,6 +22,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain import validation as v
+from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.services import brief_service as b
 
 MemoruleKindName = Literal["behavioral_rule", "feedback", "preference", "correction", "convention"]
@@ -306,7 +307,11 @@ class AuditArguments(_Arguments):
     ] = None
     before: Annotated[
         int | None,
-        Field(description="Page cursor: the next_cursor of the previous page.", ge=1),
+        Field(
+            description="Page cursor: the next_cursor of the previous page.",
+            ge=1,
+            le=AUDIT_CURSOR_MAX,
+        ),
     ] = None
     limit: Annotated[int, Field(description="Events per page, newest first.", ge=1, le=500)] = 50
 

@@ -12,7 +12,6 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio.to_thread
@@ -22,6 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from app.bootstrap import Services
+from app.domain.field_checks import to_utc
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import PrismError
 from app.mcp_server import arguments as a
@@ -103,8 +103,8 @@ def _audit(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str
         session_id=p.written_by_session_id,
         persona=p.written_by_persona,
         events=tuple(AuditEventType(e) for e in p.event or ()),
-        since=_utc(p.since),
-        until=_utc(p.until),
+        since=to_utc(p.since, "since"),
+        until=to_utc(p.until, "until"),
         before_seq=p.before,
         limit=p.limit,
     )
@@ -116,18 +116,12 @@ def _served(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[st
     flt = ServedFilter(
         session_id=p.session_id,
         memorule_id=p.memorule_id,
-        since=_utc(p.since),
-        until=_utc(p.until),
+        since=to_utc(p.since, "since"),
+        until=to_utc(p.until, "until"),
         after_seq=p.after,
         limit=p.limit,
     )
     return svc.ledger.served(ctx, flt).to_dict()
-
-
-def _utc(ts: datetime | None) -> datetime | None:
-    if ts is None:
-        return None
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
 TOOLS: tuple[ToolSpec, ...] = (

@@ -55,11 +55,14 @@ class AccessService:
         """Whether the key may make this write (before it is validated).
 
         Raises:
-            PermissionDenied: the key cannot write; or ``corrects`` names a memorule the key
+            PermissionDenied: the key cannot write; or a persona-bound key names another
+                persona in ``applies_to.persona``; or ``corrects`` names a memorule the key
                 may see but not change (a correction retires the rule it corrects).
             NotFound: ``corrects`` names a memorule the key cannot see.
         """
         access.require_role(key, Role.WRITER, "write memories")
+        if isinstance(raw, Mapping):
+            access.require_own_persona_rule(key, raw.get("applies_to"))
         corrects = raw.get("corrects") if isinstance(raw, Mapping) else None
         if not isinstance(corrects, str):
             return  # absent, or a wrong type the validator reports with the other errors
@@ -142,6 +145,17 @@ class AccessService:
         memory, _ = self.get(key, ctx, memory_id)
         access.require_change(key, memory)
 
+    def check_update(self, key: ApiKey, ctx: SessionContext, memory_id: UUID, changes: Any) -> None:
+        """Whether the key may make this update (before it is validated).
+
+        Raises:
+            PermissionDenied, NotFound: as :meth:`check_change`; or a persona-bound key
+                names another persona in ``changes.applies_to.persona``.
+        """
+        self.check_change(key, ctx, memory_id)
+        if isinstance(changes, Mapping):
+            access.require_own_persona_rule(key, changes.get("applies_to"))
+
     def update(
         self,
         key: ApiKey,
@@ -153,7 +167,7 @@ class AccessService:
         idempotency_key: str | None = None,
     ) -> WriteResult:
         """Supersede a memory the key may change (see :meth:`MemoryService.update`)."""
-        self.check_change(key, ctx, memory_id)
+        self.check_update(key, ctx, memory_id, changes)
         return self.memory.update(
             ctx, memory_id, changes, reason, evidence_signal_id, idempotency_key
         )

@@ -141,6 +141,7 @@ class BriefService:
     @staticmethod
     def _validate(task: Any, token_budget: Any, namespace: Any, top_k: Any) -> RecallQuery:
         errors: list[FieldError] = []
+        token_budget = validation.whole_number(token_budget)
         if not isinstance(task, str):
             errors.append(FieldError("task", "wrong_type", "'task' must be a string", {}))
             task = ""

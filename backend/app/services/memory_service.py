@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from app.domain import listing, validation
+from app.domain import field_checks, listing, validation
 from app.domain.ids import new_id
 from app.domain.ranking import RankingWeights, normalise_key
 from app.domain.records import (
@@ -206,9 +206,19 @@ class MemoryService:
         Raises:
             NotFound, MemoryRetired, InvalidInput, Conflict, IdempotencyConflict.
         """
-        reason = _check_reason(reason, required=False)
+        reason = field_checks.check_reason(reason, required=False)
+        idempotency_key = field_checks.check_idempotency_key(idempotency_key)
+        evidence_signal_id = field_checks.check_text(
+            evidence_signal_id,
+            "evidence_signal_id",
+            max_len=validation.EVIDENCE_MAX,
+            single_line=True,
+        )
         found = self._get_active(ctx, memory_id)
         memory, current = found
+        # Validated before anything else reads ``changes`` (the request hash included).
+        merged = _merge(memory, current, changes, evidence_signal_id)
+        write = validation.validate_remember(merged)
         request_hash = _request_hash(
             "update",
             ctx,
@@ -221,8 +231,6 @@ class MemoryService:
         )
         if idempotency_key and (replay := self._replay(ctx, idempotency_key, request_hash)):
             return replay
-        merged = _merge(memory, current, changes, evidence_signal_id)
-        write = validation.validate_remember(merged)
         text_changed = (write.subject, write.body) != (current.subject, current.body)
         vector = (
             self.embedder.embed([_text(write.subject, write.body)])[0] if text_changed else None
@@ -295,7 +303,8 @@ class MemoryService:
         status: Status,
         idempotency_key: str | None,
     ) -> WriteResult:
-        checked = _check_reason(reason, required=True)
+        checked = field_checks.check_reason(reason, required=True)
+        idempotency_key = field_checks.check_idempotency_key(idempotency_key)
         verb = "retire" if status is Status.RETIRED else "restore"
         request_hash = _request_hash(verb, ctx, {"id": str(memory_id), "reason": checked})
         if idempotency_key and (replay := self._replay(ctx, idempotency_key, request_hash)):
@@ -583,25 +592,6 @@ def reindex(
 
 def _text(subject: str | None, body: str) -> str:
     return f"{subject}\n{body}" if subject else body
-
-
-def _check_reason(reason: str | None, required: bool) -> str | None:
-    if reason is not None:
-        reason = reason.strip() or None
-    if reason is None and required:
-        raise InvalidInput([FieldError("reason", "missing", "'reason' is required: say why")])
-    if reason is not None and len(reason) > validation.REASON_MAX:
-        raise InvalidInput(
-            [
-                FieldError(
-                    "reason",
-                    "too_long",
-                    f"'reason' must be at most {validation.REASON_MAX} characters",
-                    {"max": validation.REASON_MAX},
-                )
-            ]
-        )
-    return reason
 
 
 def _merge(

@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from app.api.deps import ApiState, Call, get_state
 from app.domain import listing
 from app.domain.access import ApiKey
+from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError, Unauthenticated
 from app.services.auth_service import ContextRequest
@@ -31,10 +32,9 @@ from app.services.memory_service import state_dict
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 from app.web import served_view, views
-from app.web.sessions import COOKIE, ConsoleSession, SecurityHeaders, SessionStore
+from app.web.sessions import COOKIE, CSRF_COOKIE, ConsoleSession, CsrfSigner, SessionStore
 
 T = TypeVar("T")
-PAGE_PREFIXES = ("/", "/signin", "/signout", "/memorules", "/applies", "/audit", "/static")
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
 _MAX_FIELDS = 20
 
@@ -43,10 +43,11 @@ router = APIRouter(include_in_schema=False)
 
 @dataclass
 class Console:
-    """The console's own state: its templates and sessions (one per app)."""
+    """The console's own state: its templates, sessions and CSRF signer (one per app)."""
 
     env: Environment
     sessions: SessionStore
+    signer: CsrfSigner
 
 
 def install_console(app: FastAPI) -> None:
@@ -55,10 +56,11 @@ def install_console(app: FastAPI) -> None:
         loader=PackageLoader("app.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
-    app.state.prism_console = Console(env, SessionStore())
+    max_sessions = app.state.prism.settings.console_max_sessions
+    app.state.prism_console = Console(env, SessionStore(max_sessions=max_sessions), CsrfSigner())
     app.include_router(router)
     app.mount("/static", StaticFiles(packages=[("app.web", "static")]), name="console-static")
-    app.add_middleware(SecurityHeaders, prefixes=PAGE_PREFIXES)
+    # Security headers: app.api.headers, on every response of the server.
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Page:
     console: Console
     session: ConsoleSession | None
     new_cookie: bool = False
+    new_nonce: str | None = None
 
     @property
     def local(self) -> bool:
@@ -77,7 +80,7 @@ class Page:
 
     @property
     def signed_in(self) -> bool:
-        return self.session is not None and (self.local or self.session.secret is not None)
+        return self.local or self.session is not None
 
     @property
     def project(self) -> str:
@@ -94,9 +97,24 @@ class Page:
         )
         return await Call(self.state, secret, wanted).run(work)
 
+    def form_token(self) -> str:
+        """The CSRF token this page's forms carry: the session's, else a double-submit one."""
+        if self.session is not None:
+            return self.session.csrf
+        nonce = self.request.cookies.get(CSRF_COOKIE) or self.new_nonce
+        if not nonce:
+            nonce = self.new_nonce = CsrfSigner.new_nonce()
+        return self.console.signer.token(nonce)
+
+    def form_ok(self, token: str | None) -> bool:
+        """Whether a POSTed form's CSRF token is valid for this browser."""
+        if self.session is not None:
+            return self.session.csrf_ok(token)
+        return self.console.signer.ok(self.request.cookies.get(CSRF_COOKIE), token)
+
     def render(self, template: str, status: int = 200, **values: Any) -> Response:
         html = self.console.env.get_template(template).render(
-            csrf=self.session.csrf if self.session else "",
+            csrf=self.form_token(),
             signed_in=self.signed_in,
             local=self.local,
             project=self.project,
@@ -108,13 +126,18 @@ class Page:
         return self.cookie(RedirectResponse(url, status_code=303))
 
     def cookie(self, response: Response) -> Response:
+        secure = self.request.url.scheme == "https"
+        if self.new_nonce is not None:
+            response.set_cookie(
+                CSRF_COOKIE, self.new_nonce, httponly=True, samesite="strict", secure=secure
+            )
         if self.new_cookie and self.session is not None:
             response.set_cookie(
                 COOKIE,
                 self.session.sid,
                 httponly=True,
                 samesite="strict",
-                secure=self.request.url.scheme == "https",
+                secure=secure,
                 path="/",
             )
         return response
@@ -129,12 +152,9 @@ class Page:
 def _page(request: Request) -> Page:
     console: Console = request.app.state.prism_console
     state = get_state(request)
-    session = console.sessions.get(request.cookies.get(COOKIE))
-    page = Page(request, state, console, session)
-    if session is None:  # every visitor gets a session: the sign-in form needs its CSRF token
-        page.session = console.sessions.create()
-        page.new_cookie = True
-    return page
+    # No session before sign-in (see app.web.sessions): a visitor's forms are protected by a
+    # double-submit token instead.
+    return Page(request, state, console, console.sessions.get(request.cookies.get(COOKIE)))
 
 
 def _loopback_host(request: Request) -> bool:
@@ -147,10 +167,18 @@ def _loopback_host(request: Request) -> bool:
 
 
 async def _form(page: Page) -> dict[str, str] | Response:
-    """The POSTed form, or the refusal when its CSRF token is missing or wrong."""
-    raw = (await page.request.body()).decode("utf-8", "replace")
-    form = dict(parse_qsl(raw, max_num_fields=_MAX_FIELDS))
-    if page.session is None or page.new_cookie or not page.session.csrf_ok(form.get("csrf")):
+    """The POSTed form, or the refusal: a CSRF token missing or wrong (403), or a body that
+    is not a form — invalid UTF-8, more than ``_MAX_FIELDS`` fields (422)."""
+    try:
+        raw = (await page.request.body()).decode("utf-8")
+        form = dict(parse_qsl(raw, max_num_fields=_MAX_FIELDS, errors="strict"))
+    except UnicodeDecodeError:
+        return page.render("error.html", status=422, message="the form is not valid UTF-8")
+    except ValueError:
+        return page.render(
+            "error.html", status=422, message=f"the form has more than {_MAX_FIELDS} fields"
+        )
+    if not page.form_ok(form.get("csrf")):
         return page.render("error.html", status=403, message="the form's CSRF token is invalid")
     return form
 
@@ -196,7 +224,9 @@ async def signin(request: Request) -> Response:
         return page.render("signin.html", status=401, message="That key was not accepted.")
     page.console.sessions.drop(page.session.sid if page.session else None)
     page.session, page.new_cookie = page.console.sessions.create(secret), True
-    return page.redirect("/memorules")
+    response = page.redirect("/memorules")
+    response.delete_cookie(CSRF_COOKIE)  # the session's own token takes over
+    return response
 
 
 @router.post("/signout")
@@ -369,7 +399,11 @@ async def audit(request: Request) -> Response:
         return refused
     params = request.query_params
     before = params.get("before", "")
-    flt = AuditFilter(before_seq=int(before) if before.isdigit() else None, limit=100)
+    # The API's bound for the same cursor: ASCII digits (``"²".isdigit()`` is true), in range.
+    cursor_ok = before.isascii() and before.isdecimal() and len(before) <= 19
+    if before and not (cursor_ok and 1 <= int(before) <= AUDIT_CURSOR_MAX):
+        return page.render("error.html", status=422, message="'before' is not a page cursor")
+    flt = AuditFilter(before_seq=int(before) if before else None, limit=100)
     access = page.state.access
 
     def work(

@@ -24,7 +24,6 @@ from app.services.proposal_access import ProposalAccess
 from app.services.proposal_service import ProposalService
 from app.web import views
 from app.web.console import Page, _form, _guard, _page, _with_project
-from app.web.sessions import SecurityHeaders
 
 router = APIRouter(include_in_schema=False)
 ACTIONS = ("approve", "reject", "merge")
@@ -32,10 +31,9 @@ PAGE_PREFIXES = ("/proposals", "/evidence")
 
 
 def install(app: FastAPI) -> None:
-    """Serve the review-queue pages on ``app`` (after :func:`app.web.console.install_console`),
-    with the console's security headers."""
+    """Serve the review-queue pages on ``app`` (after :func:`app.web.console.install_console`);
+    the security headers of every response come from the app (``app.api.headers``)."""
     app.include_router(router)
-    app.add_middleware(SecurityHeaders, prefixes=PAGE_PREFIXES)
 
 
 def _access(page: Page) -> ProposalAccess:
