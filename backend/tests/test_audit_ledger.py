@@ -215,7 +215,18 @@ def test_a_head_kept_elsewhere_proves_the_chain_still_extends_it(store: Store) -
     assert (too_long.ok, too_long.broken_at_seq) == (False, 8)
 
 
-@pytest.mark.parametrize("text", ["", "12", "x:" + "a" * 64, "3:" + "a" * 63, "3:" + "g" * 64])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "12",
+        "x:" + "a" * 64,
+        "3:" + "a" * 63,
+        "3:" + "g" * 64,
+        "²:" + "a" * 64,  # a digit to str.isdigit, not to int()
+        "9" * 30 + ":" + "a" * 64,  # past any sequence number a store holds
+    ],
+)
 def test_a_malformed_head_is_refused_with_a_field_error(text: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         parse_head(text)

@@ -315,7 +315,11 @@ async def verify_audit(
     call: CallDep,
     head: Annotated[
         str | None,
-        Query(max_length=90, description="SEQ:HASH from /v1/audit/head: the chain must extend it"),
+        Query(
+            max_length=90,
+            pattern=r"^\s*[0-9]{1,19}:[0-9a-fA-F]{64}\s*$",
+            description="SEQ:HASH from /v1/audit/head: the chain must extend it",
+        ),
     ] = None,
 ) -> dict[str, Any]:
     """Recompute the chain (links, hashes, content hashes, the recorded head, the served

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -25,6 +26,7 @@ from uuid import UUID
 from app.domain.records import AuditDraft, MemoruleAudit, MemoryState, iso
 
 GENESIS_HASH: Final = "0" * 64
+HEAD_FORM: Final = re.compile(r"([0-9]{1,19}):([0-9a-fA-F]{64})")  # what Head.parse reads
 STATE_FORMAT: Final = "prism-state/1"
 EVENT_FORMAT: Final = "prism-audit/2"
 
@@ -191,11 +193,10 @@ class Head:
         Raises:
             ValueError: not a whole number, a colon and 64 hex digits.
         """
-        seq_text, _, digest = text.strip().partition(":")
-        digest = digest.lower()
-        if not seq_text.isdigit() or len(digest) != 64 or set(digest) - set("0123456789abcdef"):
+        found = HEAD_FORM.fullmatch(text.strip())
+        if found is None or int(found[1]) > 2**62:  # ASCII digits only: "²".isdigit() is True
             raise ValueError("a head is SEQ:HASH, e.g. 1042:3f9a... (64 hex digits)")
-        return cls(int(seq_text), digest)
+        return cls(int(found[1]), found[2].lower())
 
 
 @dataclass(frozen=True)
