@@ -127,4 +127,32 @@ def test_schemathesis_with_every_check_and_phase_finds_nothing(
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout[-20_000:] + done.stderr[-5_000:]
-    assert "Stateful" in done.stdout and "No issues found" in done.stdout, done.stdout[-5_000:]
+    assert "Stateful" in done.stdout, done.stdout[-5_000:]
+    assert "No issues found" in done.stdout or _only_known_warnings(done.stdout), done.stdout[
+        -8_000:
+    ]
+
+
+# Proposals come from capture (a transcript), never from the HTTP API, so the fuzzer has no
+# way to make one and these operations only ever see 404; and PATCH's accepted changes
+# depend on whether the memory is a note or a memorule (the allowance in CONFIG).
+KNOWN_WARNINGS = {
+    "Missing test data": {
+        "POST /v1/memories/{memory_id}/promote",
+        "POST /v1/proposals/{memory_id}/approve",
+        "POST /v1/proposals/{memory_id}/merge",
+        "POST /v1/proposals/{memory_id}/reject",
+    },
+    "Schema validation mismatch": {"PATCH /v1/memories/{memory_id}"},
+}
+
+
+def _only_known_warnings(out: str) -> bool:
+    """True when every warning the run printed is one of KNOWN_WARNINGS, naming only them."""
+    if "FAILURES" in out or "WARNINGS" not in out:
+        return False
+    section = out.split("WARNINGS", 1)[1].split("SUMMARY", 1)[0]
+    kinds = [line.split(":", 1)[0].strip() for line in section.splitlines() if ": " in line]
+    named = {line.strip()[2:] for line in section.splitlines() if line.strip().startswith("- ")}
+    allowed = set().union(*KNOWN_WARNINGS.values())
+    return bool(kinds) and set(kinds) <= set(KNOWN_WARNINGS) and named <= allowed
