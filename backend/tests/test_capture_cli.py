@@ -142,16 +142,16 @@ def test_a_bad_hook_input_is_logged_not_shown(db_path: Path, tmp_path: Path) -> 
     assert "hook failed" in (data_home / "prism-memory" / "capture.log").read_text()
 
 
-def test_the_hook_entry_for_settings_json_runs_the_hook_command(
+def test_the_capture_command_for_settings_json_runs_the_hook_entry(
     db_path: Path, tmp_path: Path
 ) -> None:
     import shlex
 
-    from app.capture.hook import hook_entry, is_capture_hook
+    from app.services.claude_settings import capture_command, handler_kind
 
-    entry = hook_entry(persona="donna o'hara", project="my repo")
-    assert is_capture_hook(entry) and not is_capture_hook({"hooks": [{"command": "ls"}]})
-    argv = shlex.split(entry["hooks"][0]["command"])
+    command = capture_command("prism", ["--persona", "donna o'hara", "--project", "my repo"])
+    assert handler_kind({"type": "command", "command": command}) == "capture"
+    argv = shlex.split(command)
     assert argv[:4] == ["prism", "capture", "claude-code", "--hook"]
     assert argv[4:] == ["--persona", "donna o'hara", "--project", "my repo"]
     data_home = tmp_path / "data"

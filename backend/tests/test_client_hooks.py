@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,13 @@ from click.testing import CliRunner, Result
 
 from app.bootstrap import build_services
 from app.cli.main import cli
+from app.services.claude_settings import handler_kind
 from app.services.git_hooks import CHAINED_NAME
 from app.settings import load_settings
 from tests.cli_run import BACKEND
 from tests.test_brief_hook import context_of, hook_input, rule
+from tests.test_capture_cli import GOLDEN as TRANSCRIPT
+from tests.test_capture_cli import ok
 
 GOLDEN = Path(__file__).parent / "golden" / "claude_settings"
 PRISM = "/opt/prism/bin/prism"
@@ -200,6 +204,154 @@ def test_the_installed_command_answers_claude_codes_hook_input(
     assert str(written.id) in context_of(proc, "SessionStart")
 
 
+# -- the capture hook (--capture) ------------------------------------------------------
+
+
+@pytest.fixture
+def with_stop(tmp_path: Path) -> Path:
+    """A project whose settings already have the user's own Stop hook besides the others."""
+    (tmp_path / ".claude").mkdir()
+    shutil.copy(GOLDEN / "before_capture.json", tmp_path / ".claude" / "settings.json")
+    return tmp_path
+
+
+def install_capture(project: Path, *more: str) -> Result:
+    return invoke(
+        "hooks",
+        "install",
+        "claude-code",
+        "--project-dir",
+        str(project),
+        "--prism",
+        PRISM,
+        "--capture",
+        "--persona",
+        "donna o'hara",
+        "--project",
+        "prism-app",
+        *more,
+    )
+
+
+def test_install_capture_adds_the_stop_hook_beside_the_users_stop_hook(with_stop: Path) -> None:
+    result = install_capture(with_stop)
+    assert result.exit_code == 0, result.output
+    assert "added Stop: /opt/prism/bin/prism capture claude-code --hook" in result.output
+    assert settings_text(with_stop) == (GOLDEN / "after_install_capture.json").read_text()
+    again = install_capture(with_stop)
+    assert again.exit_code == 0 and again.output.startswith("no change")
+    assert settings_text(with_stop) == (GOLDEN / "after_install_capture.json").read_text()
+
+
+def test_install_capture_dry_run_shows_the_stop_hook_and_writes_nothing(with_stop: Path) -> None:
+    result = install_capture(with_stop, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert '+    "Stop": [' not in result.output, "the user's Stop list is extended, not replaced"
+    assert (
+        '+            "command": "/opt/prism/bin/prism capture claude-code --hook --project '
+        "prism-app --persona 'donna o'\\\"'\\\"'hara'\","
+    ) in result.output
+    assert settings_text(with_stop) == (GOLDEN / "before_capture.json").read_text()
+
+
+def test_uninstall_removes_the_capture_hook_and_leaves_the_users_stop_hook(with_stop: Path) -> None:
+    install_capture(with_stop, "--on-prompt")
+    result = invoke("hooks", "uninstall", "claude-code", "--project-dir", str(with_stop))
+    assert result.exit_code == 0, result.output
+    assert result.output.count("removed ") == 3 and "removed Stop: " in result.output
+    assert settings_text(with_stop) == (GOLDEN / "before_capture.json").read_text()
+
+
+def test_new_capture_options_update_the_stop_hook_not_double_it(with_stop: Path) -> None:
+    install_capture(with_stop)
+    invoke(
+        "hooks", "install", "claude-code", "--project-dir", str(with_stop), "--prism", PRISM,
+        "--capture", "--persona", "aria",
+    )  # fmt: skip
+    stop = json.loads(settings_text(with_stop))["hooks"]["Stop"]
+    ours = [h for group in stop for h in group["hooks"] if handler_kind(h) == "capture"]
+    assert [h["command"] for h in ours] == [f"{PRISM} capture claude-code --hook --persona aria"]
+    assert stop[0] == json.loads((GOLDEN / "before_capture.json").read_text())["hooks"]["Stop"][0]
+
+
+def test_one_recogniser_knows_both_of_prisms_handlers_and_no_other() -> None:
+    def cmd(command: str) -> dict[str, str]:
+        return {"type": "command", "command": command}
+
+    assert handler_kind(cmd("'/a b/prism' brief --hook claude-code")) == "brief"
+    assert handler_kind(cmd("prism capture claude-code --hook --persona donna")) == "capture"
+    assert handler_kind(cmd("/x/prism capture claude-code --hook")) == "capture"
+    for theirs in (
+        "notify-send 'Claude is done'",
+        "prism capture claude-code --transcript t.jsonl",
+        "echo prism capture claude-code --hook",
+        "prism brief --hook claude-code --extra",
+        "unbalanced 'quote",
+    ):
+        assert handler_kind(cmd(theirs)) is None, theirs
+    assert handler_kind({"type": "prompt", "command": "prism brief --hook claude-code"}) is None
+
+
+def test_the_installed_capture_command_captures_a_real_hook_input(
+    with_stop: Path, db_path: Path, tmp_path: Path
+) -> None:
+    """The Stop command written into settings.json, run by a shell as Claude Code runs it,
+    prints nothing and exits 0; the proposals then turn up in the store."""
+    wrapper = tmp_path / "bin" / "prism"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m app "$@"\n')
+    wrapper.chmod(0o755)
+    installed = invoke(
+        "hooks", "install", "claude-code", "--project-dir", str(with_stop), "--prism",
+        str(wrapper), "--capture", "--db", str(db_path), "--persona", "donna",
+    )  # fmt: skip
+    assert installed.exit_code == 0, installed.output
+    stop = json.loads(settings_text(with_stop))["hooks"]["Stop"]
+    ours = stop[-1]["hooks"][0]
+    assert handler_kind(ours) == "capture"
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(TRANSCRIPT, transcript)
+    data_home = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    env.update(
+        PRISM_EMBEDDER="fake",
+        PYTHONPATH=str(BACKEND),
+        XDG_DATA_HOME=str(data_home),
+        CLAUDE_PROJECT_DIR=str(with_stop),
+    )
+    stdin = json.dumps(
+        {
+            "session_id": "3c07f08f-e544-47b9-898a-f169f651788c",
+            "transcript_path": str(transcript),
+            "cwd": str(with_stop),
+            "permission_mode": "default",
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+        }
+    )
+    proc = subprocess.run(
+        ["bash", "-c", ours["command"]],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=with_stop,
+        timeout=ours["timeout"],
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    log = data_home / "prism-memory" / "capture.log"
+    for _ in range(600):  # the detached capture finishes on its own time: bounded tries
+        if log.exists() and str(transcript) in log.read_text():
+            break
+        time.sleep(0.1)
+    assert f"{transcript}: 3 proposed, 1 evidence" in log.read_text()
+    listed = ok(db_path, "proposals", "--project", "prism-app")
+    assert listed["count"] == 3
+    assert {p["applies_to"].get("persona") for p in listed["proposals"]} == {"donna"}
+    assert {p["confidence"] for p in listed["proposals"]} == {"observed"}
+
+
 # -- git ---------------------------------------------------------------------------------
 
 
@@ -299,10 +451,17 @@ def test_options_of_the_other_client_are_refused_all_at_once(project: Path) -> N
     fields = [f["field"] for f in json.loads(result.stderr)["error"]["fields"]]
     assert fields == ["project_dir", "on_prompt"]
     wrong = CliRunner().invoke(
-        cli, ["hooks", "install", "claude-code", "--persona", "donna", "--prism", PRISM]
+        cli,
+        [
+            *("hooks", "install", "claude-code", "--persona", "donna", "--surface", "x"),
+            *("--project-dir", str(project), "--prism", PRISM),
+        ],
     )
     assert wrong.exit_code == 2
-    assert json.loads(wrong.stderr)["error"]["fields"][0]["code"] == "not_for_client"
+    codes = {f["field"]: f["code"] for f in json.loads(wrong.stderr)["error"]["fields"]}
+    assert codes == {"surface": "not_for_client", "persona": "needs_capture"}
+    on_git = CliRunner().invoke(cli, ["hooks", "install", "git", "--capture", "--prism", PRISM])
+    assert json.loads(on_git.stderr)["error"]["fields"][0]["code"] == "not_for_client"
     assert settings_text(project) == (GOLDEN / "before.json").read_text()
 
 

@@ -3,7 +3,8 @@ relying on the model, and keep checked-in rule files from going stale.
 
 - ``claude-code`` merges a ``SessionStart`` handler (and, with ``--on-prompt``, a
   ``UserPromptSubmit`` one) running ``prism brief --hook claude-code`` into Claude Code's
-  ``settings.json`` (:mod:`app.services.claude_settings`).
+  ``settings.json`` (:mod:`app.services.claude_settings`); with ``--capture`` also a ``Stop``
+  handler running ``prism capture claude-code --hook`` (:mod:`app.cli.capture_cmd`).
 - ``git`` installs a ``pre-commit`` hook running ``prism export-rules --check``
   (:mod:`app.services.git_hooks`).
 
@@ -32,6 +33,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 CLIENTS = ("claude-code", "git")
 DEFAULT_OUT = {"agents-md": ".", "claude-md": ".", "cursor": ".cursor/rules"}
 _CONTEXT = ("db", "tenant", "project", "persona", "surface", "specialization")
+_CAPTURE_CONTEXT = ("db", "tenant", "project", "persona")  # what the capture command takes
 
 
 def _errors(func: F) -> F:
@@ -119,6 +121,11 @@ def _with(options: list[Callable[[F], F]]) -> Callable[[F], F]:
 @_client
 @_with(_shared_options)
 @click.option("--on-prompt", is_flag=True, help="claude-code: also a UserPromptSubmit hook")
+@click.option(
+    "--capture",
+    is_flag=True,
+    help="claude-code: also a Stop hook capturing the session's corrections (in the background)",
+)
 @click.option("--prism", "prism_path", help="the prism executable hooks run [default: this one]")
 @click.option(
     "--format",
@@ -128,10 +135,10 @@ def _with(options: list[Callable[[F], F]]) -> Callable[[F], F]:
     help="git: a rule-file format to check (repeatable) [default: agents-md]",
 )
 @click.option("--out", help="git, one --format: the folder it is checked in [default per format]")
-@click.option("--db", help="git: --db for the check")
-@click.option("--tenant", help="git: --tenant for the check")
-@click.option("--project", help="git: --project for the check")
-@click.option("--persona", help="git: --persona for the check")
+@click.option("--db", help="git: --db for the check; claude-code: for --capture")
+@click.option("--tenant", help="git: --tenant for the check; claude-code: for --capture")
+@click.option("--project", help="git: --project for the check; claude-code: for --capture")
+@click.option("--persona", help="git: --persona for the check; claude-code: for --capture")
 @click.option("--surface", help="git: --surface for the check")
 @click.option("--specialization", help="git: --specialization for the check")
 @_errors
@@ -144,12 +151,14 @@ def install(
     as_json: bool,
     repo: Path | None,
     on_prompt: bool,
+    capture: bool,
     prism_path: str | None,
     formats: tuple[str, ...],
     out: str | None,
     **context: str | None,
 ) -> None:
     """Install Prism's hook for CLIENT (claude-code or git); installing twice adds nothing."""
+    own = _CAPTURE_CONTEXT if client == "claude-code" else ()  # checked by _needs_capture
     _only_for(
         client,
         {
@@ -157,18 +166,21 @@ def install(
             "user": ("claude-code", user or None),
             "settings": ("claude-code", settings),
             "on_prompt": ("claude-code", on_prompt or None),
+            "capture": ("claude-code", capture or None),
             "repo": ("git", repo),
             "format": ("git", formats or None),
             "out": ("git", out),
-            **{key: ("git", value) for key, value in context.items()},
+            **{key: ("git", value) for key, value in context.items() if key not in own},
         },
+        _needs_capture(capture, context) if client == "claude-code" else [],
     )
     prism = prism_executable(prism_path)
     if client == "claude-code":
         from app.services import claude_settings
 
         path = _settings_path(user, project_dir, settings)
-        change = claude_settings.install(path, prism, on_prompt=on_prompt)
+        options = _capture_options(context) if capture else None
+        change = claude_settings.install(path, prism, on_prompt=on_prompt, capture=options)
         _settings_result(change, dry_run, as_json, claude_settings.apply)
         return
     from app.services import git_hooks
@@ -223,8 +235,31 @@ def uninstall(
     _git_result(git_hooks.uninstall(repo or Path.cwd()), as_json)
 
 
-def _only_for(client: str, given: dict[str, tuple[str, object]]) -> None:
-    """Refuse options that belong to the other client (every one at once).
+def _needs_capture(capture: bool, context: dict[str, str | None]) -> list[FieldError]:
+    """For claude-code the context options belong to the capture hook: one given without
+    ``--capture`` is an error."""
+    return [
+        FieldError(key, "needs_capture", f"--{key} for claude-code goes with --capture")
+        for key in _CAPTURE_CONTEXT
+        if context.get(key) is not None and not capture
+    ]
+
+
+def _capture_options(context: dict[str, str | None]) -> list[str]:
+    """The capture command's options; ``--db`` made absolute, for the hook runs in Claude
+    Code's working directory, not this one."""
+    flags: list[str] = []
+    for key in _CAPTURE_CONTEXT:
+        value = context.get(key)
+        if value:
+            flags += [f"--{key}", str(Path(value).expanduser().resolve()) if key == "db" else value]
+    return flags
+
+
+def _only_for(
+    client: str, given: dict[str, tuple[str, object]], more: list[FieldError] | None = None
+) -> None:
+    """Refuse options that belong to the other client, and the ``more`` errors, all at once.
 
     Raises:
         InvalidInput: an option was given that ``client`` does not take.
@@ -239,6 +274,7 @@ def _only_for(client: str, given: dict[str, tuple[str, object]]) -> None:
         for name, (owner, value) in given.items()
         if value is not None and owner != client
     ]
+    errors += more or []
     if errors:
         raise InvalidInput(errors)
 

@@ -16,16 +16,21 @@ import copy
 import difflib
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from app.errors import FieldError, InvalidInput
 
-COMMAND_TAIL: Final = " brief --hook claude-code"
+BRIEF_ARGS: Final = ("brief", "--hook", "claude-code")
+CAPTURE_ARGS: Final = ("capture", "claude-code", "--hook")
+COMMAND_TAIL: Final = " " + " ".join(BRIEF_ARGS)
 SESSION_START_MATCHER: Final = "startup|resume|clear|compact"
 SESSION_START_TIMEOUT_S: Final = 10
 PROMPT_TIMEOUT_S: Final = 10
+CAPTURE_EVENT: Final = "Stop"
+CAPTURE_TIMEOUT_S: Final = 10  # the command returns at once; the capture runs detached
 SETTINGS_MAX_BYTES: Final = 4_194_304
 
 Settings = dict[str, Any]
@@ -73,19 +78,43 @@ class SettingsChange:
         }
 
 
+Kind = Literal["brief", "capture"]
+
+
 def hook_command(prism: str) -> str:
-    """The handler command for the ``prism`` executable at ``prism`` (shell-quoted)."""
+    """The brief handler's command for the ``prism`` executable at ``prism`` (shell-quoted)."""
     return shlex.quote(prism) + COMMAND_TAIL
 
 
+def capture_command(prism: str, options: Sequence[str] = ()) -> str:
+    """The capture handler's command: ``PRISM capture claude-code --hook`` and ``options``
+    (e.g. ``("--persona", "donna")``), each word shell-quoted."""
+    return " ".join(shlex.quote(word) for word in (prism, *CAPTURE_ARGS, *options))
+
+
+def handler_kind(handler: Any) -> Kind | None:
+    """Which of Prism's handlers ``handler`` is: ``brief`` (its command ends with
+    ``brief --hook claude-code``), ``capture`` (its command is ``PRISM capture claude-code
+    --hook ...``), or None when it is not Prism's."""
+    if not isinstance(handler, dict) or handler.get("type") != "command":
+        return None
+    command = handler.get("command")
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) > len(BRIEF_ARGS) and tuple(words[-len(BRIEF_ARGS) :]) == BRIEF_ARGS:
+        return "brief"
+    if len(words) > len(CAPTURE_ARGS) and tuple(words[1 : len(CAPTURE_ARGS) + 1]) == CAPTURE_ARGS:
+        return "capture"
+    return None
+
+
 def is_ours(handler: Any) -> bool:
-    """Whether a hook handler is one Prism installs."""
-    return (
-        isinstance(handler, dict)
-        and handler.get("type") == "command"
-        and isinstance(handler.get("command"), str)
-        and handler["command"].endswith(COMMAND_TAIL)
-    )
+    """Whether a hook handler is one Prism installs (either kind)."""
+    return handler_kind(handler) is not None
 
 
 def read_settings(path: Path) -> tuple[str, Settings]:
@@ -130,32 +159,45 @@ def render(settings: Settings) -> str:
     return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
 
 
-def install(path: Path, prism: str, *, on_prompt: bool) -> SettingsChange:
+def install(
+    path: Path, prism: str, *, on_prompt: bool, capture: Sequence[str] | None = None
+) -> SettingsChange:
     """The change that adds Prism's ``SessionStart`` (and, with ``on_prompt``,
-    ``UserPromptSubmit``) handlers to the settings file at ``path``.
+    ``UserPromptSubmit``) handlers to the settings file at ``path``; with ``capture`` (the
+    capture command's options, possibly none) also the ``Stop`` handler that captures the
+    session's transcript in the background.
 
     Raises:
         InvalidInput: see :func:`read_settings`.
     """
     before, data = read_settings(path)
     after = copy.deepcopy(data)
-    command = hook_command(prism)
-    wanted: list[tuple[str, str | None, int]] = [
-        ("SessionStart", SESSION_START_MATCHER, SESSION_START_TIMEOUT_S)
+    brief = hook_command(prism)
+    wanted: list[tuple[str, str | None, int, Kind, str]] = [
+        ("SessionStart", SESSION_START_MATCHER, SESSION_START_TIMEOUT_S, "brief", brief)
     ]
     if on_prompt:
-        wanted.append(("UserPromptSubmit", None, PROMPT_TIMEOUT_S))
+        wanted.append(("UserPromptSubmit", None, PROMPT_TIMEOUT_S, "brief", brief))
+    if capture is not None:
+        command = capture_command(prism, capture)
+        wanted.append((CAPTURE_EVENT, None, CAPTURE_TIMEOUT_S, "capture", command))
     added = []
-    for event, matcher, timeout in wanted:
+    for event, matcher, timeout, kind, command in wanted:
         handler = {"type": "command", "command": command, "timeout": timeout}
-        if _place(after.setdefault("hooks", {}).setdefault(event, []), matcher, handler):
+        groups = after.setdefault("hooks", {}).setdefault(event, [])
+        if _place(groups, matcher, handler, kind):
             added.append(f"{event}: {command}")
     text = render(after) if added else before
     return SettingsChange(path, before, text, added=tuple(added))
 
 
-def _place(groups: list[Any], matcher: str | None, handler: dict[str, Any]) -> bool:
-    """Put ``handler`` in ``groups``; False when an identical one is already there."""
+def _place(groups: list[Any], matcher: str | None, handler: dict[str, Any], kind: Kind) -> bool:
+    """Put ``handler`` in ``groups`` in place of Prism's handler of the same ``kind``; False
+    when an identical one is already there."""
+
+    def same(h: Any) -> bool:
+        return handler_kind(h) == kind
+
     for group in groups:
         if not isinstance(group, dict) or group.get("matcher") != matcher:
             continue
@@ -163,7 +205,7 @@ def _place(groups: list[Any], matcher: str | None, handler: dict[str, Any]) -> b
         if not isinstance(handlers, list):
             continue
         for i, existing in enumerate(handlers):
-            if is_ours(existing):
+            if same(existing):
                 if existing == handler:
                     return False
                 handlers[i] = handler  # another prism path or timeout: update it
@@ -172,8 +214,8 @@ def _place(groups: list[Any], matcher: str | None, handler: dict[str, Any]) -> b
     emptied = []
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
-        if isinstance(handlers, list) and any(is_ours(h) for h in handlers):
-            handlers[:] = [h for h in handlers if not is_ours(h)]
+        if isinstance(handlers, list) and any(same(h) for h in handlers):
+            handlers[:] = [h for h in handlers if not same(h)]
             if not handlers:
                 emptied.append(id(group))
     groups[:] = [g for g in groups if id(g) not in emptied]
