@@ -44,6 +44,8 @@ from prism_system import PrismNotes, PrismRules
 OUT = common.RESULTS / "models"
 PRODUCT_ROOTS = ["prism-memory"]
 REPEATS = 3
+# The lexical shares off: relevance is the cosine alone (a control; not the product default).
+DENSE = {"rank_lexical": 0.0, "rank_lexical_note": 0.0}
 
 
 def queries_of(embedder: Any) -> Any:
@@ -55,7 +57,7 @@ def queries_of(embedder: Any) -> Any:
 # -- quality ---------------------------------------------------------------------------------
 
 
-def rules_dev(name: str, embedder: Any) -> dict[str, Any]:
+def rules_dev(name: str, embedder: Any, weights: dict[str, float]) -> dict[str, Any]:
     """The rule benchmark's dev split: the scorer's report and per-query metrics."""
     data = common.shared_bench_dir() / "rules"
     ns = argparse.Namespace(
@@ -69,7 +71,13 @@ def rules_dev(name: str, embedder: Any) -> dict[str, Any]:
     if {q.get("split") for q in queries} != {"dev"}:
         raise SystemExit("the model comparison runs on the dev split only")
     system = PrismRules(
-        ns.rules, "minilm", embedder, {}, "skip", None, common.CACHE / "models" / name
+        ns.rules,
+        "minilm",
+        embedder,
+        weights,
+        "skip",
+        None,
+        common.CACHE / "models" / name,
     )
     started = time.perf_counter()
     system.load(rules)
@@ -111,7 +119,7 @@ def evidence(q: dict[str, Any], valid: set[str]) -> set[str]:
     return ev & valid
 
 
-def locomo_tune(name: str, embedder: Any) -> dict[str, Any]:
+def locomo_tune(name: str, embedder: Any, weights: dict[str, float]) -> dict[str, Any]:
     """LoCoMo evidence recall on the tuning half: the evaluator's report and per question."""
     shared = common.shared_bench_dir() / "locomo"
     ns = argparse.Namespace(
@@ -125,7 +133,7 @@ def locomo_tune(name: str, embedder: Any) -> dict[str, Any]:
     convs = locomo.evaluator(ns.eval).load(str(folder))
     samples = locomo.select(sorted(convs), ns)
     workdir = Path(tempfile.mkdtemp(prefix="bench-models-locomo-"))
-    system = PrismNotes(workdir / "locomo.db", "minilm", embedder, None)
+    system = PrismNotes(workdir / "locomo.db", "minilm", embedder, weights)
     lines, per_q = [], {}
     for sample in samples:
         turns, qa = convs[sample]
@@ -160,15 +168,15 @@ def locomo_tune(name: str, embedder: Any) -> dict[str, Any]:
     return {"conversations": samples, "report": report["all"], "per_query": per_q}
 
 
-def quality(name: str, parts: list[str]) -> dict[str, Any]:
+def quality(name: str, parts: list[str], weights: dict[str, float]) -> dict[str, Any]:
     common.install_offline_guard()
     embedder = model_embedders.build(name)
     started = time.process_time()
     result: dict[str, Any] = {}
     if "rules" in parts:
-        result["rules_dev"] = rules_dev(name, embedder)
+        result["rules_dev"] = rules_dev(name, embedder, weights)
     if "locomo" in parts:
-        result["locomo_tune"] = locomo_tune(name, embedder)
+        result["locomo_tune"] = locomo_tune(name, embedder, weights)
     result |= {
         "cpu_seconds": round(time.process_time() - started, 1),
         "network_attempts": list(common.ATTEMPTS),
@@ -363,6 +371,22 @@ def report() -> str:
             lines.append(
                 "| " + " | ".join(quality_row(name, r["quality"], base)) + " |"
             )
+    dense = {
+        name: r["quality_dense"] for name, r in res.items() if "quality_dense" in r
+    }
+    if "minilm" in dense:
+        lines += [
+            "",
+            "Control, the embedding alone: the same runs with the lexical shares off",
+            "(`--dense`: `rank_lexical` 0, `rank_lexical_note` 0; not the product's setting).",
+            "",
+            lines[10],
+            lines[11],
+        ]
+        for name, q in dense.items():
+            lines.append(
+                "| " + " | ".join(quality_row(name, q, dense["minilm"])) + " |"
+            )
     lines += [
         "",
         "## Cost (one intra-op thread)",
@@ -402,6 +426,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("step", choices=["quality", "speed", "report"])
     p.add_argument("--model", choices=sorted(model_embedders.CANDIDATES), default=None)
     p.add_argument(
+        "--dense",
+        action="store_true",
+        help="quality with no lexical share (the embedding alone; the ranking's other terms stay)",
+    )
+    p.add_argument(
         "--only",
         choices=["rules", "locomo"],
         default=None,
@@ -423,21 +452,22 @@ def main(argv: list[str] | None = None) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{args.model}.json"
     saved = json.loads(path.read_text()) if path.exists() else {}
+    key = "speed"
     if args.step == "quality":
         parts = [args.only] if args.only else ["rules", "locomo"]
-        saved["quality"] = saved.get("quality", {}) | quality(args.model, parts)
+        key = "quality_dense" if args.dense else "quality"
+        saved[key] = saved.get(key, {}) | quality(
+            args.model, parts, DENSE if args.dense else {}
+        )
     else:
         saved["speed"] = speed(args.model)
     saved["machine"] = {"cpu": common.machine_info()["cpu"], "loadavg": os.getloadavg()}
     path.write_text(json.dumps(common.jsonable(saved), indent=1))
-    summary = {
-        k: v
-        for k, v in saved[args.step].items()
-        if k not in ("rules_dev", "locomo_tune")
-    }
+    done = saved[key] if args.step == "quality" else saved["speed"]
+    summary = {k: v for k, v in done.items() if k not in ("rules_dev", "locomo_tune")}
     for part in ("rules_dev", "locomo_tune"):
-        if args.step == "quality" and part in saved["quality"]:
-            summary[part] = saved["quality"][part]["report"]
+        if part in done:
+            summary[part] = done[part]["report"]
     print(json.dumps(common.jsonable(summary), indent=1))
 
 
