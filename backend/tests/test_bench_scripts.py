@@ -58,3 +58,34 @@ def test_rules_quality_scores_a_small_run_with_the_fake_embedder(tmp_path: Path)
     assert report["scorer"]["groups"]["all"]["n"] == 3
     assert report["not_applicable_returned"] == 0
     assert report["n_rules_loaded"] > 0
+
+
+def _bench_module(name: str):  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+
+
+def test_model_comparison_pairs_differences_by_query() -> None:
+    models = _bench_module("models")
+    base = {"a": {"m": 0.5}, "b": {"m": 0.2}, "c": {"m": 0.0}, "only-base": {"m": 1.0}}
+    other = {"a": {"m": 0.7}, "b": {"m": 0.2}, "c": {"m": 0.4}}
+    mean, se, n = models.paired(base, other, "m")
+    # differences 0.2, 0.0, 0.4: mean 0.2, sd 0.2, se 0.2 / sqrt(3)
+    assert n == 3
+    assert mean == pytest.approx(0.2)
+    assert se == pytest.approx(0.2 / 3**0.5)
+
+
+def test_asymmetric_embedder_gives_recall_queries_the_query_side() -> None:
+    from app.embeddings.fake import FakeEmbedder
+
+    embedders = _bench_module("model_embedders")
+    passages, queries = FakeEmbedder(), FakeEmbedder(dim=16)
+    both = embedders.Asymmetric(passages, queries)
+    assert both.embed(["Use UTC timestamps."]).shape[1] == passages.dim
+    with both.queries():
+        assert both.embed(["Use UTC timestamps."]).shape[1] == 16
+    assert both.embed(["Use UTC timestamps."]).shape[1] == passages.dim
