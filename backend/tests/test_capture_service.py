@@ -297,21 +297,28 @@ def test_two_captures_racing_on_one_transcript_write_each_message_once(
     found = candidates(messages, persona="donna")
     start = threading.Barrier(2)
     reports: list[CaptureReport] = []
+    errors: list[BaseException] = []
+    # Wired here, not in the threads: an exception there would leave the other thread
+    # waiting at the barrier for ever instead of failing the test.
+    wired = [build_services(engine_settings) for _ in range(2)]
 
-    def run() -> None:
-        own = build_services(engine_settings)
+    def run(own: Services) -> None:
         try:
             service = CaptureService(own.store, own.embedder, own.memorules)
             start.wait()
             reports.append(service.capture(ctx, found, len(messages)))
-        finally:
-            own.close()
+        except BaseException as exc:
+            errors.append(exc)
+            start.abort()  # the other thread stops waiting too
 
-    threads = [threading.Thread(target=run) for _ in range(2)]
+    threads = [threading.Thread(target=run, args=(own,)) for own in wired]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    for own in wired:
+        own.close()
+    assert not errors, errors
     assert len(reports) == 2
     assert sum(r.count("proposed") for r in reports) == 3
     assert sum(r.count("evidence") for r in reports) == 1
