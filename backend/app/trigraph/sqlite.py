@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
+from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -612,23 +613,19 @@ def _state(r: tuple[Any, ...]) -> MemoryState:
 
 
 def _audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
-    """An event's values in ``AUDIT_FIELDS`` order, as stored."""
-    return (
-        str(e.id),
-        str(e.tenant_id),
-        e.seq,
-        str(e.memorule_id),
-        str(e.state_id),
-        e.event.value,
-        str(e.written_by_session_id),
-        e.written_by_persona,
-        e.evidence_signal_id,
-        iso(e.written_at),
-        e.reason,
-        e.prev_hash,
-        e.hash,
-        e.content_hash,
-    )
+    """An event's values in ``AUDIT_FIELDS`` order (the table's), as stored: ids and times
+    as text, enums by value. Derived from the record, so a new field cannot be left out."""
+    return tuple(_stored(getattr(e, name)) for name in AUDIT_FIELDS)
+
+
+def _stored(value: Any) -> Any:
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, Enum):
+        return value.value
+    return value
 
 
 def _audit(r: tuple[Any, ...]) -> MemoruleAudit:
