@@ -19,6 +19,7 @@ from app.trigraph.ledger import AuditLedger
 from app.trigraph.port import ApiKeyStore, TriGraphStore
 
 if TYPE_CHECKING:
+    from app.services.access_service import AccessService
     from app.services.auth_service import AuthService
 
 
@@ -201,3 +202,11 @@ def build_auth(services: Services) -> AuthService:
     from app.services.auth_service import AuthService
 
     return AuthService(build_key_store(services.store), context_from(services.settings).project_id)
+
+
+def build_access(services: Services) -> AccessService:
+    """Every memory operation behind the key rules (:mod:`app.domain.access`): what each
+    front door calls with the key it acts with."""
+    from app.services.access_service import AccessService
+
+    return AccessService(services.memory, services.memorules, services.brief)

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from fastapi.testclient import TestClient
 
-from app.api.app import create_app
+from app.asgi import create_app
 from app.bootstrap import Services, build_auth, build_services
 from app.domain.ids import new_id, uuid_for
 from app.domain.records import SessionContext

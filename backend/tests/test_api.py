@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.app import create_app
+from app.asgi import create_app
 from app.bootstrap import build_services
 from app.domain import validation
 from app.settings import load_settings

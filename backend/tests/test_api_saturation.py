@@ -22,8 +22,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from app.api.app import create_app
 from app.api.server import build_server
+from app.asgi import create_app
 from app.bootstrap import build_services
 from app.settings import load_settings
 from tests.test_api_server import Server, create_key, free_port

@@ -5,6 +5,7 @@ Errors must reach the agent as an error result whose text is exactly Prism's err
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import INVALID_PARAMS
 
 from app.bootstrap import Services
+from app.domain.access import Caller, Role, operator_key
 from app.domain.ids import uuid_for
 from app.domain.records import SessionContext
 from app.mcp_server.server import build_mcp_server
@@ -523,19 +525,25 @@ def test_an_invalid_tenant_setting_stops_the_server_at_build(
 
 
 @pytest.mark.anyio
-async def test_a_request_context_hook_decides_the_tenant_and_can_refuse(
+async def test_a_request_caller_hook_decides_the_key_and_tenant_and_can_refuse(
     services: Services, db_path: Path, make_ctx: ContextFactory
 ) -> None:
     other = make_ctx(tenant="globex", project="api", persona="hal")
-    calls: list[str] = []
+    writer = dataclasses.replace(operator_key(other.tenant_id), key_id="key_w", role=Role.WRITER)
+    reader = dataclasses.replace(writer, key_id="key_r", role=Role.READER)
+    # One caller per request, in order; None: the hook crashes.
+    callers: list[Caller | None] = [Caller(writer, other), Caller(writer, other), None]
+    callers.append(Caller(reader, other))
+    seen: list[object] = []
 
-    def hook(request: object, action: str) -> SessionContext:
-        calls.append(action)
-        if action == "memorule_retire":
+    def hook(request: object) -> Caller:
+        seen.append(request)
+        caller = callers[len(seen) - 1]
+        if caller is None:
             raise PermissionError("a crash in the hook")  # not a PrismError: internal_error
-        return other
+        return caller
 
-    server = build_mcp_server(services, server_settings(db_path), request_context=hook)
+    server = build_mcp_server(services, server_settings(db_path), request_caller=hook)
     async with Client(server) as client:
         written = await ok(client, "prism_remember", rule(applies_to={"scope": "project"}))
         assert [r.uri for r in (await client.list_resources()).resources] == []
@@ -546,8 +554,12 @@ async def test_a_request_context_hook_decides_the_tenant_and_can_refuse(
             "code": "internal_error",
             "message": "unexpected server error; see the server log",
         }
+        # The hook's key decides, through the same rules as /v1: a reader cannot retire.
+        error = await refused(client, "memorule_retire", {"id": written["id"], "reason": "r"})
+        assert (error["code"], error["required_role"]) == ("forbidden", "writer")
     assert services.memory.get(other, UUID(written["id"]))[1].written_by_persona == "hal"
-    assert calls[:2] == ["prism_remember", "read_resource"]
+    assert services.memory.get(other, UUID(written["id"]))[0].status.value == "active"
+    assert len(seen) == 4
     assert uuid_for("tenant", "globex") == other.tenant_id
 
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.app import create_app
+from app.asgi import create_app
 from app.bootstrap import build_services
 from app.settings import load_settings
 from tests.api_world import World, rule, running_world

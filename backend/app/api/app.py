@@ -1,23 +1,22 @@
-"""The HTTP API application: :func:`create_app` wires routes, limits, errors, docs, metrics.
+"""The HTTP API: :func:`create_api` wires the ``/v1`` routes, limits, errors, docs, metrics.
 
-Nothing happens at import; ``create_app`` only wires (no I/O) — the caller owns the services
+Nothing happens at import; ``create_api`` only wires (no I/O) — the caller owns the services
 and closes them. ``/healthz``, ``/readyz``, ``/metrics``, ``/openapi.json`` and ``/docs``
-need no key; everything under ``/v1`` does.
+need no key; everything under ``/v1`` does. The server (``/v1`` with ``/mcp`` and the
+console) is assembled by :mod:`app.asgi`; the middleware installed here serves all of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
-from mcp.server.transport_security import TransportSecuritySettings
 from pydantic.json_schema import models_json_schema
-from starlette.routing import Route
 
 from app.api import audit_routes, proposals, routes
 from app.api.deps import ApiState, StateDep
@@ -25,17 +24,13 @@ from app.api.docs import install_docs
 from app.api.errors import InternalErrors, error_response, install_error_handlers
 from app.api.headers import SecurityHeaders
 from app.api.limits import BodyLimitMiddleware, ConcurrencyLimit
-from app.api.mcp_mount import MCP_PATH, McpGate, mcp_policy
 from app.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from app.api.models import ErrorPublic, HealthPublic, ReadyPublic
 from app.api.rate_limit import AnonymousRateLimit, RateLimits
 from app.bootstrap import Services, build_auth
 from app.errors import StorageError
-from app.mcp_server.server import MCPHttpApp, build_mcp_asgi_app
 from app.services.access_service import AccessService
 from app.settings import Settings
-from app.web import proposals_page
-from app.web.console import install_console
 
 TITLE = "Prism Memory"
 DESCRIPTION = """Typed, scoped, auditable memory for teams of AI agents (SPEC-094 v0.4).
@@ -45,14 +40,18 @@ Every `/v1` request needs `Authorization: Bearer <key>` (create one with
 key must allow it). Errors always have one shape:
 `{"ok": false, "error": {"code", "message", "fields"?}}`.
 """
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
-def create_app(services: Services, settings: Settings, *, insecure_local: bool = False) -> FastAPI:
-    """The HTTP API over ``services``.
+def build_state(
+    services: Services, settings: Settings, access: AccessService, *, insecure_local: bool = False
+) -> ApiState:
+    """What every HTTP door authenticates with and calls (no I/O).
 
     Args:
         services: wired services (see :func:`app.bootstrap.build_services`); not closed here.
-        settings: limits and defaults (``max_body_bytes``, ``http_body_timeout_s``, ...).
+        settings: limits and defaults (rate limits, the insecure-local tenant and persona).
+        access: the guarded operations (see :func:`app.bootstrap.build_access`).
         insecure_local: no keys: every request acts as an unrestricted admin of the
             settings' tenant. Only for a server bound to loopback (``prism serve`` checks).
 
@@ -61,11 +60,11 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     """
     auth = build_auth(services)
     metrics = Metrics()
-    state = ApiState(
+    return ApiState(
         services=services,
         settings=settings,
         auth=auth,
-        access=AccessService(services.memory, services.memorules, services.brief),
+        access=access,
         metrics=metrics,
         rate_limits=RateLimits(
             settings.http_rate_limit,
@@ -75,13 +74,16 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
         ),
         local_key=auth.local_key(settings.tenant, settings.persona) if insecure_local else None,
     )
-    mcp = _build_mcp(services, settings, state, insecure_local)
 
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with mcp.lifespan():  # the MCP session manager (mounted apps get no lifespan)
-            yield
 
+def create_api(state: ApiState, *, lifespan: Lifespan | None = None) -> FastAPI:
+    """The HTTP API over ``state``: ``/v1``, probes, metrics, docs, and the middleware.
+
+    Args:
+        state: see :func:`build_state`.
+        lifespan: the host's lifespan (the MCP session manager runs in it).
+    """
+    settings = state.settings
     app = FastAPI(
         lifespan=lifespan,
         title=TITLE,
@@ -98,14 +100,10 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     app.include_router(proposals.router)  # the capture review queue (issue 20)
     app.include_router(audit_routes.router)
     _install_probes(app)
-    install_console(app)  # the operator console at / (app.web)
-    proposals_page.install(app)  # its review queue (issue 20)
-    # A Route (not a Mount) so other paths keep their own 404/405; Starlette serves a
-    # non-function endpoint as a plain ASGI app.
-    app.router.routes.append(Route(MCP_PATH, McpGate(mcp.app, state), include_in_schema=False))
     # Outermost last: headers on every answer; metrics see every status (429/503 too);
     # unexpected errors end as a 500 that keeps the connection; the address limit runs
-    # before any body is read; only requests whose body arrived count as load.
+    # before any body is read; only requests whose body arrived count as load. Routes
+    # added to ``app`` later (the console, ``/mcp``) run inside the same stack.
     app.add_middleware(ConcurrencyLimit, max_requests=settings.http_max_concurrency)
     app.add_middleware(
         BodyLimitMiddleware,
@@ -118,20 +116,6 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     app.add_middleware(SecurityHeaders, csp_by_path={"/docs": docs_csp})
     _install_openapi(app)
     return app
-
-
-def _build_mcp(
-    services: Services, settings: Settings, state: ApiState, insecure_local: bool
-) -> MCPHttpApp:
-    """The MCP app, its context from each request's key (see :mod:`app.api.mcp_mount`)."""
-    # With keys, the key is the protection and the Host may be a real name; without, keep
-    # the SDK's loopback-only Host check (DNS rebinding).
-    security = (
-        None if insecure_local else TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    )
-    return build_mcp_asgi_app(
-        services, settings, request_context=mcp_policy(state), transport_security=security
-    )
 
 
 def _install_probes(app: FastAPI) -> None:

@@ -22,7 +22,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from app.api.metrics import Metrics
 from app.api.rate_limit import RateLimits
 from app.bootstrap import Services
-from app.domain.access import ApiKey
+from app.domain.access import ApiKey, Caller
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, StorageError
 from app.services.access_service import AccessService
@@ -46,7 +46,7 @@ T = TypeVar("T")
 
 @dataclass
 class ApiState:
-    """Everything the routes use, built once by :func:`app.api.app.create_app`."""
+    """Everything the routes use, built once by :func:`app.api.app.build_state`."""
 
     services: Services
     settings: Settings
@@ -73,16 +73,11 @@ StateDep = Annotated[ApiState, Depends(get_state)]
 
 
 @dataclass(frozen=True)
-class Caller:
-    """An authenticated request: its key and the session context it runs in."""
-
-    key: ApiKey
-    ctx: SessionContext
-
-
-@dataclass(frozen=True)
 class Call:
     """A request not yet authenticated: its secret and the context it asks for.
+
+    Every HTTP door finds its caller here: the ``/v1`` routes, ``/mcp``
+    (:class:`app.api.mcp_mount.McpAuth`) and the console (injected by :mod:`app.asgi`).
 
     :meth:`run` authenticates and does the route's work in ONE worker-thread hop (the key
     lookup and the service call both touch the database; each hop costs real time).

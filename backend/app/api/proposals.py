@@ -1,6 +1,6 @@
 """The ``/v1`` routes of the capture review queue: list proposals, decide, read evidence.
 
-Thin, like :mod:`app.api.routes`: parse, call :class:`app.services.proposal_access.ProposalAccess`
+Thin, like :mod:`app.api.routes`: parse, call :class:`app.services.access_service.AccessService`
 once in the request's worker thread, return its record. Readers list; writers and admins
 decide.
 """
@@ -18,8 +18,6 @@ from app.api.deps import CallDep, StateDep
 from app.domain import validation as v
 from app.domain.records import AuditEventType, MemoruleKind
 from app.services.memory_service import memory_dict, state_dict
-from app.services.proposal_access import ProposalAccess
-from app.services.proposal_service import ProposalService
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": m.ErrorPublic, "description": text}
@@ -102,11 +100,6 @@ class EvidenceListPublic(BaseModel):
     evidence: list[EvidencePublic]
 
 
-def _access(state: Any) -> ProposalAccess:
-    s = state.services
-    return ProposalAccess(ProposalService(s.store, s.embedder, s.memorules))
-
-
 @router.get(
     "/proposals",
     response_model=ProposalsPublic,
@@ -117,7 +110,7 @@ async def list_proposals(
     state: StateDep, call: CallDep, limit: Annotated[int, Query(ge=1, le=500)] = 50
 ) -> dict[str, Any]:
     """Memorules captured from operator messages, awaiting a decision (never recalled)."""
-    found = await call.run(lambda key, ctx: _access(state).pending(key, ctx, limit))
+    found = await call.run(lambda key, ctx: state.access.pending(key, ctx, limit))
     items = [
         {
             "memory": memory_dict(mem),
@@ -140,7 +133,7 @@ async def approve(
 ) -> dict[str, Any]:
     edits = body.model_dump(exclude_none=True, exclude={"reason"}, mode="json")
     result = await call.run(
-        lambda key, ctx: _access(state).approve(key, ctx, memory_id, edits or None, body.reason)
+        lambda key, ctx: state.access.approve(key, ctx, memory_id, edits or None, body.reason)
     )
     return result.to_dict()
 
@@ -154,9 +147,7 @@ async def approve(
 async def reject(
     state: StateDep, call: CallDep, memory_id: UUID, body: RejectCreate
 ) -> dict[str, Any]:
-    result = await call.run(
-        lambda key, ctx: _access(state).reject(key, ctx, memory_id, body.reason)
-    )
+    result = await call.run(lambda key, ctx: state.access.reject(key, ctx, memory_id, body.reason))
     return result.to_dict()
 
 
@@ -170,7 +161,7 @@ async def merge(
     state: StateDep, call: CallDep, memory_id: UUID, body: MergeCreate
 ) -> dict[str, Any]:
     result = await call.run(
-        lambda key, ctx: _access(state).merge(key, ctx, memory_id, body.into, body.reason)
+        lambda key, ctx: state.access.merge(key, ctx, memory_id, body.into, body.reason)
     )
     return result.to_dict()
 
@@ -184,9 +175,7 @@ async def merge(
 async def promote(
     state: StateDep, call: CallDep, memory_id: UUID, body: PromoteCreate
 ) -> dict[str, Any]:
-    result = await call.run(
-        lambda key, ctx: _access(state).promote(key, ctx, memory_id, body.reason)
-    )
+    result = await call.run(lambda key, ctx: state.access.promote(key, ctx, memory_id, body.reason))
     return result.to_dict()
 
 
@@ -197,5 +186,5 @@ async def promote(
     summary="The signals behind a memorule (captured messages that stated or repeated it)",
 )
 async def evidence(state: StateDep, call: CallDep, memory_id: UUID) -> dict[str, Any]:
-    found = await call.run(lambda key, ctx: _access(state).evidence(key, ctx, memory_id))
+    found = await call.run(lambda key, ctx: state.access.evidence(key, ctx, memory_id))
     return {"ok": True, "id": str(memory_id), "evidence": [e.to_dict() for e in found]}

@@ -13,10 +13,10 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ValidationError
 
 from app.api import models as m
-from app.api.deps import CallDep, Caller, JsonBody, StateDep
+from app.api.deps import CallDep, JsonBody, StateDep
 from app.api.errors import field_errors
 from app.api.models import ErrorPublic
-from app.domain.access import ApiKey
+from app.domain.access import ApiKey, Caller
 from app.domain.characters import text_pattern
 from app.domain.field_checks import AUDIT_CURSOR_MAX, parse_instant
 from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX

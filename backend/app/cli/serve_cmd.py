@@ -90,7 +90,7 @@ def serve_command(
             f"(127.0.0.1, ::1, localhost); refusing to bind {settings.host!r}. "
             "Drop --insecure-local and create a key with 'prism keys create' instead."
         )
-    from app.api.app import create_app
+    from app.asgi import create_app
     from app.bootstrap import build_services
 
     try:

@@ -8,6 +8,10 @@ set of projects and a persona, and has a role:
 - ``admin``: all of that, and the whole tenant's audit listing and chain verification —
   only when the key is not restricted to projects (audit events span every project).
 
+Every front door (``/v1``, MCP over HTTP or stdio, the console, the CLI) acts with a key and
+asks :class:`app.services.access_service.AccessService`, which applies these rules; a process
+that needs no keys (stdio, the CLI, ``--insecure-local``) acts with an :func:`operator_key`.
+
 Visibility follows recall (DESIGN §6): a key restricted to projects sees the memories of
 those projects and the tenant's ``global``/``org`` memorules; a key bound to a persona does
 not see other personas' ``persona``-scope rules. Something a key cannot see is reported
@@ -25,7 +29,7 @@ from typing import Any
 from uuid import UUID
 
 from app.domain.ranking import normalise_key
-from app.domain.records import Kind, Memory, MemoryState, Scope, iso
+from app.domain.records import Kind, Memory, MemoryState, Scope, SessionContext, iso, utcnow
 from app.errors import PermissionDenied
 
 KEY_PREFIX = "prism_"
@@ -73,6 +77,34 @@ class ApiKey:
             "created_at": iso(self.created_at),
             "revoked_at": iso(self.revoked_at) if self.revoked_at else None,
         }
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is acting: a key, and the session context the request runs in (tenant from it)."""
+
+    key: ApiKey
+    ctx: SessionContext
+
+
+def operator_key(
+    tenant_id: UUID, persona: str | None = None, *, key_id: str = "local", label: str = "local"
+) -> ApiKey:
+    """The unrestricted admin "key" of a process without keys (never stored, no secret).
+
+    The local operator owns the store: ``prism mcp`` over stdio, the CLI, and
+    ``prism serve --insecure-local`` (bound to loopback) act with it.
+    """
+    return ApiKey(
+        key_id=key_id,
+        tenant_id=tenant_id,
+        role=Role.ADMIN,
+        projects=(),
+        persona=persona,
+        prefix="",
+        label=label,
+        created_at=utcnow(),
+    )
 
 
 def hash_secret(secret: str) -> str:

@@ -7,12 +7,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.bootstrap import Services
-from app.domain.ranking import normalise_key
-from app.domain.records import SessionContext
+from app.domain.access import Caller
 from app.mcp_server.parsing import parse
+from app.services.access_service import AccessService
 from app.services.memory_service import memory_dict, state_dict
-from app.services.proposal_service import ProposalService
 
 DESCRIPTION = (
     "The review queue of memorules captured from what the operator said in past sessions "
@@ -29,16 +27,16 @@ class ProposalsArguments(BaseModel):
     limit: Annotated[int, Field(description="At most this many proposals.", ge=1, le=500)] = 50
 
 
-def list_proposals(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
-    """The pending proposals of the session's project, with their evidence."""
+def list_proposals(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    """The pending proposals of the session's project the key can see, with their evidence
+    (as ``GET /v1/proposals``)."""
     p = parse(ProposalsArguments, args)
-    service = ProposalService(svc.store, svc.embedder, svc.memorules)
     items = [
         {
             "memory": memory_dict(m),
             "state": state_dict(s),
-            "evidence": [e.to_dict() for e in service.evidence(ctx, m.id)],
+            "evidence": [e.to_dict() for e in evidence],
         }
-        for m, s in service.proposals(ctx, p.limit, viewer_persona=normalise_key(ctx.persona))
+        for m, s, evidence in svc.pending(c.key, c.ctx, p.limit)
     ]
     return {"ok": True, "proposals": items, "count": len(items)}

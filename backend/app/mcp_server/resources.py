@@ -17,10 +17,10 @@ from mcp.server.mcpserver import Context, MCPServer, UserMessage
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import Field
 
-from app.bootstrap import Services
-from app.domain.records import SessionContext
+from app.domain.access import Caller
 from app.errors import FieldError, InvalidInput, PrismError
 from app.mcp_server.session import Sessions
+from app.services.access_service import AccessService
 from app.services.brief_service import TASK_MAX, TOKEN_BUDGET_DEFAULT
 from app.services.memory_service import memory_dict, state_dict
 
@@ -41,12 +41,13 @@ operator corrects you, record it with prism_remember (kind='memorule', \
 memorule_kind='correction' with corrects=<id>, or 'feedback')."""
 
 
-def register_resources(server: MCPServer, services: Services, sessions: Sessions) -> None:
-    """Add ``prism://brief``, ``prism://memorule/{id}`` and the ``start_task`` prompt."""
+def register_resources(server: MCPServer, access: AccessService, sessions: Sessions) -> None:
+    """Add ``prism://brief``, ``prism://memorule/{id}`` and the ``start_task`` prompt; each
+    read acts with the caller's key (as ``POST /v1/brief`` and ``GET /v1/memories/{id}``)."""
 
-    def brief_markdown(ctx: SessionContext, task: str, token_budget: str) -> str:
+    def brief_markdown(caller: Caller, task: str, token_budget: str) -> str:
         budget = _int(token_budget, "token_budget") if token_budget else TOKEN_BUDGET_DEFAULT
-        return services.brief.brief(ctx, task=task, token_budget=budget).markdown
+        return access.brief(caller.key, caller.ctx, task=task, token_budget=budget).markdown
 
     if not sessions.per_request:
         # Static resources get no request context: listed only when the server's context
@@ -59,7 +60,7 @@ def register_resources(server: MCPServer, services: Services, sessions: Sessions
             mime_type="text/markdown",
         )
         async def brief() -> str:
-            return await _guarded(lambda: brief_markdown(sessions.base, "", ""))
+            return await _guarded(lambda: brief_markdown(sessions.local, "", ""))
 
     @server.resource(
         BRIEF_URI + "{?task,token_budget}",
@@ -69,9 +70,7 @@ def register_resources(server: MCPServer, services: Services, sessions: Sessions
         mime_type="text/markdown",
     )
     async def brief_for_task(ctx: Context, task: str = "", token_budget: str = "") -> str:
-        return await _guarded(
-            lambda: brief_markdown(sessions.resolve(ctx, "read_resource"), task, token_budget)
-        )
+        return await _guarded(lambda: brief_markdown(sessions.resolve(ctx), task, token_budget))
 
     @server.resource(
         "prism://memorule/{id}",
@@ -82,8 +81,8 @@ def register_resources(server: MCPServer, services: Services, sessions: Sessions
     )
     async def memorule(id: str, ctx: Context) -> str:  # noqa: A002 (the URI says {id})
         def read() -> str:
-            session = sessions.resolve(ctx, "read_resource")
-            memory, state = services.memory.get(session, _uuid(id))
+            caller = sessions.resolve(ctx)
+            memory, state = access.get(caller.key, caller.ctx, _uuid(id))
             payload = {"ok": True, "memory": memory_dict(memory), "state": state_dict(state)}
             return json.dumps(payload, ensure_ascii=False)
 
@@ -101,8 +100,8 @@ def register_resources(server: MCPServer, services: Services, sessions: Sessions
         ctx: Context,
     ) -> list[UserMessage]:
         def read() -> str:
-            session = sessions.resolve(ctx, "get_prompt")
-            return services.brief.brief(session, task=task).markdown
+            caller = sessions.resolve(ctx)
+            return access.brief(caller.key, caller.ctx, task=task).markdown
 
         text = await _guarded(read)
         return [UserMessage(START_TASK_TEXT.format(task=task.strip(), brief=text))]

@@ -17,10 +17,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
-from app.bootstrap import Services
+from app.bootstrap import Services, build_access
 from app.mcp_server.resources import register_resources
-from app.mcp_server.session import RequestContextHook, Sessions, SessionScope
+from app.mcp_server.session import RequestCaller, Sessions, SessionScope
 from app.mcp_server.tools import build_tools
+from app.services.access_service import AccessService
 from app.settings import Settings
 
 INSTRUCTIONS = """\
@@ -38,7 +39,8 @@ def build_mcp_server(
     settings: Settings,
     *,
     session_scope: SessionScope = SessionScope.PROCESS,
-    request_context: RequestContextHook | None = None,
+    request_caller: RequestCaller | None = None,
+    access: AccessService | None = None,
 ) -> MCPServer:
     """The MCP server with Prism's tools, resources and prompt, bound to ``services``.
 
@@ -48,8 +50,9 @@ def build_mcp_server(
             session id) and ``mcp_allow_context_override``.
         session_scope: ``PROCESS`` (stdio, in-process clients): one session id per server;
             ``TRANSPORT`` (HTTP): the MCP session's id, else one per request.
-        request_context: optional per-request base context hook (HTTP); see
-            :func:`build_mcp_asgi_app`.
+        request_caller: optional per-request caller hook (HTTP); see
+            :func:`build_mcp_asgi_app`. Without it every call acts as the local operator.
+        access: the guarded operations every tool calls (default: over ``services``).
 
     Returns:
         The server; run it with ``server.run("stdio")`` or serve it with
@@ -58,16 +61,17 @@ def build_mcp_server(
     Raises:
         InvalidInput: the settings name an invalid tenant, project or context value.
     """
-    sessions = Sessions(settings, session_scope, request_context)
+    sessions = Sessions(settings, session_scope, request_caller)
+    access = access or build_access(services)
     server: MCPServer = MCPServer(
         "prism-memory",
         title="Prism Memory",
         instructions=INSTRUCTIONS,
         version=_version(),
         log_level="WARNING",
-        tools=build_tools(services, sessions),
+        tools=build_tools(access, sessions),
     )
-    register_resources(server, services, sessions)
+    register_resources(server, access, sessions)
     return server
 
 
@@ -95,7 +99,8 @@ def build_mcp_asgi_app(
     settings: Settings,
     *,
     path: str = "/mcp",
-    request_context: RequestContextHook | None = None,
+    request_caller: RequestCaller | None = None,
+    access: AccessService | None = None,
     stateless: bool = False,
     json_response: bool = True,
     transport_security: TransportSecuritySettings | None = None,
@@ -114,16 +119,17 @@ def build_mcp_asgi_app(
       which becomes ``written_by_session_id`` for the whole MCP session; protocol
       ``2026-07-28`` requests (and ``stateless=True``) have no session, so each request gets
       a fresh session id. ``PRISM_SESSION_ID`` pins one id for everything.
-    - Context: without ``request_context``, every caller runs in the settings' tenant and
-      project: only for a trusted loopback. With it, the hook is called for every tool call,
-      resource read and prompt as ``hook(request, action)`` (``request`` is the Starlette
-      request, after the host's middleware; ``action`` is the tool name, ``read_resource``
-      or ``get_prompt``) and returns the caller's base :class:`SessionContext` (e.g. the
-      tenant of its API key); raising a ``PrismError`` (``Unauthenticated``,
-      ``PermissionDenied``) refuses the call with that error's JSON. ``tools.WRITE_TOOLS``
-      names the tools that write. With a hook the static ``prism://brief`` resource is not
-      listed (static resources see no request); reads of ``prism://brief`` go through the
-      context-aware template.
+    - Caller: without ``request_caller``, every call acts as the local operator (an
+      unrestricted admin of the settings' tenant) in the settings' project: only for a
+      trusted loopback. With it, the hook is called for every tool call, resource read and
+      prompt as ``hook(request)`` (``request`` is the Starlette request, after the host's
+      middleware) and returns the :class:`~app.domain.access.Caller`: the request's key and
+      the context it runs in (tenant from the key); raising a ``PrismError``
+      (``Unauthenticated``, ``PermissionDenied``) refuses the call with that error's JSON.
+      Every tool then asks :class:`AccessService` with that key, as ``/v1`` does; there is
+      no per-tool policy to keep in step. With a hook the static ``prism://brief`` resource
+      is not listed (static resources see no request); reads of ``prism://brief`` go
+      through the context-aware template.
     - Host check: the SDK's default ``transport_security`` accepts only loopback ``Host``
       headers (with a port) and answers 421 otherwise; pass ``TransportSecuritySettings``
       with ``allowed_hosts`` (or protection disabled) behind a real hostname.
@@ -133,7 +139,8 @@ def build_mcp_asgi_app(
         services: the wired services.
         settings: the settings (default context, override policy).
         path: the endpoint path inside ``app``.
-        request_context: the per-request context hook (see above).
+        request_caller: the per-request caller hook (see above).
+        access: the guarded operations (default: over ``services``).
         stateless: no MCP sessions at all (a fresh transport per request).
         json_response: answer with plain JSON instead of an SSE stream.
         transport_security: the SDK's Host/Origin checks.
@@ -145,7 +152,8 @@ def build_mcp_asgi_app(
         services,
         settings,
         session_scope=SessionScope.TRANSPORT,
-        request_context=request_context,
+        request_caller=request_caller,
+        access=access,
     )
     app = server.streamable_http_app(
         streamable_http_path=path,

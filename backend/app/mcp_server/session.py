@@ -1,6 +1,13 @@
-"""Who is calling: the session context of every MCP request.
+"""Who is calling: the key and session context of every MCP request.
 
-Tenant, project, persona, surface and specialization come from the server's settings
+Every tool, resource and prompt acts with a key, through the same
+:class:`~app.services.access_service.AccessService` checks as ``/v1``. Over HTTP the host's
+``request_caller`` hook returns the caller of the request (the key its bearer secret names,
+and that key's context). Over stdio, and wherever no hook is installed, the caller is the local
+operator: an unrestricted admin key of the settings' tenant (never stored), bound to no
+persona, so a ``context`` override may narrow the persona when the settings allow it.
+
+Without a hook, tenant, project, persona, surface and specialization come from the server's settings
 (``PRISM_*`` variables or ``prism mcp`` flags). The ``session_id`` recorded as
 ``written_by_session_id`` is:
 
@@ -28,6 +35,8 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from app.bootstrap import context_from
+from app.domain import access
+from app.domain.access import ApiKey, Caller
 from app.domain.ids import new_id
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied
@@ -35,8 +44,8 @@ from app.mcp_server.arguments import ContextArgument
 from app.mcp_server.parsing import parse
 from app.settings import Settings
 
-# (HTTP request or None, action) -> the caller's base context; see build_mcp_asgi_app.
-RequestContextHook = Callable[[Any, str], SessionContext]
+# (HTTP request) -> the caller: its key and base context; see build_mcp_asgi_app.
+RequestCaller = Callable[[Any], Caller]
 OVERRIDE_SETTING = "PRISM_MCP_ALLOW_CONTEXT_OVERRIDE"
 _SESSION_HEADER = "mcp-session-id"
 _HEADER_NAMESPACE = uuid.UUID("0c4b7a52-6a53-4f0e-9d55-094a11c0e5e1")
@@ -50,14 +59,15 @@ class SessionScope(StrEnum):
 
 
 class Sessions:
-    """Resolves the :class:`SessionContext` of each request.
+    """Resolves the caller (key and :class:`SessionContext`) of each request.
 
     Args:
         settings: the server's settings; the base context is validated now, so a bad
             tenant or project stops the server at start rather than at the first call.
         scope: where session ids come from.
-        request_context: an optional hook returning the caller's base context from the HTTP
-            request (e.g. the tenant bound to an API key); it may raise a ``PrismError``.
+        request_caller: an optional hook returning the caller from the HTTP request (the
+            key its secret names, and the context that key runs in); it may raise a
+            ``PrismError``.
 
     Raises:
         InvalidInput: the settings name an invalid tenant, project or context value.
@@ -67,37 +77,44 @@ class Sessions:
         self,
         settings: Settings,
         scope: SessionScope = SessionScope.PROCESS,
-        request_context: RequestContextHook | None = None,
+        request_caller: RequestCaller | None = None,
     ) -> None:
         self.base = context_from(settings)
+        self.local_key: ApiKey = access.operator_key(self.base.tenant_id)
         self.fixed_session = bool(settings.session_id)
         self.allow_override = settings.mcp_allow_context_override
         self.scope = scope
-        self.request_context = request_context
+        self.request_caller = request_caller
 
     @property
     def per_request(self) -> bool:
-        """Whether the base context depends on the request (an HTTP hook is installed)."""
-        return self.request_context is not None
+        """Whether the caller depends on the request (an HTTP hook is installed)."""
+        return self.request_caller is not None
 
-    def resolve(self, mcp_ctx: Context, action: str, override: Any = None) -> SessionContext:
-        """The context one request runs in.
+    @property
+    def local(self) -> Caller:
+        """The local operator in the settings' context (no hook: stdio, in-process)."""
+        return Caller(self.local_key, self.base)
+
+    def resolve(self, mcp_ctx: Context, override: Any = None) -> Caller:
+        """Who one request acts as: the key, and the context it runs in.
 
         Args:
             mcp_ctx: the SDK's request context.
-            action: the tool name, or ``read_resource`` / ``get_prompt``.
             override: the call's ``context`` argument, if any.
 
         Raises:
-            PermissionDenied: the call narrows the context and the settings forbid it.
+            Unauthenticated, PermissionDenied, InvalidInput, StorageError: from the hook.
+            PermissionDenied: the call narrows the context and the settings forbid it, or
+                names a persona other than its persona-bound key's.
             InvalidInput: the override is malformed.
         """
-        if self.request_context is not None:
-            base = self.request_context(mcp_ctx.request_context.request, action)
+        if self.request_caller is not None:
+            caller = self.request_caller(mcp_ctx.request_context.request)
         else:
-            base = self.base
-        ctx = dataclasses.replace(base, session_id=self._session_id(mcp_ctx))
-        return self.narrow(ctx, override)
+            caller = self.local
+        ctx = dataclasses.replace(caller.ctx, session_id=self._session_id(mcp_ctx))
+        return Caller(caller.key, self.narrow(caller.key, ctx, override))
 
     def _session_id(self, mcp_ctx: Context) -> uuid.UUID:
         if self.fixed_session or self.scope is SessionScope.PROCESS:
@@ -110,13 +127,17 @@ class Sessions:
         except ValueError:
             return uuid.uuid5(_HEADER_NAMESPACE, header)
 
-    def narrow(self, ctx: SessionContext, override: Any) -> SessionContext:
+    def narrow(self, key: ApiKey, ctx: SessionContext, override: Any) -> SessionContext:
         """``ctx`` with the override's persona, surface and specialization on top.
 
         Raises:
-            PermissionDenied: a value is given and the settings forbid overrides.
+            PermissionDenied: a persona-bound key names another persona (as the
+                ``X-Prism-Persona`` header of ``/v1``); or a value is given and the settings
+                forbid overrides.
             InvalidInput: the override is not an object of those three short strings.
         """
+        if key.persona is not None and isinstance(override, Mapping) and override.get("persona"):
+            access.resolve_persona(key, str(override["persona"]))
         if override is None or (isinstance(override, Mapping) and not any(override.values())):
             return ctx
         if not self.allow_override:

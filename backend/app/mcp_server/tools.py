@@ -1,4 +1,9 @@
-"""The MCP tools: thin calls into the services, errors mapped once.
+"""The MCP tools: thin calls into :class:`AccessService` with the caller's key, errors mapped
+once.
+
+Each handler gets the caller (key + context, see :mod:`app.mcp_server.session`) and makes the
+same guarded call the matching ``/v1`` route makes, so a key is refused or served alike over
+HTTP, MCP over HTTP and MCP over stdio (there with the local operator key).
 
 Every tool answers with the service's JSON payload (as ``structuredContent`` and as compact
 JSON text; the brief answers with its Markdown as text). Every :class:`PrismError` becomes an
@@ -20,27 +25,25 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from app.bootstrap import Services
+from app.domain.access import Caller
 from app.domain.field_checks import to_utc
-from app.domain.records import AuditEventType, SessionContext
+from app.domain.records import AuditEventType
 from app.errors import PrismError
 from app.mcp_server import arguments as a
 from app.mcp_server import proposals
 from app.mcp_server.parsing import decode_json_strings, parse, refuse_unknown
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
+from app.services.access_service import AccessService
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 
 logger = logging.getLogger("prism.mcp")
 
-Handler = Callable[[Services, SessionContext, dict[str, Any]], dict[str, Any]]
+Handler = Callable[[AccessService, Caller, dict[str, Any]], dict[str, Any]]
 INTERNAL_ERROR_PAYLOAD: dict[str, Any] = {
     "ok": False,
     "error": {"code": "internal_error", "message": "unexpected server error; see the server log"},
 }
-WRITE_TOOLS = frozenset(
-    {"prism_remember", "memorule_update", "memorule_retire", "memorule_restore"}
-)
 
 
 @dataclass(frozen=True)
@@ -56,23 +59,24 @@ class ToolSpec:
     text: Callable[[dict[str, Any]], str] | None = None
 
 
-def _remember(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
-    return svc.memory.remember(ctx, args).to_dict()
+def _remember(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    return svc.remember(c.key, c.ctx, args).to_dict()
 
 
-def _recall(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
-    return svc.memory.recall(ctx, args).to_dict()
+def _recall(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    return svc.recall(c.key, c.ctx, args).to_dict()
 
 
-def _brief(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
+def _brief(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     refuse_unknown(args, a.BriefArguments)
-    return svc.brief.brief(ctx, **args).to_dict()
+    return svc.brief(c.key, c.ctx, **args).to_dict()
 
 
-def _update(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
+def _update(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     p = parse(a.UpdateArguments, args)
-    result = svc.memory.update(
-        ctx,
+    result = svc.update(
+        c.key,
+        c.ctx,
         p.id,
         p.changes,
         reason=p.reason,
@@ -82,21 +86,21 @@ def _update(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[st
     return result.to_dict()
 
 
-def _retire(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
+def _retire(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     p = parse(a.StatusArguments, args)
-    return svc.memory.retire(ctx, p.id, p.reason, idempotency_key=p.idempotency_key).to_dict()
+    return svc.retire(c.key, c.ctx, p.id, p.reason, idempotency_key=p.idempotency_key).to_dict()
 
 
-def _restore(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
+def _restore(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     p = parse(a.StatusArguments, args)
-    return svc.memory.restore(ctx, p.id, p.reason, idempotency_key=p.idempotency_key).to_dict()
+    return svc.restore(c.key, c.ctx, p.id, p.reason, idempotency_key=p.idempotency_key).to_dict()
 
 
-def _history(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
-    return svc.memory.history(ctx, parse(a.HistoryArguments, args).id).to_dict()
+def _history(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    return svc.history(c.key, c.ctx, parse(a.HistoryArguments, args).id).to_dict()
 
 
-def _audit(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
+def _audit(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     p = parse(a.AuditArguments, args)
     flt = AuditFilter(
         memorule_id=p.memorule_id,
@@ -108,10 +112,10 @@ def _audit(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str
         before_seq=p.before,
         limit=p.limit,
     )
-    return svc.memorules.audit(ctx, flt).to_dict()
+    return svc.audit(c.key, c.ctx, flt).to_dict()
 
 
-def _served(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
+def _served(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     p = parse(a.ServedArguments, args)
     flt = ServedFilter(
         session_id=p.session_id,
@@ -121,7 +125,7 @@ def _served(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[st
         after_seq=p.after,
         limit=p.limit,
     )
-    return svc.ledger.served(ctx, flt).to_dict()
+    return svc.served(c.key, c.ctx, flt).to_dict()
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -234,12 +238,12 @@ TOOLS: tuple[ToolSpec, ...] = (
 )
 
 
-def build_tools(services: Services, sessions: Sessions) -> list[Tool]:
-    """The SDK tools for ``TOOLS``, bound to ``services`` and ``sessions``."""
-    return [_tool(spec, services, sessions) for spec in TOOLS]
+def build_tools(access: AccessService, sessions: Sessions) -> list[Tool]:
+    """The SDK tools for ``TOOLS``, bound to ``access`` and ``sessions``."""
+    return [_tool(spec, access, sessions) for spec in TOOLS]
 
 
-def _tool(spec: ToolSpec, services: Services, sessions: Sessions) -> Tool:
+def _tool(spec: ToolSpec, access: AccessService, sessions: Sessions) -> Tool:
     schema = a.published_schema(spec.arguments)
     if sessions.allow_override:
         override = a.published_schema(a.ContextArgument)
@@ -252,11 +256,11 @@ def _tool(spec: ToolSpec, services: Services, sessions: Sessions) -> Tool:
 
     def call(mcp_ctx: Context, raw: dict[str, Any]) -> CallToolResult:
         try:
-            ctx = sessions.resolve(mcp_ctx, spec.name, raw.pop("context", None))
+            caller = sessions.resolve(mcp_ctx, raw.pop("context", None))
             # null means "not given" for a declared field; unknown fields are kept so the
             # validator can name them.
             args = {k: val for k, val in raw.items() if val is not None or k not in declared}
-            payload = spec.handler(services, ctx, decode_json_strings(args, schema))
+            payload = spec.handler(access, caller, decode_json_strings(args, schema))
         except PrismError as exc:
             return error_result(exc.to_payload())
         except Exception:

@@ -1,5 +1,10 @@
 """Every memory operation as an API key may do it: the role, project and persona rules of
-:mod:`app.domain.access` in front of :class:`MemoryService` and :class:`MemoruleService`.
+:mod:`app.domain.access` in front of :class:`MemoryService`, :class:`MemoruleService`, the
+brief, the ledger and the capture review queue (:class:`ProposalService`).
+
+The one authorisation path: ``/v1``, MCP (over HTTP with the request's key; over stdio with
+the local operator key), the console (its session's key) and the CLI (the operator key) all
+call these methods with the key they act with.
 
 Anything the key cannot see is reported exactly as a missing id would be (the same
 :class:`NotFound`), so a key learns nothing about other tenants, projects or personas.
@@ -9,18 +14,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from app.domain import access
 from app.domain.access import ApiKey, Role
 from app.domain.audit import ChainReport, Head
+from app.domain.ranking import normalise_key
 from app.domain.records import Memory, MemoryState, RecallResult, SessionContext, WriteResult
 from app.errors import NotFound, PermissionDenied, StorageError
 from app.services.brief_service import Brief, BriefService
 from app.services.ledger_service import LedgerService, ServedPage
 from app.services.memorule_service import AuditPage, MemoruleService
 from app.services.memory_service import History, MemoryPage, MemoryService
+
+if TYPE_CHECKING:
+    from app.services.proposal_service import Evidence, ProposalService
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 
@@ -32,14 +41,25 @@ class AccessService:
         memory: the memory service.
         memorules: the memorule service (audit reads).
         briefs: the task-start brief service.
+        proposals: the capture review queue (default: one over the memory's store).
     """
 
     def __init__(
-        self, memory: MemoryService, memorules: MemoruleService, briefs: BriefService
+        self,
+        memory: MemoryService,
+        memorules: MemoruleService,
+        briefs: BriefService,
+        proposals: ProposalService | None = None,
     ) -> None:
         self.memory = memory
         self.memorules = memorules
         self.briefs = briefs
+        if proposals is None:
+            # Imported here: the capture modules are not needed by `prism brief`'s hot path.
+            from app.services.proposal_service import ProposalService
+
+            proposals = ProposalService(memory.store, memory.embedder, memorules)
+        self.proposals = proposals
 
     def remember(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> WriteResult:
         """Write a note or memorule in ``ctx``'s project (already allowed for the key).
@@ -244,3 +264,70 @@ class AccessService:
             access.require_role(key, Role.READER, "list served receipts")
             flt = replace(flt, key_id=key.key_id)
         return self._ledger().served(ctx, flt)
+
+    # -- the capture review queue: readers see it, writers of the project decide ----------
+
+    def pending(
+        self, key: ApiKey, ctx: SessionContext, limit: int = 50
+    ) -> list[tuple[Memory, MemoryState, list[Evidence]]]:
+        """Pending proposals of ``ctx``'s project the key can see, with their evidence."""
+        access.require_role(key, Role.READER, "list proposals")
+        found = self.proposals.proposals(ctx, limit, viewer_persona=normalise_key(key.persona))
+        return [
+            (m, s, self.proposals.evidence(ctx, m.id))
+            for m, s in found
+            if access.can_see(key, m, s)
+        ]
+
+    def evidence(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> list[Evidence]:
+        """The signals behind a memorule the key can see.
+
+        Raises:
+            NotFound: no such memory, or one the key cannot see (alike).
+        """
+        self.get(key, ctx, memory_id)
+        return self.proposals.evidence(ctx, memory_id)
+
+    def approve(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        proposal_id: UUID,
+        edits: Mapping[str, Any] | None,
+        reason: str | None,
+    ) -> WriteResult:
+        """Approve (see :meth:`ProposalService.approve`) as a writer of its project."""
+        self._decider(key, ctx, proposal_id)
+        return self.proposals.approve(ctx, proposal_id, edits, reason)
+
+    def reject(
+        self, key: ApiKey, ctx: SessionContext, proposal_id: UUID, reason: str | None
+    ) -> WriteResult:
+        """Reject (see :meth:`ProposalService.reject`) as a writer of its project."""
+        self._decider(key, ctx, proposal_id)
+        return self.proposals.reject(ctx, proposal_id, reason)
+
+    def merge(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        proposal_id: UUID,
+        into: UUID,
+        reason: str | None,
+    ) -> WriteResult:
+        """Merge into a rule the key may also change."""
+        self._decider(key, ctx, proposal_id)
+        self._decider(key, ctx, into)
+        return self.proposals.merge(ctx, proposal_id, into, reason)
+
+    def promote(
+        self, key: ApiKey, ctx: SessionContext, memorule_id: UUID, reason: str | None
+    ) -> WriteResult:
+        """Promote a rule the key may change to ``observed``."""
+        self._decider(key, ctx, memorule_id)
+        return self.proposals.promote(ctx, memorule_id, reason)
+
+    def _decider(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
+        access.require_role(key, Role.WRITER, "decide on proposals")
+        memory, _ = self.get(key, ctx, memory_id)
+        access.require_change(key, memory)

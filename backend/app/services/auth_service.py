@@ -164,15 +164,8 @@ class AuthService:
         tenant_id = _slug_id(errors, "tenant", tenant)
         if errors or tenant_id is None:
             raise InvalidInput(errors)
-        return ApiKey(
-            key_id="insecure-local",
-            tenant_id=tenant_id,
-            role=Role.ADMIN,
-            projects=(),
-            persona=persona,
-            prefix="",
-            label="--insecure-local",
-            created_at=utcnow(),
+        return access.operator_key(
+            tenant_id, persona, key_id="insecure-local", label="--insecure-local"
         )
 
     def context_for(self, key: ApiKey, request: ContextRequest) -> SessionContext:

@@ -1,211 +1,61 @@
 """The operator console's routes: sign-in, memorules, what applies now, the audit trail.
 
-Thin, like ``/v1``: every page authenticates and calls :class:`AccessService` through the
-same :class:`~app.api.deps.Call` as the API, so roles, projects and personas are enforced by
-the same code; the console only decides which controls to draw. Session and header policy:
+Thin, like ``/v1``: every page finds its caller through the same path as the API and calls
+:class:`AccessService` with the session's key (both handed in as a
+:class:`~app.web.pages.ConsoleDoor`), so roles, projects and personas are enforced by the same
+code; the console only decides which controls to draw. Session and header policy:
 :mod:`app.web.sessions`.
 """
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode
+from typing import Any
 from uuid import UUID
 
 import anyio
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.staticfiles import StaticFiles
 
-from app.api.deps import ApiState, Call, get_state
 from app.domain import listing
 from app.domain.access import ApiKey
 from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import SessionContext
-from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError, Unauthenticated
-from app.services.auth_service import ContextRequest
+from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError
+from app.services.access_service import AccessService
 from app.services.memory_service import state_dict
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 from app.web import served_view, views
-from app.web.sessions import COOKIE, CSRF_COOKIE, ConsoleSession, CsrfSigner, SessionStore
-
-T = TypeVar("T")
-_LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
-_MAX_FIELDS = 20
+from app.web.pages import Console, ConsoleDoor, Page, page_of, read_form, refusal, with_project
+from app.web.sessions import COOKIE, CSRF_COOKIE, CsrfSigner, SessionStore
 
 router = APIRouter(include_in_schema=False)
 
 
-@dataclass
-class Console:
-    """The console's own state: its templates, sessions and CSRF signer (one per app)."""
-
-    env: Environment
-    sessions: SessionStore
-    signer: CsrfSigner
-
-
-def install_console(app: FastAPI) -> None:
-    """Serve the console at ``/`` (pages, ``/static``, security headers) on ``app``."""
+def install_console(app: FastAPI, door: ConsoleDoor) -> None:
+    """Serve the console at ``/`` (pages, ``/static``) on ``app``, acting through ``door``."""
     env = Environment(
         loader=PackageLoader("app.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
-    max_sessions = app.state.prism.settings.console_max_sessions
-    app.state.prism_console = Console(env, SessionStore(max_sessions=max_sessions), CsrfSigner())
+    sessions = SessionStore(max_sessions=door.max_sessions)
+    app.state.prism_console = Console(door, env, sessions, CsrfSigner())
     app.include_router(router)
     app.mount("/static", StaticFiles(packages=[("app.web", "static")]), name="console-static")
     # Security headers: app.api.headers, on every response of the server.
 
 
-@dataclass
-class Page:
-    """One console request: the app's state, the browser's session, the project asked for."""
-
-    request: Request
-    state: ApiState
-    console: Console
-    session: ConsoleSession | None
-    new_cookie: bool = False
-    new_nonce: str | None = None
-
-    @property
-    def local(self) -> bool:
-        return self.state.local_key is not None
-
-    @property
-    def signed_in(self) -> bool:
-        return self.local or self.session is not None
-
-    @property
-    def project(self) -> str:
-        return self.request.query_params.get("project", "").strip()[:100]
-
-    async def run(self, work: Callable[[ApiKey, SessionContext], T], **context: str) -> T:
-        """Authenticate the session's key and do ``work`` (one worker thread, as ``/v1``)."""
-        secret = self.session.secret if self.session is not None else None
-        wanted = ContextRequest(
-            project=self.project or None,
-            persona=context.get("persona") or None,
-            surface=context.get("surface") or None,
-            specialization=context.get("specialization") or None,
-        )
-        return await Call(self.state, secret, wanted).run(work)
-
-    def form_token(self) -> str:
-        """The CSRF token this page's forms carry: the session's, else a double-submit one."""
-        if self.session is not None:
-            return self.session.csrf
-        nonce = self.request.cookies.get(CSRF_COOKIE) or self.new_nonce
-        if not nonce:
-            nonce = self.new_nonce = CsrfSigner.new_nonce()
-        return self.console.signer.token(nonce)
-
-    def form_ok(self, token: str | None) -> bool:
-        """Whether a POSTed form's CSRF token is valid for this browser."""
-        if self.session is not None:
-            return self.session.csrf_ok(token)
-        return self.console.signer.ok(self.request.cookies.get(CSRF_COOKIE), token)
-
-    def render(self, template: str, status: int = 200, **values: Any) -> Response:
-        html = self.console.env.get_template(template).render(
-            csrf=self.form_token(),
-            signed_in=self.signed_in,
-            local=self.local,
-            project=self.project,
-            **values,
-        )
-        return self.cookie(HTMLResponse(html, status_code=status))
-
-    def redirect(self, url: str) -> Response:
-        return self.cookie(RedirectResponse(url, status_code=303))
-
-    def cookie(self, response: Response) -> Response:
-        secure = self.request.url.scheme == "https"
-        if self.new_nonce is not None:
-            response.set_cookie(
-                CSRF_COOKIE, self.new_nonce, httponly=True, samesite="strict", secure=secure
-            )
-        if self.new_cookie and self.session is not None:
-            response.set_cookie(
-                COOKIE,
-                self.session.sid,
-                httponly=True,
-                samesite="strict",
-                secure=secure,
-                path="/",
-            )
-        return response
-
-    def error(self, exc: PrismError) -> Response:
-        if isinstance(exc, Unauthenticated) and not self.local and self.session is not None:
-            self.console.sessions.drop(self.session.sid)
-            return self.redirect("/signin")
-        return self.render("error.html", status=exc.http_status, message=str(exc))
-
-
-def _page(request: Request) -> Page:
-    console: Console = request.app.state.prism_console
-    state = get_state(request)
-    # No session before sign-in (see app.web.sessions): a visitor's forms are protected by a
-    # double-submit token instead.
-    return Page(request, state, console, console.sessions.get(request.cookies.get(COOKIE)))
-
-
-def _loopback_host(request: Request) -> bool:
-    # As /v1 in --insecure-local: only a loopback Host (a DNS-rebinding page sends its own).
-    host = (request.url.hostname or "").strip("[]").lower()
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host in _LOOPBACK_NAMES
-
-
-async def _form(page: Page) -> dict[str, str] | Response:
-    """The POSTed form, or the refusal: a CSRF token missing or wrong (403), or a body that
-    is not a form — invalid UTF-8, more than ``_MAX_FIELDS`` fields (422)."""
-    try:
-        raw = (await page.request.body()).decode("utf-8")
-        form = dict(parse_qsl(raw, max_num_fields=_MAX_FIELDS, errors="strict"))
-    except UnicodeDecodeError:
-        return page.render("error.html", status=422, message="the form is not valid UTF-8")
-    except ValueError:
-        return page.render(
-            "error.html", status=422, message=f"the form has more than {_MAX_FIELDS} fields"
-        )
-    if not page.form_ok(form.get("csrf")):
-        return page.render("error.html", status=403, message="the form's CSRF token is invalid")
-    return form
-
-
-def _guard(page: Page) -> Response | None:
-    """The response for a visitor who may not see console pages (None: go on)."""
-    if page.local and not _loopback_host(page.request):
-        return page.render("error.html", status=403, message="loopback hosts only")
-    if not page.signed_in:
-        return page.redirect("/signin")
-    return None
-
-
-def _with_project(path: str, project: str, **more: str) -> str:
-    query = {k: v for k, v in {"project": project, **more}.items() if v}
-    return f"{path}?{urlencode(query)}" if query else path
-
-
 @router.get("/")
 async def home(request: Request) -> Response:
-    page = _page(request)
-    return page.redirect(_with_project("/memorules", page.project))
+    page = page_of(request)
+    return page.redirect(with_project("/memorules", page.project))
 
 
 @router.get("/signin")
 async def signin_form(request: Request) -> Response:
-    page = _page(request)
+    page = page_of(request)
     if page.signed_in:
         return page.redirect("/memorules")
     return page.render("signin.html")
@@ -213,13 +63,13 @@ async def signin_form(request: Request) -> Response:
 
 @router.post("/signin")
 async def signin(request: Request) -> Response:
-    page = _page(request)
-    form = await _form(page)
+    page = page_of(request)
+    form = await read_form(page)
     if isinstance(form, Response):
         return form
     secret = form.get("api_key", "").strip()
     try:
-        await anyio.to_thread.run_sync(page.state.auth.authenticate, secret)
+        await anyio.to_thread.run_sync(page.console.door.sign_in, secret)
     except PrismError:
         return page.render("signin.html", status=401, message="That key was not accepted.")
     page.console.sessions.drop(page.session.sid if page.session else None)
@@ -231,8 +81,8 @@ async def signin(request: Request) -> Response:
 
 @router.post("/signout")
 async def signout(request: Request) -> Response:
-    page = _page(request)
-    form = await _form(page)
+    page = page_of(request)
+    form = await read_form(page)
     if isinstance(form, Response):
         return form
     page.console.sessions.drop(page.session.sid if page.session else None)
@@ -243,11 +93,11 @@ async def signout(request: Request) -> Response:
 
 @router.get("/memorules")
 async def memorule_list(request: Request) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
     filters = views.ListFilters.from_query(request.query_params)
-    access = page.state.access
+    access = page.access
     values: dict[str, Any] = {"filters": filters, "options": views, "rows": [], "errors": []}
     try:
         # The filters are judged once, by the listing's validator, in search mode too.
@@ -286,15 +136,17 @@ async def memorule_list(request: Request) -> Response:
     return page.render("list.html", **values)
 
 
-def _detail(key: ApiKey, ctx: SessionContext, state: ApiState, memory_id: UUID) -> dict[str, Any]:
-    history = state.access.history(key, ctx, memory_id).to_dict()
+def _detail(
+    key: ApiKey, ctx: SessionContext, access: AccessService, memory_id: UUID
+) -> dict[str, Any]:
+    history = access.history(key, ctx, memory_id).to_dict()
     try:
-        state.access.check_change(key, ctx, memory_id)
+        access.check_change(key, ctx, memory_id)
         can_write = True
     except PermissionDenied:
         can_write = False
     try:  # the tenant's served receipts: admin keys not restricted to projects
-        served = state.access.served(key, ctx, ServedFilter(memorule_id=memory_id, limit=500))
+        served = access.served(key, ctx, ServedFilter(memorule_id=memory_id, limit=500))
         served_to: list[served_view.ServedSession] | None = served_view.sessions(
             served.to_dict()["served"]
         )
@@ -305,8 +157,8 @@ def _detail(key: ApiKey, ctx: SessionContext, state: ApiState, memory_id: UUID) 
 
 @router.get("/memorules/{memory_id}")
 async def memorule_page(request: Request, memory_id: UUID) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
     return await _memorule_page(page, memory_id)
 
@@ -320,7 +172,7 @@ async def _memorule_page(
 ) -> Response:
     """The memorule page; after a refused write, with the form as sent and its errors."""
     try:
-        found = await page.run(lambda key, ctx: _detail(key, ctx, page.state, memory_id))
+        found = await page.run(lambda key, ctx: _detail(key, ctx, page.access, memory_id))
     except PrismError as exc:
         return page.error(exc)
     versions = found["versions"]
@@ -345,13 +197,13 @@ async def _memorule_page(
 
 @router.post("/memorules/{memory_id}/{action}")
 async def memorule_write(request: Request, memory_id: UUID, action: str) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
-    form = await _form(page)
+    form = await read_form(page)
     if isinstance(form, Response):
         return form
-    access, reason = page.state.access, form.get("reason", "").strip() or None
+    access, reason = page.access, form.get("reason", "").strip() or None
 
     def work(key: ApiKey, ctx: SessionContext) -> object:
         if action == "retire":
@@ -370,13 +222,13 @@ async def memorule_write(request: Request, memory_id: UUID, action: str) -> Resp
         return await _memorule_page(page, memory_id, form, exc.errors, action)
     except PrismError as exc:
         return page.error(exc)
-    return page.redirect(_with_project(f"/memorules/{memory_id}", page.project))
+    return page.redirect(with_project(f"/memorules/{memory_id}", page.project))
 
 
 @router.get("/applies")
 async def applies_now(request: Request) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
     params = request.query_params
     context = {k: params.get(k, "").strip()[:100] for k in ("persona", "surface", "specialization")}
@@ -385,7 +237,7 @@ async def applies_now(request: Request) -> Response:
     if "show" in params:
         try:
             brief = await page.run(
-                lambda key, ctx: page.state.access.brief(key, ctx, task=task), **context
+                lambda key, ctx: page.access.brief(key, ctx, task=task), **context
             )
         except PrismError as exc:
             return page.error(exc)
@@ -394,8 +246,8 @@ async def applies_now(request: Request) -> Response:
 
 @router.get("/audit")
 async def audit(request: Request) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
     params = request.query_params
     before = params.get("before", "")
@@ -404,7 +256,7 @@ async def audit(request: Request) -> Response:
     if before and not (cursor_ok and 1 <= int(before) <= AUDIT_CURSOR_MAX):
         return page.render("error.html", status=422, message="'before' is not a page cursor")
     flt = AuditFilter(before_seq=int(before) if before else None, limit=100)
-    access = page.state.access
+    access = page.access
 
     def work(
         key: ApiKey, ctx: SessionContext

@@ -1,9 +1,8 @@
 """The console's review queue: ``/proposals`` (approve, edit, merge, reject) and
 ``/evidence/{id}`` (the signals behind a rule, and promotion to ``observed``).
 
-Thin, like the rest of the console: each page authenticates through the same
-:class:`~app.api.deps.Call` as ``/v1`` and calls
-:class:`~app.services.proposal_access.ProposalAccess` once; readers see the queue, writers and
+Thin, like the rest of the console: each page acts with its session's key and calls
+:class:`~app.services.access_service.AccessService` once; readers see the queue, writers and
 admins get the forms. Every decision is one audit event.
 """
 
@@ -20,10 +19,8 @@ from app.domain.access import ApiKey, Role
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError
 from app.services.memory_service import memory_dict, state_dict
-from app.services.proposal_access import ProposalAccess
-from app.services.proposal_service import ProposalService
 from app.web import views
-from app.web.console import Page, _form, _guard, _page, _with_project
+from app.web.pages import Page, page_of, read_form, refusal, with_project
 
 router = APIRouter(include_in_schema=False)
 ACTIONS = ("approve", "reject", "merge")
@@ -32,13 +29,8 @@ PAGE_PREFIXES = ("/proposals", "/evidence")
 
 def install(app: FastAPI) -> None:
     """Serve the review-queue pages on ``app`` (after :func:`app.web.console.install_console`);
-    the security headers of every response come from the app (``app.api.headers``)."""
+    the security headers of every response come from the server's middleware."""
     app.include_router(router)
-
-
-def _access(page: Page) -> ProposalAccess:
-    s = page.state.services
-    return ProposalAccess(ProposalService(s.store, s.embedder, s.memorules))
 
 
 def _can_decide(key: ApiKey) -> bool:
@@ -51,14 +43,14 @@ def _can_decide(key: ApiKey) -> bool:
 
 @router.get("/proposals")
 async def proposals(request: Request) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
     return await _queue(page)
 
 
 async def _queue(page: Page, errors: list[FieldError] | None = None, failed: str = "") -> Response:
-    queue = _access(page)
+    queue = page.access
 
     def work(key: ApiKey, ctx: SessionContext) -> tuple[list[dict[str, Any]], bool]:
         rows = [
@@ -89,15 +81,15 @@ async def _queue(page: Page, errors: list[FieldError] | None = None, failed: str
 
 @router.post("/proposals/{memory_id}/{action}")
 async def decide(request: Request, memory_id: UUID, action: str) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
-    form = await _form(page)
+    form = await read_form(page)
     if isinstance(form, Response):
         return form
     if action not in ACTIONS:
         return page.render("error.html", status=404, message="no such action")
-    queue = _access(page)
+    queue = page.access
     reason = form.get("reason", "").strip() or None
 
     def work(key: ApiKey, ctx: SessionContext) -> object:
@@ -113,7 +105,7 @@ async def decide(request: Request, memory_id: UUID, action: str) -> Response:
         return await _queue(page, exc.errors, str(memory_id))
     except PrismError as exc:
         return page.error(exc)
-    return page.redirect(_with_project("/proposals", page.project))
+    return page.redirect(with_project("/proposals", page.project))
 
 
 def _uuid(value: str, field: str) -> UUID:
@@ -149,15 +141,14 @@ def _edits(form: dict[str, str]) -> dict[str, Any] | None:
 
 @router.get("/evidence/{memory_id}")
 async def evidence(request: Request, memory_id: UUID) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
-    queue = _access(page)
+    queue = page.access
 
     def work(key: ApiKey, ctx: SessionContext) -> dict[str, Any]:
         signals = [e.to_dict() for e in queue.evidence(key, ctx, memory_id)]
-        memory, state = queue.proposals.store.get(ctx.tenant_id, memory_id) or (None, None)
-        assert memory is not None and state is not None  # evidence() found it visible
+        memory, state = queue.get(key, ctx, memory_id)
         return {
             "memory": memory_dict(memory),
             "current": state_dict(state),
@@ -174,16 +165,16 @@ async def evidence(request: Request, memory_id: UUID) -> Response:
 
 @router.post("/evidence/{memory_id}/promote")
 async def promote(request: Request, memory_id: UUID) -> Response:
-    page = _page(request)
-    if (refused := _guard(page)) is not None:
+    page = page_of(request)
+    if (refused := refusal(page)) is not None:
         return refused
-    form = await _form(page)
+    form = await read_form(page)
     if isinstance(form, Response):
         return form
-    queue = _access(page)
+    queue = page.access
     reason = form.get("reason", "").strip() or None
     try:
         await page.run(lambda key, ctx: queue.promote(key, ctx, memory_id, reason))
     except PrismError as exc:
         return page.error(exc)
-    return page.redirect(_with_project(f"/evidence/{memory_id}", page.project))
+    return page.redirect(with_project(f"/evidence/{memory_id}", page.project))
