@@ -1,0 +1,177 @@
+"""The dependency rule, read from the source with ``ast``: front doors do not import one
+another, the server has one composition root, and the front doors sit in no import circle.
+
+Every import counts — at module level or inside a function (a lazy import is still an arrow)
+— except those under ``if TYPE_CHECKING:``, which never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+APP = Path(__file__).resolve().parents[1] / "app"
+FRONT_DOORS = ("app.api", "app.mcp_server", "app.web")
+ROOT = "app.asgi"  # the server's composition root: the one module that imports them all
+# Circles elsewhere in app, still to break (issue 16, other items); a new one fails the test.
+KNOWN_CYCLES = [
+    ["app.trigraph.sqlite", "app.trigraph.sqlite_ledger", "app.trigraph.sqlite_transfer"]
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(APP.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(APP.rglob("*.py"))}
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node but those under ``if TYPE_CHECKING:``."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
+def _target(name: str) -> str | None:
+    """The module of ours ``name`` names (``app.api.routes``; ``app.x.Y`` -> ``app.x``)."""
+    while name and name not in modules():
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _package(module: str) -> str:
+    return module if modules()[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+@cache
+def imports(module: str) -> frozenset[tuple[str, str]]:
+    """(module imported, name imported from it or "") for every runtime import of ours."""
+    tree = ast.parse(modules()[module].read_text(encoding="utf-8"))
+    found: set[tuple[str, str]] = set()
+    for node in _runtime_nodes(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if (target := _target(alias.name)) is not None:
+                    found.add((target, ""))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = _package(module).split(".")[
+                    : len(_package(module).split(".")) - node.level + 1
+                ]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                target = _target(f"{base}.{alias.name}") if base.startswith("app") else None
+                if target is not None:
+                    named = "" if target == f"{base}.{alias.name}" else alias.name
+                    found.add((target, named))
+    return frozenset((t, n) for t, n in found if t != module)
+
+
+def edges() -> dict[str, set[str]]:
+    return {m: {t for t, _ in imports(m)} for m in modules()}
+
+
+def _door(module: str) -> str | None:
+    return next((d for d in FRONT_DOORS if module == d or module.startswith(d + ".")), None)
+
+
+def cycles() -> list[list[str]]:
+    """The import circles of ``app`` (strongly connected parts of more than one module)."""
+    graph = edges()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_graph_is_read_from_real_imports() -> None:
+    """Not vacuous: known arrows are seen, lazy ones included, TYPE_CHECKING ones not."""
+    assert "app.api.deps" in edges()["app.api.routes"]
+    assert "app.services.auth_service" in edges()["app.bootstrap"]  # lazy, in build_auth
+    assert "app.services.proposal_service" in edges()["app.services.access_service"]  # lazy
+    assert {"app.api.app", "app.mcp_server.server", "app.web.console"} <= edges()[ROOT]
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import app.asgi\n")
+    assert not any(isinstance(n, ast.Import) for n in _runtime_nodes(tree))
+
+
+@pytest.mark.parametrize("door", FRONT_DOORS)
+def test_a_front_door_imports_no_other_front_door_nor_the_root(door: str) -> None:
+    crossing = sorted(
+        f"{m} -> {t}"
+        for m in modules()
+        if _door(m) == door
+        for t in edges()[m]
+        if (_door(t) not in (None, door)) or t == ROOT
+    )
+    assert crossing == []
+
+
+def test_only_the_composition_root_and_the_cli_reach_the_front_doors() -> None:
+    """Services, domain, adapters and bootstrap never import a front door."""
+    reaching = sorted(
+        f"{m} -> {t}"
+        for m in modules()
+        if _door(m) is None and m != ROOT and not m.startswith("app.cli")
+        for t in edges()[m]
+        if _door(t) is not None or t == ROOT
+    )
+    assert reaching == []
+
+
+def test_the_front_doors_and_the_root_are_in_no_import_circle() -> None:
+    touching = [c for c in cycles() if any(_door(m) or m == ROOT for m in c)]
+    assert touching == []
+
+
+def test_no_new_import_circle_anywhere_in_app() -> None:
+    assert [c for c in cycles() if c not in KNOWN_CYCLES] == []
+
+
+def test_a_front_door_uses_no_private_name_of_another_module() -> None:
+    reach_ins = sorted(
+        f"{m} uses {t}.{name}"
+        for m in modules()
+        if _door(m) is not None
+        for t, name in imports(m)
+        if name.startswith("_")
+    )
+    assert reach_ins == []
