@@ -61,7 +61,6 @@ def build_state(
     auth = build_auth(services)
     metrics = Metrics()
     return ApiState(
-        services=services,
         settings=settings,
         auth=auth,
         access=access,

@@ -21,7 +21,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.metrics import Metrics
 from app.api.rate_limit import RateLimits
-from app.bootstrap import Services
 from app.domain.access import ApiKey, Caller
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, StorageError
@@ -48,7 +47,6 @@ T = TypeVar("T")
 class ApiState:
     """Everything the routes use, built once by :func:`app.api.app.build_state`."""
 
-    services: Services
     settings: Settings
     auth: AuthService
     access: AccessService

@@ -117,8 +117,11 @@ def brief_command(common: Common) -> click.Command:
             )
             return
         text = sys.stdin.read() if task == "-" else (task or "")
-        brief = rt.services.brief.brief(
-            rt.ctx, task=text, token_budget=token_budget, namespace=namespace, top_k=top_k
+        from app.cli.acting import as_operator
+
+        access, me = as_operator(rt.services, rt.ctx)
+        brief = access.brief(
+            me.key, me.ctx, task=text, token_budget=token_budget, namespace=namespace, top_k=top_k
         )
         rt.emit(brief.to_dict(), lambda data: str(data["markdown"]))
 

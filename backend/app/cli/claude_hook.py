@@ -156,6 +156,7 @@ def _answer(
     options: Mapping[str, Any], hook: HookOptions, data: dict[str, Any]
 ) -> dict[str, Any] | None:
     from app.bootstrap import build_services, context_from
+    from app.cli.acting import as_operator
     from app.services.briefed_state import BriefedState, default_state_dir
     from app.services.project_config import session_uuid
     from app.settings import load_settings
@@ -172,8 +173,9 @@ def _answer(
         ctx = context_from(settings)
         if event == "SessionStart":
             budget = min(hook.token_budget, HOOK_TOKEN_BUDGET_MAX)
-            brief = services.brief.brief(
-                ctx, token_budget=budget, namespace=hook.namespace, top_k=hook.top_k
+            access, me = as_operator(services, ctx)
+            brief = access.brief(
+                me.key, me.ctx, token_budget=budget, namespace=hook.namespace, top_k=hook.top_k
             )
             _remember(state, ctx.session_id, [str(m.memory.id) for m in brief.included], True)
             return _output(event, brief.markdown)
@@ -220,6 +222,7 @@ def _prompt_context(
     state: BriefedState,
 ) -> str:
     """The few rules most relevant to the prompt that the session has not been given yet."""
+    from app.cli.acting import as_operator
     from app.services.brief_service import CHARS_PER_TOKEN, TASK_MAX, bullet
 
     prompt = data.get("prompt")
@@ -232,7 +235,8 @@ def _prompt_context(
     }
     if hook.namespace:
         raw["namespace"] = hook.namespace
-    result = services.memory.recall(ctx, raw)
+    access, me = as_operator(services, ctx)
+    result = access.recall(me.key, me.ctx, raw)
     given = state.briefed(ctx.session_id)
     fresh = [
         m

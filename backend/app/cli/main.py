@@ -21,6 +21,7 @@ import click
 
 from app.bootstrap import Services, build_services, context_from
 from app.cli import audit_cmd, brief_cmd, db_cmd, hooks_cmd, render
+from app.cli.acting import as_operator
 from app.cli.keys_cmd import keys_group
 from app.cli.lazy import LazyGroup
 from app.domain.field_checks import AUDIT_CURSOR_MAX
@@ -186,7 +187,8 @@ def remember(rt: Runtime, input_file: Any, **fields: Any) -> None:
         raw = {k: v for k, v in fields.items() if v is not None}
         if any(v is not None for v in applies.values()):
             raw["applies_to"] = {k: v for k, v in applies.items() if v is not None}
-    result = rt.services.memory.remember(rt.ctx, raw)
+    access, me = as_operator(rt.services, rt.ctx)
+    result = access.remember(me.key, me.ctx, raw)
     rt.emit(result.to_dict(), render.write_result)
 
 
@@ -232,7 +234,8 @@ def recall(
         raw["memorule_kind"] = list(kinds)
     if confidences:
         raw["confidence"] = list(confidences)
-    rt.emit(rt.services.memory.recall(rt.ctx, raw).to_dict(), render.recall_result)
+    access, me = as_operator(rt.services, rt.ctx)
+    rt.emit(access.recall(me.key, me.ctx, raw).to_dict(), render.recall_result)
 
 
 @cli.command()
@@ -240,7 +243,8 @@ def recall(
 @common
 def show(rt: Runtime, memory_id: str) -> None:
     """Show one memory (its current version)."""
-    memory, state = rt.services.memory.get(rt.ctx, parse_id(memory_id))
+    access, me = as_operator(rt.services, rt.ctx)
+    memory, state = access.get(me.key, me.ctx, parse_id(memory_id))
     rt.emit({"ok": True, "memory": memory_dict(memory), "state": state_dict(state)}, render.memory)
 
 
@@ -269,8 +273,10 @@ def update(
             changes["applies_to"] = json.loads(changes["applies_to"])
         except json.JSONDecodeError as exc:
             raise InvalidInput([FieldError("applies_to", "invalid_json", str(exc))]) from None
-    result = rt.services.memory.update(
-        rt.ctx,
+    access, me = as_operator(rt.services, rt.ctx)
+    result = access.update(
+        me.key,
+        me.ctx,
         parse_id(memory_id),
         {k: v for k, v in changes.items() if v is not None},
         reason=reason,
@@ -287,8 +293,9 @@ def _status_command(name: str, doc: str) -> None:
     @click.option("--idempotency-key", help="a retried call with the same key writes nothing")
     @common
     def command(rt: Runtime, memory_id: str, reason: str, idempotency_key: str | None) -> None:
-        method = getattr(rt.services.memory, name)
-        result = method(rt.ctx, parse_id(memory_id), reason, idempotency_key=idempotency_key)
+        access, me = as_operator(rt.services, rt.ctx)
+        method = access.retire if name == "retire" else access.restore
+        result = method(me.key, me.ctx, parse_id(memory_id), reason, idempotency_key)
         rt.emit(result.to_dict(), render.write_result)
 
 
@@ -301,7 +308,8 @@ _status_command("restore", "Restore a retired memory into recall.")
 @common
 def history(rt: Runtime, memory_id: str) -> None:
     """Every version of a memory, who wrote it and when, and its audit events."""
-    rt.emit(rt.services.memory.history(rt.ctx, parse_id(memory_id)).to_dict(), render.history)
+    access, me = as_operator(rt.services, rt.ctx)
+    rt.emit(access.history(me.key, me.ctx, parse_id(memory_id)).to_dict(), render.history)
 
 
 @cli.command()
@@ -350,15 +358,16 @@ def audit(
     chain, and exits 1 at the first flaw. served lists which memorule versions recalls and
     briefs returned, oldest first (--session-id or --session, --memorule, --since, --until).
     """
+    access, me = as_operator(rt.services, rt.ctx)
     if action == "verify":
         head = audit_cmd.parse_head(given_head) if given_head else None
-        report = rt.services.memorules.verify_chain(rt.ctx, head)
+        report = access.verify_chain(me.key, me.ctx, head)
         rt.emit({**report.to_dict()}, render.chain_report)
         if not report.ok:
             sys.exit(EXIT_REFUSED)
         return
     if action == "head":
-        rt.emit(rt.services.ledger.head(rt.ctx), audit_cmd.render_head)
+        rt.emit(access.audit_head(me.key, me.ctx), audit_cmd.render_head)
         return
     if action == "served":
         sid = session or rt.options.get("session_id")
@@ -370,7 +379,7 @@ def audit(
             after_seq=after_seq,
             limit=limit,
         )
-        page = rt.services.ledger.served(rt.ctx, served)
+        page = access.served(me.key, me.ctx, served)
         rt.emit(page.to_dict(), audit_cmd.render_served)
         return
     flt = AuditFilter(
@@ -383,7 +392,7 @@ def audit(
         before_seq=before_seq,
         limit=limit,
     )
-    rt.emit(rt.services.memorules.audit(rt.ctx, flt).to_dict(), render.audit_events)
+    rt.emit(access.audit(me.key, me.ctx, flt).to_dict(), render.audit_events)
 
 
 @cli.command()

@@ -2,8 +2,8 @@
 
 ``prism proposals`` lists the pending proposals of the project; ``approve``, ``reject``,
 ``merge`` and ``promote`` decide (each one audit event); ``evidence`` lists the signals behind
-a rule. The CLI trusts its own user, as local MCP over stdio does; over HTTP only writer and
-admin keys decide.
+a rule. The CLI acts as the local operator (:mod:`app.cli.acting`), as MCP over stdio does,
+through the same access rules as HTTP, where only writer and admin keys decide.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from app.cli.acting import as_operator
 from app.domain.records import Memory, MemoryState
 from app.errors import FieldError, InvalidInput
 from app.services.memory_service import memory_dict, state_dict
-from app.services.proposal_service import ProposalService
+from app.services.proposal_service import Evidence
 
 if TYPE_CHECKING:
     from app.cli.main import Runtime
@@ -26,12 +27,10 @@ Common = Callable[[Callable[..., None]], Callable[..., None]]
 ACTIONS = ("list", "approve", "reject", "merge", "promote", "evidence")
 
 
-def proposal_dict(
-    service: ProposalService, ctx: Any, memory: Memory, state: MemoryState
-) -> dict[str, Any]:
+def proposal_dict(memory: Memory, state: MemoryState, evidence: list[Evidence]) -> dict[str, Any]:
     """A proposal as every front door shows it: the memory, its state, its evidence."""
-    evidence = [e.to_dict() for e in service.evidence(ctx, memory.id)]
-    return {**memory_dict(memory), **state_dict(state), "evidence": evidence}
+    signals = [e.to_dict() for e in evidence]
+    return {**memory_dict(memory), **state_dict(state), "evidence": signals}
 
 
 def proposals_command(common: Common, parse_id: Callable[[str, str], Any]) -> click.Command:
@@ -70,31 +69,30 @@ def proposals_command(common: Common, parse_id: Callable[[str, str], Any]) -> cl
           prism proposals promote RULE_ID         inferred/asserted -> observed on evidence
           prism proposals evidence RULE_ID        the signals behind a rule
         """
-        s = rt.services
-        service = ProposalService(s.store, s.embedder, s.memorules)
-        ctx = rt.ctx
+        access, me = as_operator(rt.services, rt.ctx)
+        key, ctx = me.key, me.ctx
         if action == "list":
-            items = [proposal_dict(service, ctx, m, st) for m, st in service.proposals(ctx, limit)]
+            items = [proposal_dict(*found) for found in access.pending(key, ctx, limit)]
             rt.emit({"ok": True, "proposals": items, "count": len(items)}, _human_list)
             return
         if memory_id is None:
             raise click.UsageError(f"'prism proposals {action}' needs an id")
         target = parse_id(memory_id, "id")
         if action == "evidence":
-            signals = [e.to_dict() for e in service.evidence(ctx, target)]
+            signals = [e.to_dict() for e in access.evidence(key, ctx, target)]
             rt.emit({"ok": True, "id": str(target), "evidence": signals}, _human_evidence)
             return
         if action == "approve":
             edits = _edits(subject, body, memorule_kind, applies_to)
-            result = service.approve(ctx, target, edits or None, reason)
+            result = access.approve(key, ctx, target, edits or None, reason)
         elif action == "reject":
-            result = service.reject(ctx, target, reason)
+            result = access.reject(key, ctx, target, reason)
         elif action == "merge":
             if into is None:
                 raise click.UsageError("'prism proposals merge' needs --into RULE_ID")
-            result = service.merge(ctx, target, parse_id(into, "into"), reason)
+            result = access.merge(key, ctx, target, parse_id(into, "into"), reason)
         else:
-            result = service.promote(ctx, target, reason)
+            result = access.promote(key, ctx, target, reason)
         rt.emit({**result.to_dict(), "decision": action}, lambda d: f"{action}: {d['id']}")
 
     return command
