@@ -7,8 +7,8 @@ and that key's context). Over stdio, and wherever no hook is installed, the call
 operator: an unrestricted admin key of the settings' tenant (never stored), bound to no
 persona, so a ``context`` override may narrow the persona when the settings allow it.
 
-Without a hook, tenant, project, persona, surface and specialization come from the server's settings
-(``PRISM_*`` variables or ``prism mcp`` flags). The ``session_id`` recorded as
+Without a hook, tenant, project, persona, surface and specialization come from the server's
+settings (``PRISM_*`` variables or ``prism mcp`` flags). The ``session_id`` recorded as
 ``written_by_session_id`` is:
 
 - ``PRISM_SESSION_ID`` when it is set (every call, every transport);
