@@ -17,6 +17,7 @@ from platformdirs import user_data_path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.domain.ranking import RankingWeights
+from app.domain.records import APPLIES_TO_KEYS
 
 
 def default_db_path() -> Path:
@@ -63,6 +64,11 @@ class Settings(BaseModel):
     rank_inferred: float = 0.8
     rank_asserted: float = 0.6
     rank_note: float = 0.8
+    rank_restated: str = Field(
+        "persona,surface",
+        description="context keys whose values a query's words restating them are scored "
+        "without (comma-separated applies_to keys; empty: none)",
+    )
     recall_preselect_above: int = Field(
         8192,
         ge=0,
@@ -133,6 +139,15 @@ class Settings(BaseModel):
         30, ge=1, description="on SIGTERM/SIGINT, how long in-flight requests may finish"
     )
 
+    @field_validator("rank_restated")
+    @classmethod
+    def _restated(cls, value: str) -> str:
+        keys = [k.strip() for k in value.split(",") if k.strip()]
+        unknown = [k for k in keys if k not in APPLIES_TO_KEYS]
+        if unknown:
+            raise ValueError(f"not applies_to keys: {', '.join(unknown)}")
+        return ",".join(keys)
+
     @field_validator("http_rate_limit", "http_rate_limit_anonymous")
     @classmethod
     def _rate(cls, value: str) -> str:
@@ -157,6 +172,7 @@ class Settings(BaseModel):
             inferred=self.rank_inferred,
             asserted=self.rank_asserted,
             note=self.rank_note,
+            restated=tuple(k for k in self.rank_restated.split(",") if k),
         )
 
 

@@ -66,11 +66,14 @@ class RankingWeights:
     inferred: float = 0.8
     asserted: float = 0.6
     note: float = 0.8
+    # Context keys whose values the query's words restating them are dropped from it before
+    # relevance is scored (``domain.restated``).
+    restated: tuple[str, ...] = ("persona", "surface")
 
     def by_confidence_code(self) -> FloatArray:
         return np.array([self.observed, self.inferred, self.asserted, self.note])
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 

@@ -16,6 +16,7 @@ from uuid import UUID
 from app.domain import field_checks, listing, validation
 from app.domain.ids import new_id
 from app.domain.ranking import RankingWeights, normalise_key
+from app.domain.restated import without_restated
 from app.domain.records import (
     APPLIES_TO_KEYS,
     AuditEventType,
@@ -450,13 +451,15 @@ class MemoryService:
             confidences=q.confidences,
             exclude_conflicts=conflicts,
         )
-        qvec = self.embedder.embed([q.query])[0] if q.query.strip() else None
+        # Relevance is scored without the words that only restate the context (DESIGN §6).
+        text = without_restated(q.query, ctx, self.weights.restated)
+        qvec = self.embedder.embed([text])[0] if text.strip() else None
         page = self.store.recall(
             ctx.tenant_id,
             RecallRequest(
                 filter=flt,
                 context=ctx,
-                query=q.query,
+                query=text,
                 vector=qvec,
                 model=self.embedder.model_id,
                 weights=self.weights,
