@@ -21,8 +21,8 @@ from app.domain.records import SessionContext
 from app.domain.restated import without_restated
 from app.embeddings.fake import FakeEmbedder
 from app.services.memorule_service import MemoruleService
-from app.settings import load_settings
 from app.services.memory_service import MemoryService, RecallResult
+from app.settings import load_settings
 from app.trigraph.port import NearMatch
 from app.trigraph.postgres import PostgresStore
 from app.trigraph.sqlite import SQLiteStore

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 from typing import Final
 
 from app.domain.records import SessionContext
@@ -72,4 +73,4 @@ def without_restated(query: str, context: SessionContext, keys: Iterable[str]) -
 def _joined(text: str, span: list[re.Match[str]]) -> bool:
     """The words of ``span`` are one name: at most one space, ``.``, ``-`` or ``/`` between
     each two ("Next.js", "Azure DevOps"; not "Azure. DevOps")."""
-    return all(_GAP.fullmatch(text[a.end() : b.start()]) for a, b in zip(span, span[1:], strict=False))
+    return all(_GAP.fullmatch(text[a.end() : b.start()]) for a, b in pairwise(span))

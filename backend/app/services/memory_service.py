@@ -16,7 +16,6 @@ from uuid import UUID
 from app.domain import field_checks, listing, validation
 from app.domain.ids import new_id
 from app.domain.ranking import RankingWeights, normalise_key
-from app.domain.restated import without_restated
 from app.domain.records import (
     APPLIES_TO_KEYS,
     AuditEventType,
@@ -37,6 +36,7 @@ from app.domain.records import (
     parse_iso,
     utcnow,
 )
+from app.domain.restated import without_restated
 from app.embeddings.port import Embedder
 from app.errors import Conflict, FieldError, InvalidInput, MemoryRetired, NotFound
 from app.services.ledger_service import LedgerService
