@@ -55,7 +55,7 @@ class Settings(BaseModel):
         description="a memorule's share of relevance from BM25 (the rest: cosine)",
     )
     rank_lexical_note: float = Field(
-        0.6, ge=0.0, le=1.0, description="a note's share of relevance from BM25"
+        0.5, ge=0.0, le=1.0, description="a note's share of relevance from BM25"
     )
     rank_overlap: float = 0.5
     rank_scope: float = 0.1

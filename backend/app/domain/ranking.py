@@ -78,7 +78,7 @@ class RankingWeights:
 
     relevance: float = 1.0
     lexical: float = 0.3  # a memorule's share of relevance that is lexical (BM25)
-    lexical_note: float = 0.6  # the same share for notes
+    lexical_note: float = 0.5  # the same share for notes
     overlap: float = 0.5
     scope: float = 0.1
     prior: float = 0.1
