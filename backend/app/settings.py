@@ -64,6 +64,10 @@ class Settings(BaseModel):
     rank_inferred: float = 0.8
     rank_asserted: float = 0.6
     rank_note: float = 0.8
+    rank_bm25_k1: float = Field(1.2, gt=0.0, description="BM25's term-frequency saturation")
+    rank_bm25_b: float = Field(
+        0.0, ge=0.0, le=1.0, description="BM25's document-length normalisation (0: none)"
+    )
     rank_restated: str = Field(
         "persona,surface",
         description="context keys whose values a query's words restating them are scored "
@@ -173,6 +177,8 @@ class Settings(BaseModel):
             asserted=self.rank_asserted,
             note=self.rank_note,
             restated=tuple(k for k in self.rank_restated.split(",") if k),
+            bm25_k1=self.rank_bm25_k1,
+            bm25_b=self.rank_bm25_b,
         )
 
 

@@ -18,9 +18,15 @@ CORPUS = [
 ]
 
 
-def search(index: LexicalIndex, query: str, live: list[bool] | None = None) -> dict[int, float]:
+def search(
+    index: LexicalIndex,
+    query: str,
+    live: list[bool] | None = None,
+    k1: float | None = None,
+    b: float | None = None,
+) -> dict[int, float]:
     flags = np.array(live if live is not None else [True] * len(index), dtype=bool)
-    hits = index.search(query, len(flags), flags)
+    hits = index.search(query, len(flags), flags, k1, b)
     return dict(zip(hits.rows.tolist(), hits.scores.tolist(), strict=True))
 
 
@@ -62,6 +68,9 @@ def test_bm25_scores_match_the_formula_on_a_small_corpus(b: float) -> None:
         assert scores[0] > scores[1]  # length normalised: the shorter turn wins
     else:
         assert scores[0] == scores[1]  # the default (b 0): length does not count
+    # A search may bring its own parameters (settings): the same as an index built with them.
+    other = search(index_of(CORPUS, B), "When did Caroline go to the beach?", k1=K1, b=b)
+    assert other == pytest.approx(scores)
     hits = index_of(CORPUS).search("caroline beach unknownword", 4, np.ones(4, dtype=bool))
     assert hits.ceiling == pytest.approx(2 * idf)  # terms no live row holds add nothing
 

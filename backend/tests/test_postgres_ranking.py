@@ -238,16 +238,25 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
 CONTEXT_WORDS = (*PERSONAS, *SURFACES, *SPECIALIZATIONS, "Web", "CLI")
 
 
-@pytest.mark.parametrize("restated", ["persona,surface", "persona,surface,specialization", ""])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"rank_restated": "persona,surface"},
+        {"rank_restated": "persona,surface,specialization"},
+        {"rank_restated": ""},
+        {"rank_bm25_k1": 0.9, "rank_bm25_b": 0.75},  # BM25's parameters are settings too
+    ],
+)
 def test_postgres_equals_the_embedded_engine_when_queries_restate_the_context(
-    engines: tuple[SQLiteStore, PostgresStore], restated: str
+    engines: tuple[SQLiteStore, PostgresStore], settings: dict[str, Any]
 ) -> None:
     """Rules and tasks that name the context's persona, surface or specialization (the
     words relevance is scored without, ``rank_restated``), and tasks made only of them."""
     sqlite, postgres = engines
     rng = random.Random(11)
     embedder = FakeEmbedder()
-    weights = load_settings(rank_restated=restated).ranking_weights()
+    weights = load_settings(**settings).ranking_weights()
+    restated = weights.restated
     both = BothEngines(sqlite, postgres)
     writer = MemoryService(both, embedder, MemoruleService(both, embedder, 0.9))  # type: ignore[arg-type]
     populate(rng, writer, 80, CONTEXT_WORDS)

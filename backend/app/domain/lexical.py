@@ -243,18 +243,28 @@ class LexicalIndex:
         with self._lock:
             self._pending.extend(texts)
 
-    def search(self, query: str, n: int, live: BoolArray) -> LexicalHits:
+    def search(
+        self,
+        query: str,
+        n: int,
+        live: BoolArray,
+        k1: float | None = None,
+        b: float | None = None,
+    ) -> LexicalHits:
         """BM25 of ``query`` against rows ``[0, n)`` whose ``live`` flag is set.
 
         Args:
             query: the query text (tokenised like the documents; repeated terms count once).
             n: how many rows the caller's snapshot holds (later rows are ignored).
             live: per-row flags for at least ``n`` rows; only live rows score and count.
+            k1, b: BM25's parameters for this search (None: the index's own).
 
         Returns:
             The live rows with a positive score.
         """
         terms = set(tokenize(query))
+        k1 = self.k1 if k1 is None else k1
+        b = self.b if b is None else b
         with self._lock:
             if not terms:
                 return LexicalHits.empty()
@@ -283,8 +293,8 @@ class LexicalIndex:
                 df = rows.size
                 idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
                 ceiling += idf
-                norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / avgdl)
-                scores[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+                norm = k1 * (1.0 - b + b * lengths[rows] / avgdl)
+                scores[rows] += idf * tf * (k1 + 1.0) / (tf + norm)
         hit = np.flatnonzero(scores > 0)
         return LexicalHits(hit, scores[hit], ceiling)
 

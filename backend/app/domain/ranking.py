@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.domain.lexical import LexicalHits, LexicalIndex
+from app.domain.lexical import K1, B, LexicalHits, LexicalIndex
 from app.domain.ranking_bounds import PRESELECT_MIN, dots, relevance, rows_within_reach
 from app.domain.ranking_why import ABSENT, NONE, keys_of, normalise_key, why_of
 from app.domain.records import APPLIES_TO_KEYS, Confidence, Scope, SessionContext, parse_iso
@@ -89,6 +89,8 @@ class RankingWeights:
     # Context keys whose values the query's words restating them are dropped from it before
     # relevance is scored (``domain.restated``).
     restated: tuple[str, ...] = ("persona", "surface")
+    bm25_k1: float = K1  # BM25's term-frequency saturation (``domain.lexical``)
+    bm25_b: float = B  # BM25's document-length normalisation (0: none)
 
     def by_confidence_code(self) -> FloatArray:
         return np.array([self.observed, self.inferred, self.asserted, self.note])
@@ -147,12 +149,14 @@ class Candidates:
     lexicon: LexicalIndex | None = None  # BM25 over the same rows, if the store keeps one
     live: BoolArray | None = None  # rows not superseded nor retired (BM25's statistics)
 
-    def lexical_hits(self, query: str) -> LexicalHits | None:
-        """BM25 of ``query`` over these rows, or None when the store keeps no index."""
+    def lexical_hits(self, query: str, weights: RankingWeights | None = None) -> LexicalHits | None:
+        """BM25 of ``query`` over these rows (with ``weights``' k1 and b, default the
+        defaults), or None when the store keeps no index."""
         if self.lexicon is None or not query.strip():
             return None
         live = self.live if self.live is not None else np.ones(len(self.ids), dtype=bool)
-        return self.lexicon.search(query, len(self.ids), live)
+        w = weights or RankingWeights()
+        return self.lexicon.search(query, len(self.ids), live, w.bm25_k1, w.bm25_b)
 
     def __len__(self) -> int:
         return int(self.selected.sum()) if self.selected is not None else len(self.ids)
