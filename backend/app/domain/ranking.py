@@ -7,7 +7,9 @@ score = confidence_weight × (relevance·w_relevance + matched_keys·w_overlap
   memorules and ``lexical_note`` for notes. cosine: of query and memory
   vectors, clipped to [0, 1]; lexical: the memory's BM25 for the query (``domain.lexical``)
   as a share of the query's ceiling (the sum of its terms' idf), clipped to [0, 1]. Both 0
-  for an empty query.
+  for an empty query. The query is the task without the words that only restate the
+  context (``domain.restated``; the recall service drops them before embedding, so every
+  engine ranks the same text).
 - matched_keys: how many of persona / surface / specialization the rule names with the
   context's value. A rule naming a different value conflicts and does not apply.
 - scope_rank: narrower wins (SPEC-077): global 0, org 1, project 2, persona 3. Notes rank as
