@@ -7,6 +7,7 @@ every system stores exactly the text its BM25 reference run ranks).
 
     python bench/locomo.py --out /tmp/locomo_pred.jsonl
     python bench/locomo.py --system mem0 --out /tmp/locomo_mem0.jsonl   # peers' venv
+    python bench/locomo.py --half tune --out /tmp/new.jsonl --baseline /tmp/old.jsonl  # paired
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,7 +55,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--weights", default=None, help='rank_* settings as JSON: {"rank_lexical": 0.3}')
     p.add_argument("--no-vector-cache", action="store_true", help="embed without the disk cache")
     p.add_argument("--json-out", type=Path, default=None, help="also write a summary JSON here")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="an earlier PRED.jsonl of the same questions: report the paired difference",
+    )
     return p.parse_args(argv)
+
+
+def recall_at(convs: dict[str, Any], samples: list[str], pred: Path, k: int) -> dict[str, float]:
+    """Evidence recall@k per question of ``pred``, as the shipped evaluator counts it (the
+    evidence ids split on ``;``, ``,`` and spaces, kept if they are turns; none: skipped)."""
+    ranked = {(p["sample"], p["qa_index"]): p["ranked"] for p in common.load_jsonl(pred)}
+    out: dict[str, float] = {}
+    for sample in samples:
+        turns, qa = convs[sample]
+        valid = {did for did, _, _ in turns}
+        for i, q in enumerate(qa):
+            evidence = {x for e in q.get("evidence", []) for x in re.split(r"[;,\s]+", e) if x}
+            evidence &= valid
+            if evidence:
+                top = set(ranked.get((sample, i), [])[:k])
+                out[f"{sample}/{i}"] = len(top & evidence) / len(evidence)
+    return out
 
 
 def data_dir(args: argparse.Namespace) -> Path:
@@ -144,7 +169,14 @@ def run(
         eval_dir.mkdir()
         for sample in samples:
             (eval_dir / f"{sample}.json").symlink_to(folder / f"{sample}.json")
-    cmd = [sys.executable, str(args.eval), "--data", str(eval_dir), "--pred", str(args.out)]
+    cmd = [
+        sys.executable,
+        str(args.eval),
+        "--data",
+        str(eval_dir),
+        "--pred",
+        str(args.out),
+    ]
     report = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     result = {
         "system": system.name,
@@ -160,6 +192,14 @@ def run(
     }
     headline = {k: report["all"][k] for k in ("n", "recall@1", "recall@5", "recall@10")}
     print(json.dumps(headline, indent=1))
+    if args.baseline:
+        from paired import paired
+
+        result["vs_baseline"] = {"baseline": str(args.baseline)}
+        for k in (1, 5, 10):
+            new, old = (recall_at(convs, samples, p, k) for p in (args.out, args.baseline))
+            result["vs_baseline"][f"recall@{k}"] = paired(new, old)
+        print(json.dumps({"vs_baseline": result["vs_baseline"]}, indent=1))
     if args.json_out:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
         args.json_out.write_text(json.dumps(common.jsonable(result), indent=1))

@@ -8,6 +8,7 @@ scorer's format and prints the scorer's metrics.
     python bench/rules_quality.py --out /tmp/pred.jsonl            # Prism, real model
     python bench/rules_quality.py --system mem0 --out /tmp/m.jsonl  # a peer (peers' venv)
     python bench/rules_quality.py --tune --out /tmp/pred.jsonl      # grid over PRISM_RANK_*
+    python bench/rules_quality.py --out /tmp/new.jsonl --baseline /tmp/pred.jsonl  # paired SE
 
 Ranking weights come from settings: PRISM_RANK_* in the environment or ``--weights``.
 ``--tune`` searches them on the query file, which must be the dev split.
@@ -42,7 +43,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rules", type=Path, default=data / "rules.jsonl", help="rules.jsonl")
     p.add_argument(
-        "--queries", type=Path, default=data / "recall_bench_dev.jsonl", help="query file"
+        "--queries",
+        type=Path,
+        default=data / "recall_bench_dev.jsonl",
+        help="query file",
     )
     p.add_argument("--out", type=Path, required=True, help="PRED.jsonl to write")
     p.add_argument("--scorer", type=Path, default=data / "score_recall_bench.py")
@@ -63,10 +67,43 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tune", action="store_true", help="grid-search rank_* on the (dev) queries")
     p.add_argument("--no-vector-cache", action="store_true", help="embed without the disk cache")
     p.add_argument("--json-out", type=Path, default=None, help="also write a summary JSON here")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="an earlier PRED.jsonl of the same queries: report the paired difference",
+    )
     return p.parse_args(argv)
 
 
-def load_inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def per_query_metrics(
+    args: argparse.Namespace, queries: list[dict[str, Any]], pred: Path
+) -> dict[str, dict[str, float]]:
+    """The shipped scorer's ``score_query`` for each query of ``pred`` (missing: empty)."""
+    scorer = shipped_scorer(args.scorer)
+    rules = {r["id"]: r for r in common.load_jsonl(args.rules)}
+    ranked = {p["qid"]: p.get("ranked", []) for p in common.load_jsonl(pred)}
+    return {q["qid"]: scorer.score_query(q, ranked.get(q["qid"], []), rules, 10) for q in queries}
+
+
+def compare(args: argparse.Namespace, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """This run against ``--baseline``, paired over the queries (``bench/paired.py``)."""
+    from paired import paired
+
+    new = per_query_metrics(args, queries, args.out)
+    old = per_query_metrics(args, queries, args.baseline)
+    return {
+        metric: paired(
+            {q: m[metric] for q, m in new.items()},
+            {q: m[metric] for q, m in old.items()},
+        )
+        for metric in ("ndcg@10", "recall@5")
+    }
+
+
+def load_inputs(
+    args: argparse.Namespace,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     rules = common.load_jsonl(args.rules)
     if args.limit_rules:
         rules = rules[: args.limit_rules]
@@ -121,7 +158,11 @@ class PeerRules:
             (
                 r["id"],
                 rule_text(r),
-                {"scope": r["scope"], "surface": r["surface"], "persona": r.get("persona")},
+                {
+                    "scope": r["scope"],
+                    "surface": r["surface"],
+                    "persona": r.get("persona"),
+                },
             )
             for r in rules
             if is_rule(r)
@@ -275,6 +316,12 @@ def run(
     )
     system.close()
     print(json.dumps(report["groups"]["all"], indent=1))
+    if args.baseline:
+        result["vs_baseline"] = {
+            "baseline": str(args.baseline),
+            **compare(args, queries),
+        }
+        print(json.dumps({"vs_baseline": result["vs_baseline"]}, indent=1))
     if args.json_out:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
         args.json_out.write_text(json.dumps(common.jsonable(result), indent=1))

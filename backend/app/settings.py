@@ -17,6 +17,7 @@ from platformdirs import user_data_path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.domain.ranking import RankingWeights
+from app.domain.records import APPLIES_TO_KEYS
 
 
 def default_db_path() -> Path:
@@ -54,7 +55,7 @@ class Settings(BaseModel):
         description="a memorule's share of relevance from BM25 (the rest: cosine)",
     )
     rank_lexical_note: float = Field(
-        0.6, ge=0.0, le=1.0, description="a note's share of relevance from BM25"
+        0.5, ge=0.0, le=1.0, description="a note's share of relevance from BM25"
     )
     rank_overlap: float = 0.5
     rank_scope: float = 0.1
@@ -63,6 +64,15 @@ class Settings(BaseModel):
     rank_inferred: float = 0.8
     rank_asserted: float = 0.6
     rank_note: float = 0.8
+    rank_bm25_k1: float = Field(1.2, gt=0.0, description="BM25's term-frequency saturation")
+    rank_bm25_b: float = Field(
+        0.0, ge=0.0, le=1.0, description="BM25's document-length normalisation (0: none)"
+    )
+    rank_restated: str = Field(
+        "persona,surface",
+        description="context keys whose values a query's words restating them are scored "
+        "without (comma-separated applies_to keys; empty: none)",
+    )
     recall_preselect_above: int = Field(
         8192,
         ge=0,
@@ -133,6 +143,15 @@ class Settings(BaseModel):
         30, ge=1, description="on SIGTERM/SIGINT, how long in-flight requests may finish"
     )
 
+    @field_validator("rank_restated")
+    @classmethod
+    def _restated(cls, value: str) -> str:
+        keys = [k.strip() for k in value.split(",") if k.strip()]
+        unknown = [k for k in keys if k not in APPLIES_TO_KEYS]
+        if unknown:
+            raise ValueError(f"not applies_to keys: {', '.join(unknown)}")
+        return ",".join(keys)
+
     @field_validator("http_rate_limit", "http_rate_limit_anonymous")
     @classmethod
     def _rate(cls, value: str) -> str:
@@ -157,6 +176,9 @@ class Settings(BaseModel):
             inferred=self.rank_inferred,
             asserted=self.rank_asserted,
             note=self.rank_note,
+            restated=tuple(k for k in self.rank_restated.split(",") if k),
+            bm25_k1=self.rank_bm25_k1,
+            bm25_b=self.rank_bm25_b,
         )
 
 

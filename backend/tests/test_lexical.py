@@ -18,15 +18,15 @@ CORPUS = [
 ]
 
 
-def index_of(texts: list[str]) -> LexicalIndex:
-    index = LexicalIndex()
-    index.add(texts)
-    return index
-
-
-def search(index: LexicalIndex, query: str, live: list[bool] | None = None) -> dict[int, float]:
+def search(
+    index: LexicalIndex,
+    query: str,
+    live: list[bool] | None = None,
+    k1: float | None = None,
+    b: float | None = None,
+) -> dict[int, float]:
     flags = np.array(live if live is not None else [True] * len(index), dtype=bool)
-    hits = index.search(query, len(flags), flags)
+    hits = index.search(query, len(flags), flags, k1, b)
     return dict(zip(hits.rows.tolist(), hits.scores.tolist(), strict=True))
 
 
@@ -46,18 +46,31 @@ def test_tokenize_lowercases_keeps_unicode_words_and_drops_stopwords(
     assert tokenize(text) == terms
 
 
-def test_bm25_scores_match_the_formula_on_a_small_corpus() -> None:
-    scores = search(index_of(CORPUS), "When did Caroline go to the beach?")
+def index_of(texts: list[str], b: float = B) -> LexicalIndex:
+    index = LexicalIndex(K1, b)
+    index.add(texts)
+    return index
+
+
+@pytest.mark.parametrize("b", [B, 0.75])
+def test_bm25_scores_match_the_formula_on_a_small_corpus(b: float) -> None:
+    scores = search(index_of(CORPUS, b), "When did Caroline go to the beach?")
     # N = 4 docs, lengths 3, 4, 6, 1 (avgdl 3.5); "caroline" and "beach" are each in docs 0, 1.
     idf = math.log(1 + (4 - 2 + 0.5) / (2 + 0.5))
 
     def term(tf: int, length: int) -> float:
-        return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / 3.5))
+        return idf * tf * (K1 + 1) / (tf + K1 * (1 - b + b * length / 3.5))
 
     assert set(scores) == {0, 1}
     assert scores[0] == pytest.approx(2 * term(1, 3))
     assert scores[1] == pytest.approx(2 * term(1, 4))
-    assert scores[0] > scores[1]  # the shorter turn wins at equal matches
+    if b > 0:
+        assert scores[0] > scores[1]  # length normalised: the shorter turn wins
+    else:
+        assert scores[0] == scores[1]  # the default (b 0): length does not count
+    # A search may bring its own parameters (settings): the same as an index built with them.
+    other = search(index_of(CORPUS, B), "When did Caroline go to the beach?", k1=K1, b=b)
+    assert other == pytest.approx(scores)
     hits = index_of(CORPUS).search("caroline beach unknownword", 4, np.ones(4, dtype=bool))
     assert hits.ceiling == pytest.approx(2 * idf)  # terms no live row holds add nothing
 

@@ -18,9 +18,11 @@ import pytest
 
 from app.domain.ids import uuid_for
 from app.domain.records import SessionContext
+from app.domain.restated import without_restated
 from app.embeddings.fake import FakeEmbedder
 from app.services.memorule_service import MemoruleService
 from app.services.memory_service import MemoryService, RecallResult
+from app.settings import load_settings
 from app.trigraph.port import NearMatch
 from app.trigraph.postgres import PostgresStore
 from app.trigraph.sqlite import SQLiteStore
@@ -115,14 +117,15 @@ def context(rng: random.Random, tenant: str = "acme") -> SessionContext:
     )
 
 
-def text(rng: random.Random, low: int, high: int) -> str:
+def text(rng: random.Random, low: int, high: int, extra: tuple[str, ...] = ()) -> str:
     filler = ("the", "a", "of", "when", "to")  # stopwords: they count for nothing
-    return " ".join(rng.choice(WORDS + list(filler)) for _ in range(rng.randint(low, high)))
+    vocabulary = WORDS + list(filler) + list(extra)
+    return " ".join(rng.choice(vocabulary) for _ in range(rng.randint(low, high)))
 
 
-def write_request(rng: random.Random) -> dict[str, Any]:
+def write_request(rng: random.Random, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     if rng.random() < 0.25:
-        return {"kind": "note", "subject": text(rng, 1, 3), "body": text(rng, 3, 14)}
+        return {"kind": "note", "subject": text(rng, 1, 3), "body": text(rng, 3, 14, extra)}
     applies: dict[str, str] = {}
     scope = rng.choice(SCOPES)
     if scope is not None:
@@ -138,19 +141,22 @@ def write_request(rng: random.Random) -> dict[str, Any]:
         "kind": "memorule",
         "memorule_kind": rng.choice(KINDS),
         "subject": text(rng, 2, 4) + " rule",
-        "body": text(rng, 4, 16) + " rule",
+        "body": text(rng, 4, 16, extra) + " rule",
         "applies_to": applies or {"scope": "project"},
         "confidence": rng.choice(CONFIDENCES),
         **({"namespace": "team"} if rng.random() < 0.2 else {}),
     }
 
 
-def populate(rng: random.Random, memory: MemoryService, n: int) -> None:
-    """``n`` writes in random projects, then supersedes, retirements and restores."""
+def populate(
+    rng: random.Random, memory: MemoryService, n: int, extra: tuple[str, ...] = ()
+) -> None:
+    """``n`` writes in random projects, then supersedes, retirements and restores; texts
+    draw from ``WORDS`` and ``extra``."""
     written: list[tuple[SessionContext, UUID]] = []
     for _ in range(n):
         ctx = context(rng)
-        written.append((ctx, memory.remember(ctx, write_request(rng)).id))
+        written.append((ctx, memory.remember(ctx, write_request(rng, extra)).id))
     for ctx, memory_id in rng.sample(written, n // 4):
         change = write_request(rng)
         current = memory.store.get(ctx.tenant_id, memory_id)
@@ -227,6 +233,52 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     assert {m.memory.kind.value for m in seen} == {"note", "memorule"}
     other = context(rng, tenant="other")
     assert readers[1].recall(other, {"query": "deploy"}).matches == []
+
+
+CONTEXT_WORDS = (*PERSONAS, *SURFACES, *SPECIALIZATIONS, "Web", "CLI")
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"rank_restated": "persona,surface"},
+        {"rank_restated": "persona,surface,specialization"},
+        {"rank_restated": ""},
+        {"rank_bm25_k1": 0.9, "rank_bm25_b": 0.75},  # BM25's parameters are settings too
+    ],
+)
+def test_postgres_equals_the_embedded_engine_when_queries_restate_the_context(
+    engines: tuple[SQLiteStore, PostgresStore], settings: dict[str, Any]
+) -> None:
+    """Rules and tasks that name the context's persona, surface or specialization (the
+    words relevance is scored without, ``rank_restated``), and tasks made only of them."""
+    sqlite, postgres = engines
+    rng = random.Random(11)
+    embedder = FakeEmbedder()
+    weights = load_settings(**settings).ranking_weights()
+    restated = weights.restated
+    both = BothEngines(sqlite, postgres)
+    writer = MemoryService(both, embedder, MemoruleService(both, embedder, 0.9))  # type: ignore[arg-type]
+    populate(rng, writer, 80, CONTEXT_WORDS)
+    readers = [
+        MemoryService(store, embedder, MemoruleService(store, embedder, 0.9), weights)
+        for store in (sqlite, postgres)
+    ]
+    seen: list[Any] = []
+    dropped = 0
+    for _ in range(40):
+        ctx, req = context(rng), recall_request(rng)
+        named = [v for v in (ctx.persona, ctx.surface, ctx.specialization) if v]
+        if named and rng.random() < 0.3:
+            req["query"] = " ".join(rng.sample(named, len(named))).upper()  # only the context
+        elif named:
+            req["query"] = f"{text(rng, 0, 4)} {rng.choice(named).title()} {text(rng, 1, 3)}"
+        here, there = (reader.recall(ctx, req) for reader in readers)
+        assert_same(here, there)
+        seen.extend(here.matches)
+        dropped += without_restated(req["query"], ctx, weights.restated) != req["query"]
+    assert any(m.why["lexical"] > 0 for m in seen) and any(m.why["relevance"] > 0 for m in seen)
+    assert (dropped > 10) == bool(restated)  # the recalls did drop words (or, off, none)
 
 
 def test_a_store_migrated_from_version_2_backfills_postings_and_ranks_the_same(

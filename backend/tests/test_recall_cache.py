@@ -174,7 +174,8 @@ def test_sketch_pruning_returns_exactly_what_a_full_scan_returns(
 def test_sketch_pruning_scores_few_rows_when_vectors_have_structure(
     make_ctx: ContextFactory,
 ) -> None:
-    from app.domain.ranking import RankingWeights, _relevance
+    from app.domain.ranking import RankingWeights
+    from app.domain.ranking_bounds import relevance as _relevance
 
     rng = np.random.default_rng(5)
     n, dim = 8000, 384

@@ -221,3 +221,50 @@ def _flt() -> Any:
     from app.trigraph.port import AuditFilter
 
     return AuditFilter()
+
+
+def test_query_words_restating_the_surface_do_not_count_as_relevance(
+    services: Services, make_ctx: ContextFactory
+) -> None:
+    writer = make_ctx()
+    services.memory.remember(
+        writer, rule("Go style", {"surface": "go"}, body="Go code in Go files is gofmt-ed Go.")
+    )
+    services.memory.remember(
+        writer,
+        rule("Slow dashboards", {"surface": "go"}, body="Profile a slow dashboard before tuning."),
+    )
+    reader = make_ctx(surface="go")
+    naming = services.memory.recall(
+        reader, {"source_type": "memorule", "query": "The Go dashboard is slow"}
+    )
+    plain = services.memory.recall(
+        reader, {"source_type": "memorule", "query": "The dashboard is slow"}
+    )
+    assert [m.state.subject for m in naming.matches] == ["Slow dashboards", "Go style"]
+    # Scored as if the task had not said "Go": same scores, same reasons.
+    assert [(m.memory.id, m.score, m.why) for m in naming.matches] == [
+        (m.memory.id, m.score, m.why) for m in plain.matches
+    ]
+    # Where the context names no surface, "Go" is a word of the task like any other.
+    elsewhere = services.memory.recall(
+        make_ctx(), {"source_type": "memorule", "query": "The Go dashboard is slow"}
+    )
+    go_style = next(m for m in elsewhere.matches if m.state.subject == "Go style")
+    assert go_style.why["lexical"] > 0
+
+
+def test_a_query_made_only_of_the_context_ranks_as_an_empty_query(
+    services: Services, make_ctx: ContextFactory
+) -> None:
+    writer = make_ctx()
+    for name in ("first", "second"):
+        services.memory.remember(writer, rule(f"Rule {name}", {"surface": "go"}))
+    services.memory.remember(writer, rule("General", {"scope": "project"}, body="Go, go, go."))
+    reader = make_ctx(surface="go")
+    named = services.memory.recall(reader, {"source_type": "memorule", "query": "Go"})
+    empty = services.memory.recall(reader, {"source_type": "memorule"})
+    assert [(m.memory.id, m.score, m.why) for m in named.matches] == [
+        (m.memory.id, m.score, m.why) for m in empty.matches
+    ]
+    assert [m.state.subject for m in named.matches] == ["Rule second", "Rule first", "General"]

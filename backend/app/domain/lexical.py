@@ -15,6 +15,8 @@ BM25 (Robertson / Lucene form), summed over the distinct query terms ``t`` in do
     idf(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · |d| / avgdl))
     idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
 
+with k1 = :data:`K1` and b = :data:`B` (0 by default: no length normalisation, see there).
+
 ``N``, ``df`` and ``avgdl`` count live rows only: a superseded or retired row neither scores
 nor shifts the statistics. Documents are tokenised lazily, on the first search after they
 were added, so a cache that only serves empty queries never pays for it. An index can be
@@ -33,8 +35,11 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-K1 = 1.2  # term-frequency saturation
-B = 0.75  # document-length normalisation
+K1 = 1.2  # term-frequency saturation (the textbook value)
+# Document-length normalisation: none. A memory is one rule or one dialogue turn, and a long
+# one is not a longer document about the same words; on LoCoMo's tuning half b 0 beat the
+# textbook 0.75 at every k1 tried, the rules did not move (bench/README.md, issue 19).
+B = 0.0
 
 _STOPWORD_TEXT = """a an the and or but if of to in on at by for with from into onto about as
     than then
@@ -238,18 +243,28 @@ class LexicalIndex:
         with self._lock:
             self._pending.extend(texts)
 
-    def search(self, query: str, n: int, live: BoolArray) -> LexicalHits:
+    def search(
+        self,
+        query: str,
+        n: int,
+        live: BoolArray,
+        k1: float | None = None,
+        b: float | None = None,
+    ) -> LexicalHits:
         """BM25 of ``query`` against rows ``[0, n)`` whose ``live`` flag is set.
 
         Args:
             query: the query text (tokenised like the documents; repeated terms count once).
             n: how many rows the caller's snapshot holds (later rows are ignored).
             live: per-row flags for at least ``n`` rows; only live rows score and count.
+            k1, b: BM25's parameters for this search (None: the index's own).
 
         Returns:
             The live rows with a positive score.
         """
         terms = set(tokenize(query))
+        k1 = self.k1 if k1 is None else k1
+        b = self.b if b is None else b
         with self._lock:
             if not terms:
                 return LexicalHits.empty()
@@ -278,8 +293,8 @@ class LexicalIndex:
                 df = rows.size
                 idf = np.log(1.0 + (total - df + 0.5) / (df + 0.5))
                 ceiling += idf
-                norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / avgdl)
-                scores[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+                norm = k1 * (1.0 - b + b * lengths[rows] / avgdl)
+                scores[rows] += idf * tf * (k1 + 1.0) / (tf + norm)
         hit = np.flatnonzero(scores > 0)
         return LexicalHits(hit, scores[hit], ceiling)
 

@@ -36,6 +36,7 @@ from app.domain.records import (
     parse_iso,
     utcnow,
 )
+from app.domain.restated import without_restated
 from app.embeddings.port import Embedder
 from app.errors import Conflict, FieldError, InvalidInput, MemoryRetired, NotFound
 from app.services.ledger_service import LedgerService
@@ -450,13 +451,15 @@ class MemoryService:
             confidences=q.confidences,
             exclude_conflicts=conflicts,
         )
-        qvec = self.embedder.embed([q.query])[0] if q.query.strip() else None
+        # Relevance is scored without the words that only restate the context (DESIGN §6).
+        text = without_restated(q.query, ctx, self.weights.restated)
+        qvec = self.embedder.embed([text])[0] if text.strip() else None
         page = self.store.recall(
             ctx.tenant_id,
             RecallRequest(
                 filter=flt,
                 context=ctx,
-                query=q.query,
+                query=text,
                 vector=qvec,
                 model=self.embedder.model_id,
                 weights=self.weights,

@@ -29,7 +29,7 @@ from uuid import UUID
 
 import psycopg
 
-from app.domain.lexical import K1, B, tokenize
+from app.domain.lexical import tokenize
 from app.domain.ranking import Ranked, normalise_key, why_of
 from app.domain.records import APPLIES_TO_KEYS, Kind
 from app.embeddings.port import Vector
@@ -148,7 +148,7 @@ def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]
     )
     terms = sorted(set(tokenize(req.query))) if (w.lexical or w.lexical_note) else []
     if terms:
-        args.update(terms=terms, k1=K1, k1_1=K1 + 1.0, b=B)
+        args.update(terms=terms, k1=w.bm25_k1, k1_1=w.bm25_k1 + 1.0, b=w.bm25_b)
     if req.vector is not None:
         args.update(q=req.vector, model=req.model, dim=int(req.vector.shape[0]))
     matches, conflicts, masks = _applicability_sql(req, args)

@@ -358,7 +358,7 @@ class ProjectCache:
 def rank_snapshot(cands: Candidates, req: RecallRequest) -> RankedPage:
     """``RecallStore.recall`` over an in-process snapshot: the domain's numpy ranking."""
     lexical = req.weights.lexical or req.weights.lexical_note
-    hits = cands.lexical_hits(req.query) if lexical and len(cands) else None
+    hits = cands.lexical_hits(req.query, req.weights) if lexical and len(cands) else None
     ranked = rank(
         cands,
         req.context,
