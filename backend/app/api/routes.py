@@ -6,15 +6,13 @@ thread (:meth:`app.api.deps.Call.run`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ValidationError
 
 from app.api import models as m
 from app.api.deps import CallDep, Caller, JsonBody, StateDep
-from app.api.errors import field_errors
 from app.api.models import ErrorPublic
 from app.domain.access import ApiKey
 from app.domain.characters import text_pattern
@@ -29,7 +27,6 @@ from app.domain.records import (
     SourceType,
 )
 from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
-from app.errors import FieldError, InvalidInput
 from app.services.ledger_service import parse_head
 from app.services.memory_service import memory_dict, state_dict
 from app.trigraph.port import AuditFilter
@@ -47,8 +44,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 _BY_ID = {**_ERRORS, 404: {"model": ErrorPublic, "description": "no such memory (for this key)"}}
 _WRITE = {**_BY_ID, 409: {"model": ErrorPublic, "description": "conflict with the stored state"}}
-_BRIEF_FIELDS = frozenset(m.BriefCreate.model_fields)
-M = TypeVar("M", bound=BaseModel)
 # The listing's filters as its validator judges them (a blank one is no filter).
 _NAMESPACE = rf"^\s*(?:[A-Za-z0-9][A-Za-z0-9._:/-]{{0,{NAMESPACE_MAX - 1}}})?\s*$"
 _APPLIES_VALUE = text_pattern(min_len=0, max_len=APPLIES_VALUE_MAX, single_line=True)
@@ -68,20 +63,8 @@ def _body_doc(model: type[Any], *alternatives: type[Any], required: bool = True)
     return {"requestBody": {"required": required, "content": content}}
 
 
-def _parsed(model: type[M], body: dict[str, Any]) -> M:
-    """``body`` parsed with ``model``; its errors in the one shape (422, like every body).
-
-    The body is read by :func:`app.api.deps.json_object`, so a body that is not JSON (or not
-    UTF-8) is the same 422 ``invalid_json`` on every route.
-    """
-    try:
-        return model.model_validate(body)
-    except ValidationError as exc:
-        # Located as FastAPI locates body errors, so a field named "body" keeps its name.
-        raise field_errors({**e, "loc": ("body", *e["loc"])} for e in exc.errors()) from None
-
-
-# Models only referenced by _body_doc; app.create_app adds them to the OpenAPI components.
+# The raw-body routes' models (they validate the bodies, and the services the same way);
+# app.create_app adds them to the OpenAPI components, which _body_doc refers to.
 DOC_ONLY_MODELS = (
     m.NoteCreate,
     m.MemoruleCreate,
@@ -199,13 +182,13 @@ async def update_memory(
     state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Supersede the memory's current state; the result is validated as a new write."""
-    body = _parsed(m.MemoryUpdate, raw)
+    body = m.MemoryUpdate.parse(raw)
     result = await call.run(
         lambda key, ctx: state.access.update(
             key,
             ctx,
             memory_id,
-            body.changes,
+            body.changes.raw,
             reason=body.reason,
             evidence_signal_id=body.evidence_signal_id,
             idempotency_key=body.idempotency_key,
@@ -226,7 +209,7 @@ async def retire_memory(
     state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Retire a memory; it stays readable by id and in its history."""
-    body = _parsed(m.StatusChange, raw)
+    body = m.StatusChange.parse(raw)
     result = await call.run(
         lambda key, ctx: state.access.retire(key, ctx, memory_id, body.reason, body.idempotency_key)
     )
@@ -245,7 +228,7 @@ async def restore_memory(
     state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Bring a retired memory back into recall."""
-    body = _parsed(m.StatusChange, raw)
+    body = m.StatusChange.parse(raw)
     result = await call.run(
         lambda key, ctx: state.access.restore(
             key, ctx, memory_id, body.reason, body.idempotency_key
@@ -342,15 +325,8 @@ async def verify_audit(
 )
 async def brief(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
     """Memorules that apply to the context (and the task), grouped by kind, in a budget."""
-    unknown = sorted(set(body) - _BRIEF_FIELDS)
-    if unknown:
-        raise InvalidInput(
-            [
-                FieldError(k, "unknown_field", f"'{k}' is not a field of this request")
-                for k in unknown
-            ]
-        )
-    args = {k: body[k] for k in _BRIEF_FIELDS if k in body}
+    m.BriefCreate.refuse_unknown(body)  # before the key, as always; the service judges values
+    args = {k: body[k] for k in m.BriefCreate.model_fields if k in body}
     return await call.run(lambda key, ctx: state.access.brief(key, ctx, **args).to_dict())
 
 

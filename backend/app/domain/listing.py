@@ -27,6 +27,7 @@ from app.domain.ranking import normalise_key
 from app.domain.records import Confidence, MemoruleKind, Scope, SourceType
 from app.domain.records import Status as State
 from app.errors import contract_error
+
 STATUSES: Final = ("active", "retired", "all")
 APPLIES_FILTERS: Final = ("persona", "surface", "specialization")
 LIST_FIELDS: Final = frozenset(
@@ -137,9 +138,7 @@ class ListRequest(Operation):
         Field(description="memory (default) = notes and memorules; memorule: no notes"),
     ] = SourceType.MEMORY
     namespace: Annotated[str | None, Namespace(blank_ok=True)] = None
-    memorule_kind: Annotated[
-        tuple[MemoruleKind, ...], Choices(MemoruleKind, skip_blank=True)
-    ] = ()
+    memorule_kind: Annotated[tuple[MemoruleKind, ...], Choices(MemoruleKind, skip_blank=True)] = ()
     confidence: Annotated[tuple[Confidence, ...], Choices(Confidence, skip_blank=True)] = ()
     scope: Annotated[tuple[Scope, ...], Choices(Scope, skip_blank=True)] = ()
     persona: Annotated[str | None, _APPLIES] = None

@@ -18,7 +18,6 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
 
 from app.bootstrap import Services
 from app.domain.field_checks import to_utc
@@ -26,7 +25,7 @@ from app.domain.records import AuditEventType, SessionContext
 from app.errors import PrismError
 from app.mcp_server import arguments as a
 from app.mcp_server import proposals
-from app.mcp_server.parsing import decode_json_strings, parse, refuse_unknown
+from app.mcp_server.parsing import decode_json_strings, parse
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
@@ -50,7 +49,7 @@ class ToolSpec:
     name: str
     title: str
     description: str
-    arguments: type[BaseModel]
+    arguments: a.Arguments
     handler: Handler
     read_only: bool
     text: Callable[[dict[str, Any]], str] | None = None
@@ -65,7 +64,7 @@ def _recall(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[st
 
 
 def _brief(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
-    refuse_unknown(args, a.BriefArguments)
+    a.BRIEF.refuse_unknown(args)  # the service judges the values
     return svc.brief.brief(ctx, **args).to_dict()
 
 
@@ -74,7 +73,7 @@ def _update(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[st
     result = svc.memory.update(
         ctx,
         p.id,
-        p.changes,
+        p.changes.raw,
         reason=p.reason,
         evidence_signal_id=p.evidence_signal_id,
         idempotency_key=p.idempotency_key,
@@ -135,7 +134,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "free text in body. A rejected write stores nothing and lists EVERY field error at once "
         'as JSON {"ok": false, "error": {"code": "validation_failed", "fields": [...]}}: fix '
         "them all and retry. Pass an idempotency_key if you might retry.",
-        a.RememberArguments,
+        a.REMEMBER,
         _remember,
         read_only=False,
     ),
@@ -149,7 +148,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "query and confidence; rules that conflict with your context are left out. Each match "
         "has its id, subject, body, score and a 'why' breakdown; rules add memorule_kind, "
         "applies_to, confidence and evidence_signal_id.",
-        a.RecallArguments,
+        a.RECALL,
         _recall,
         read_only=True,
     ),
@@ -160,7 +159,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "context (and to the task, if you describe it) as compact Markdown grouped by kind "
         "(behavioral rules, corrections, conventions, preferences, feedback), best first, "
         "within token_budget; each rule shows its id so you can cite it or correct it.",
-        a.BriefArguments,
+        a.BRIEF,
         _brief,
         read_only=True,
         text=lambda payload: str(payload["markdown"]),

@@ -22,7 +22,9 @@ from app.errors import CONTRACT_ERROR, InvalidInput, contract_error, field_error
 Errors = list[InitErrorDetails]
 
 
-def failure(loc: tuple[str | int, ...], error: PydanticCustomError, value: Any = None) -> Any:
+def failure(
+    loc: tuple[str | int, ...], error: PydanticCustomError, value: Any = None
+) -> InitErrorDetails:
     """One line of a ValidationError: ``error`` at ``loc``."""
     return InitErrorDetails(type=error, loc=loc, input=value)
 
@@ -71,6 +73,19 @@ class Operation(BaseModel):
             return cls.model_validate(raw)
         except ValidationError as exc:
             raise field_errors(exc.errors()) from None
+
+    @classmethod
+    def refuse_unknown(cls, raw: Mapping[str, Any]) -> None:
+        """Refuse the fields this request does not have (for a door that hands the rest
+        to a service taking keywords, which judges the values).
+
+        Raises:
+            InvalidInput: one ``unknown_field`` error per unknown field.
+        """
+        names = cls.accepted()
+        unknown = sorted((str(k) for k in raw if k not in names), key=str)
+        if unknown:
+            raise _invalid([failure((printable(k),), cls.unknown(k), raw[k]) for k in unknown])
 
     @classmethod
     def accepted(cls) -> frozenset[str]:
@@ -160,7 +175,9 @@ class Operation(BaseModel):
         """pydantic's error in the contract's words."""
         loc, kind = tuple(error["loc"]), error["type"]
         if kind.startswith(CONTRACT_ERROR):
-            return failure(loc, PydanticCustomError(kind, "{message}", error["ctx"]), error["input"])
+            return failure(
+                loc, PydanticCustomError(kind, "{message}", error["ctx"]), error["input"]
+            )
         if kind == "extra_forbidden" and len(loc) == 1:
             return failure(loc, cls.unknown(str(loc[0])), error["input"])
         if kind == "missing" and len(loc) == 1:

@@ -41,3 +41,4 @@ SERVED_LIMIT_DEFAULT: Final = 100
 AUDIT_CURSOR_MAX: Final = 2**62
 
 NAMESPACE_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+AUDIT_EVENT_FILTER_MAX: Final = 4  # event types named in one audit filter

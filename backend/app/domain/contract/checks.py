@@ -30,9 +30,8 @@ class Check:
 
     nullable = True  # whether the schema admits null ("not given")
     missing_message = "'{field}' is required"
-    missing_details: dict[str, Any] = {}
 
-    def check(self, value: Any, info: ValidationInfo) -> Any:
+    def check(self, value: Any, info: ValidationInfo | None) -> Any:
         raise NotImplementedError
 
     def schema(self) -> dict[str, Any]:
@@ -40,7 +39,7 @@ class Check:
 
     def missing(self) -> PydanticCustomError:
         """The error for a required field that is absent or null."""
-        return contract_error("missing", self.missing_message, **self.missing_details)
+        return contract_error("missing", self.missing_message)
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -173,7 +172,9 @@ class Choice(Check):
         self.choices, self.default, self.required = choices, default, required
         self.allowed = _values(choices)
         self.nullable = not required
-        self.missing_details = {"allowed": self.allowed}
+
+    def missing(self) -> PydanticCustomError:
+        return contract_error("missing", self.missing_message, allowed=self.allowed)
 
     def check(self, value: Any, info: ValidationInfo | None = None) -> Any:
         if value is None:
@@ -276,7 +277,9 @@ class Flag(Check):
 
     def check(self, value: Any, info: ValidationInfo | None = None) -> bool:
         if not isinstance(value, bool):
-            raise contract_error("wrong_type", "'{field}' must be true or false", expected="boolean")
+            raise contract_error(
+                "wrong_type", "'{field}' must be true or false", expected="boolean"
+            )
         return value
 
     def schema(self) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Self, cast
 
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationInfo
 
@@ -46,6 +46,8 @@ def _at_least_one(schema: dict[str, Any]) -> None:
     schema["minProperties"] = 1
     for prop in schema["properties"].values():
         prop.pop("default", None)  # a change has no default: what is not given stays
+    where = schema["properties"]["applies_to"]  # an object, never null
+    schema["properties"]["applies_to"] = next(a for a in where["anyOf"] if "$ref" in a)
 
 
 class MemoryChanges(Operation):
@@ -60,11 +62,11 @@ class MemoryChanges(Operation):
 
     # Each optional; only a subject and an evidence id may be null (removed).
     subject: Annotated[str | None, Text(SUBJECT_MAX, line=True)] = None
-    body: Annotated[str, Text(BODY_MAX, required=True)] = Field(None)
-    memorule_kind: Annotated[MemoruleKind, Choice(MemoruleKind, required=True)] = Field(None)
-    applies_to: AppliesToCreate = Field(None)
+    body: Annotated[str | None, Text(BODY_MAX, required=True)] = None
+    memorule_kind: Annotated[MemoruleKind | None, Choice(MemoruleKind, required=True)] = None
+    applies_to: AppliesToCreate | None = None
     evidence_signal_id: Annotated[str | None, Text(EVIDENCE_MAX, line=True)] = None
-    confidence: Annotated[Confidence, Choice(Confidence, required=True)] = Field(None)
+    confidence: Annotated[Confidence | None, Choice(Confidence, required=True)] = None
 
     @classmethod
     def not_an_object(cls, value: Any) -> Any:
@@ -74,7 +76,7 @@ class MemoryChanges(Operation):
     def kept(cls, data: dict[str, Any]) -> Self:
         model = cls.model_construct()
         model._raw = data
-        return model
+        return cast(Self, model)
 
     @property
     def raw(self) -> dict[str, Any]:

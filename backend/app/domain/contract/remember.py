@@ -45,9 +45,7 @@ IDEMPOTENCY = (
 NAMESPACE = "A namespace to file it under (default 'default')."
 # At least one key given a value (null means "not given"); scope 'persona' names whose.
 _APPLIES_TO_RULES: dict[str, Any] = {
-    "anyOf": [
-        {"required": [k], "properties": {k: {"type": "string"}}} for k in APPLIES_TO_FIELDS
-    ],
+    "anyOf": [{"required": [k], "properties": {k: {"type": "string"}}} for k in APPLIES_TO_FIELDS],
     "if": {"required": ["scope"], "properties": {"scope": {"const": "persona"}}},
     "then": {"required": ["persona"], "properties": {"persona": {"type": "string"}}},
 }
@@ -138,7 +136,8 @@ class NoteCreate(Operation):
         Text(BODY_MAX, required=True),
         Field(
             validation_alias=AliasChoices("body", "content"),
-            description=f"The full text (at most {BODY_MAX} characters).",
+            description=f"The full text (at most {BODY_MAX} characters; a memorule's at "
+            f"least {MEMORULE_BODY_MIN}).",
         ),
     ]
     subject: Annotated[
@@ -313,4 +312,3 @@ def validate_remember(raw: Mapping[str, Any]) -> NoteWrite | MemoruleWrite:
     except PydanticCustomError as exc:
         raise refuse(("kind",), exc) from None
     return model.parse(raw).to_write()
-
