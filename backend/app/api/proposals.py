@@ -11,12 +11,13 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from app.api import models as m
-from app.api.deps import CallDep, StateDep
-from app.domain import validation as v
-from app.domain.records import AuditEventType, MemoruleKind
+from app.api.deps import CallDep, JsonBody, StateDep
+from app.api.routes import body_doc
+from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
+from app.domain.records import AuditEventType
 from app.services.memory_service import memory_dict, state_dict
 from app.services.proposal_access import ProposalAccess
 from app.services.proposal_service import ProposalService
@@ -39,39 +40,6 @@ _DECIDE = {
 }
 
 router = APIRouter(prefix="/v1", tags=["proposals"])
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ApproveCreate(_Closed):
-    """Approve a proposal; any field given replaces the proposal's (a new version)."""
-
-    subject: str | None = Field(None, min_length=v.SUBJECT_MIN, max_length=v.SUBJECT_MAX)
-    body: str | None = Field(None, min_length=v.MEMORULE_BODY_MIN, max_length=v.BODY_MAX)
-    memorule_kind: MemoruleKind | None = None
-    applies_to: m.AppliesToCreate | None = None
-    reason: str | None = Field(None, max_length=v.REASON_MAX)
-
-
-class RejectCreate(_Closed):
-    """Reject a proposal; the reason is kept in the audit trail."""
-
-    reason: str = Field(min_length=1, max_length=v.REASON_MAX)
-
-
-class MergeCreate(_Closed):
-    """Fold a proposal into the active memorule it repeats."""
-
-    into: UUID
-    reason: str | None = Field(None, max_length=v.REASON_MAX)
-
-
-class PromoteCreate(_Closed):
-    """Promote an inferred/asserted memorule with operator evidence to observed."""
-
-    reason: str | None = Field(None, max_length=v.REASON_MAX)
 
 
 class EvidencePublic(BaseModel):
@@ -134,10 +102,10 @@ async def list_proposals(
     response_model=m.WriteResultPublic,
     responses=_DECIDE,
     summary="Approve a proposal (optionally edited): it becomes an active memorule",
+    openapi_extra=body_doc(ApproveCreate, required=False),
 )
-async def approve(
-    state: StateDep, call: CallDep, memory_id: UUID, body: ApproveCreate
-) -> dict[str, Any]:
+async def approve(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
+    body = ApproveCreate.parse(raw)
     edits = body.model_dump(exclude_none=True, exclude={"reason"}, mode="json")
     result = await call.run(
         lambda key, ctx: _access(state).approve(key, ctx, memory_id, edits or None, body.reason)
@@ -150,10 +118,10 @@ async def approve(
     response_model=m.WriteResultPublic,
     responses=_DECIDE,
     summary="Reject a proposal, with a reason",
+    openapi_extra=body_doc(RejectCreate),
 )
-async def reject(
-    state: StateDep, call: CallDep, memory_id: UUID, body: RejectCreate
-) -> dict[str, Any]:
+async def reject(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
+    body = RejectCreate.parse(raw)
     result = await call.run(
         lambda key, ctx: _access(state).reject(key, ctx, memory_id, body.reason)
     )
@@ -165,10 +133,10 @@ async def reject(
     response_model=m.WriteResultPublic,
     responses=_DECIDE,
     summary="Merge a proposal into the memorule it repeats (the rule gains evidence)",
+    openapi_extra=body_doc(MergeCreate),
 )
-async def merge(
-    state: StateDep, call: CallDep, memory_id: UUID, body: MergeCreate
-) -> dict[str, Any]:
+async def merge(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
+    body = MergeCreate.parse(raw)
     result = await call.run(
         lambda key, ctx: _access(state).merge(key, ctx, memory_id, body.into, body.reason)
     )
@@ -180,10 +148,10 @@ async def merge(
     response_model=m.WriteResultPublic,
     responses=_DECIDE,
     summary="Promote an inferred/asserted memorule with operator evidence to observed",
+    openapi_extra=body_doc(PromoteCreate, required=False),
 )
-async def promote(
-    state: StateDep, call: CallDep, memory_id: UUID, body: PromoteCreate
-) -> dict[str, Any]:
+async def promote(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
+    body = PromoteCreate.parse(raw)
     result = await call.run(
         lambda key, ctx: _access(state).promote(key, ctx, memory_id, body.reason)
     )

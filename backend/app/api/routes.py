@@ -16,6 +16,7 @@ from app.api.deps import CallDep, Caller, JsonBody, StateDep
 from app.api.models import ErrorPublic
 from app.domain.access import ApiKey
 from app.domain.characters import text_pattern
+from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
 from app.domain.field_checks import AUDIT_CURSOR_MAX, parse_instant
 from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
 from app.domain.records import (
@@ -52,7 +53,7 @@ _CURSOR = r"^\s*(?:[A-Za-z0-9_-]{22})?\s*$"
 _INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 
-def _body_doc(model: type[Any], *alternatives: type[Any], required: bool = True) -> dict[str, Any]:
+def body_doc(model: type[Any], *alternatives: type[Any], required: bool = True) -> dict[str, Any]:
     """An OpenAPI requestBody for a raw JSON route (validated by the service, not FastAPI).
 
     ``required=False``: an empty body means ``{}`` (every field at its default).
@@ -64,7 +65,7 @@ def _body_doc(model: type[Any], *alternatives: type[Any], required: bool = True)
 
 
 # The raw-body routes' models (they validate the bodies, and the services the same way);
-# app.create_app adds them to the OpenAPI components, which _body_doc refers to.
+# app.create_app adds them to the OpenAPI components, which body_doc refers to.
 DOC_ONLY_MODELS = (
     m.NoteCreate,
     m.MemoruleCreate,
@@ -72,6 +73,10 @@ DOC_ONLY_MODELS = (
     m.BriefCreate,
     m.MemoryUpdate,
     m.StatusChange,
+    ApproveCreate,
+    RejectCreate,
+    MergeCreate,
+    PromoteCreate,
 )
 
 router = APIRouter(prefix="/v1")
@@ -82,7 +87,7 @@ router = APIRouter(prefix="/v1")
     status_code=201,
     response_model=m.WriteResultPublic,
     responses=_WRITE,
-    openapi_extra=_body_doc(m.NoteCreate, m.MemoruleCreate),
+    openapi_extra=body_doc(m.NoteCreate, m.MemoruleCreate),
     summary="Remember a note or a memorule (prism_remember)",
     tags=["memories"],
 )
@@ -97,7 +102,7 @@ async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, 
     "/recall",
     response_model=m.RecallPublic,
     responses=_ERRORS,
-    openapi_extra=_body_doc(m.RecallCreate, required=False),
+    openapi_extra=body_doc(m.RecallCreate, required=False),
     summary="Recall what applies (semantic_recall)",
     tags=["memories"],
 )
@@ -174,7 +179,7 @@ async def get_memory(state: StateDep, call: CallDep, memory_id: UUID) -> dict[st
     "/memories/{memory_id}",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
-    openapi_extra=_body_doc(m.MemoryUpdate),
+    openapi_extra=body_doc(m.MemoryUpdate),
     summary="Update a memory (a new version; history keeps the old ones)",
     tags=["memories"],
 )
@@ -201,7 +206,7 @@ async def update_memory(
     "/memories/{memory_id}/retire",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
-    openapi_extra=_body_doc(m.StatusChange),
+    openapi_extra=body_doc(m.StatusChange),
     summary="Retire a memory (recall stops returning it)",
     tags=["memories"],
 )
@@ -220,7 +225,7 @@ async def retire_memory(
     "/memories/{memory_id}/restore",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
-    openapi_extra=_body_doc(m.StatusChange),
+    openapi_extra=body_doc(m.StatusChange),
     summary="Restore a retired memory",
     tags=["memories"],
 )
@@ -319,7 +324,7 @@ async def verify_audit(
     "/brief",
     response_model=m.BriefPublic,
     responses=_ERRORS,
-    openapi_extra=_body_doc(m.BriefCreate, required=False),
+    openapi_extra=body_doc(m.BriefCreate, required=False),
     summary="The task-start brief: the memorules that apply, as Markdown",
     tags=["memories"],
 )

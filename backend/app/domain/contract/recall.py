@@ -91,10 +91,9 @@ def validate_recall(raw: Mapping[str, Any]) -> RecallQuery:
 class Task(Text):
     """The brief's task: at most ``TASK_MAX`` characters as sent, then a recall query."""
 
-    nullable = False
-
     def __init__(self) -> None:
         super().__init__(QUERY_MAX, 0)
+        self.nullable = False
 
     def check(self, value: Any, info: ValidationInfo | None = None) -> str:
         if not isinstance(value, str):
