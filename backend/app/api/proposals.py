@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from app.api import models as m
 from app.api.deps import CallDep, JsonBody, StateDep
 from app.api.routes import body_doc
+from app.domain.contract.bounds import PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX
 from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
 from app.domain.records import AuditEventType
 from app.services.memory_service import memory_dict, state_dict
@@ -82,7 +83,9 @@ def _access(state: Any) -> ProposalAccess:
     summary="The capture review queue: pending proposals",
 )
 async def list_proposals(
-    state: StateDep, call: CallDep, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    state: StateDep,
+    call: CallDep,
+    limit: Annotated[int, Query(ge=1, le=PROPOSALS_LIMIT_MAX)] = PROPOSALS_LIMIT_DEFAULT,
 ) -> dict[str, Any]:
     """Memorules captured from operator messages, awaiting a decision (never recalled)."""
     found = await call.run(lambda key, ctx: _access(state).pending(key, ctx, limit))

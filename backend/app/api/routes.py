@@ -16,9 +16,19 @@ from app.api.deps import CallDep, Caller, JsonBody, StateDep
 from app.api.models import ErrorPublic
 from app.domain.access import ApiKey
 from app.domain.characters import text_pattern
+from app.domain.contract.bounds import (
+    APPLIES_VALUE_MAX,
+    AUDIT_CURSOR_MAX,
+    AUDIT_EVENT_FILTER_MAX,
+    AUDIT_LIMIT_DEFAULT,
+    AUDIT_LIMIT_MAX,
+    FILTER_LIST_MAX,
+    LIMIT_DEFAULT,
+    LIMIT_MAX,
+    NAMESPACE_MAX,
+)
 from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
-from app.domain.field_checks import AUDIT_CURSOR_MAX, parse_instant
-from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
+from app.domain.field_checks import parse_instant
 from app.domain.records import (
     AuditEventType,
     Confidence,
@@ -27,7 +37,6 @@ from app.domain.records import (
     SessionContext,
     SourceType,
 )
-from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
 from app.services.ledger_service import parse_head
 from app.services.memory_service import memory_dict, state_dict
 from app.trigraph.port import AuditFilter
@@ -266,15 +275,17 @@ async def list_audit(
     call: CallDep,
     memorule: Annotated[UUID | None, Query(description="only this memorule's events")] = None,
     session: Annotated[UUID | None, Query(description="only events of this session")] = None,
-    persona: Annotated[str | None, Query(max_length=100, description="written by")] = None,
-    event: Annotated[list[AuditEventType] | None, Query(max_length=4)] = None,
+    persona: Annotated[
+        str | None, Query(max_length=APPLIES_VALUE_MAX, description="written by")
+    ] = None,
+    event: Annotated[list[AuditEventType] | None, Query(max_length=AUDIT_EVENT_FILTER_MAX)] = None,
     since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
     until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
     before: Annotated[
         int | None,
         Query(ge=1, le=AUDIT_CURSOR_MAX, description="cursor: a page's next_cursor"),
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    limit: Annotated[int, Query(ge=1, le=AUDIT_LIMIT_MAX)] = AUDIT_LIMIT_DEFAULT,
 ) -> dict[str, Any]:
     """Newest first. Without ``memorule`` this reads the whole tenant's trail: admin keys
     that are not restricted to projects only."""

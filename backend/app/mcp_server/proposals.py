@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.bootstrap import Services
+from app.domain.contract.bounds import PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX
 from app.domain.ranking import normalise_key
 from app.domain.records import SessionContext
 from app.mcp_server.parsing import parse
@@ -26,7 +27,9 @@ class ProposalsArguments(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    limit: Annotated[int, Field(description="At most this many proposals.", ge=1, le=500)] = 50
+    limit: Annotated[
+        int, Field(description="At most this many proposals.", ge=1, le=PROPOSALS_LIMIT_MAX)
+    ] = PROPOSALS_LIMIT_DEFAULT
 
 
 def list_proposals(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:

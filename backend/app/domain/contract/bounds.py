@@ -42,3 +42,7 @@ AUDIT_CURSOR_MAX: Final = 2**62
 
 NAMESPACE_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 AUDIT_EVENT_FILTER_MAX: Final = 4  # event types named in one audit filter
+
+# The capture review queue.
+PROPOSALS_LIMIT_MAX: Final = 500
+PROPOSALS_LIMIT_DEFAULT: Final = 50

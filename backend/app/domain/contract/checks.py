@@ -50,7 +50,9 @@ class Check:
         self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         own = self.schema()
-        return {"anyOf": [own, _NULL]} if self.nullable else own
+        if not self.nullable:
+            return own
+        return {"anyOf": [*own["anyOf"], _NULL]} if "anyOf" in own else {"anyOf": [own, _NULL]}
 
 
 class Text(Check):
