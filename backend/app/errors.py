@@ -2,6 +2,8 @@
 
 Every front door (CLI, MCP, HTTP) maps these to its own form exactly once, at
 the entry point, via :meth:`PrismError.to_payload` and :attr:`PrismError.http_status`.
+pydantic's errors (the contract's models, FastAPI's parameters, the settings) become one
+:class:`InvalidInput` through one mapper, :func:`field_errors`.
 
 ::
 
