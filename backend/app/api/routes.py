@@ -63,7 +63,7 @@ _INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 
 def body_doc(model: type[Any], *alternatives: type[Any], required: bool = True) -> dict[str, Any]:
-    """An OpenAPI requestBody for a raw JSON route (validated by the service, not FastAPI).
+    """An OpenAPI requestBody for a raw JSON route (validated by its model, not FastAPI).
 
     ``required=False``: an empty body means ``{}`` (every field at its default).
     """
