@@ -4,14 +4,17 @@ from one module, and report pydantic's errors through one mapper."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from app.bootstrap import context_from
+from app.cli.main import cli
 from app.domain import validation
 from app.domain.characters import text_pattern
 from app.domain.contract import bounds
@@ -360,3 +363,18 @@ def test_http_and_mcp_report_the_same_parameter_error_alike(world: World) -> Non
             "min": 1,
         }
     )
+
+
+def test_a_bad_setting_stops_any_cli_command_with_the_one_shape_and_exit_2(
+    tmp_path: Path,
+) -> None:
+    env = {"PRISM_DB": str(tmp_path / "x.db"), "PRISM_EMBEDDER": "fake"}
+    result = CliRunner().invoke(
+        cli, ["recall", "anything", "--json"], env={**env, "PRISM_EMBED_THREADS": "99"}
+    )
+    assert result.exit_code == 2, result.output
+    payload = json.loads(result.stdout)
+    assert payload["error"]["code"] == "validation_failed"
+    assert [(f["field"], f["code"]) for f in payload["error"]["fields"]] == [
+        ("embed_threads", "out_of_range")
+    ]
