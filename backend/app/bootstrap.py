@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+from app.domain.contract.bounds import APPLIES_VALUE_MAX
 from app.domain.ids import new_id, uuid_for
 from app.domain.records import SessionContext
 from app.embeddings.port import Embedder
@@ -126,7 +127,7 @@ def context_from(
         ("specialization", specialization or settings.specialization),
     ):
         if value is not None and (
-            len(value) > 100
+            len(value) > APPLIES_VALUE_MAX
             or not value.strip()
             or any(ord(ch) < 32 or ord(ch) == 127 for ch in value)
         ):
@@ -134,7 +135,8 @@ def context_from(
                 FieldError(
                     label,
                     "invalid_format",
-                    f"'{label}' must be 1 to 100 characters on one line, no control characters",
+                    f"'{label}' must be 1 to {APPLIES_VALUE_MAX} characters on one line, "
+                    "no control characters",
                 )
             )
     if errors:

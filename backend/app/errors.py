@@ -2,6 +2,8 @@
 
 Every front door (CLI, MCP, HTTP) maps these to its own form exactly once, at
 the entry point, via :meth:`PrismError.to_payload` and :attr:`PrismError.http_status`.
+pydantic's errors (the contract's models, FastAPI's parameters, the settings) become one
+:class:`InvalidInput` through one mapper, :func:`field_errors`.
 
 ::
 
@@ -25,7 +27,10 @@ the entry point, via :meth:`PrismError.to_payload` and :attr:`PrismError.http_st
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from pydantic_core import PydanticCustomError
 
 from app.domain.characters import printable
 
@@ -182,3 +187,86 @@ class StorageError(PrismError):
 
     code = "storage_error"
     http_status = 503
+
+
+# -- pydantic's errors in the one shape ----------------------------------------------------
+
+# The type of every pydantic error the contract raises itself (app.domain.contract): its
+# ``ctx`` holds the Prism message (``{field}`` stands for the field's dotted name) and details.
+CONTRACT_ERROR = "prism:"
+# pydantic's own error types, in the contract's codes.
+_CODES = {
+    "missing": "missing",
+    "extra_forbidden": "unknown_field",
+    "string_too_long": "too_long",
+    "too_long": "too_long",
+    "string_too_short": "too_short",
+    "too_short": "too_short",
+    "string_pattern_mismatch": "invalid_format",
+    "uuid_parsing": "invalid_format",
+    "uuid_type": "invalid_format",
+    "datetime_parsing": "invalid_format",
+    "datetime_from_date_parsing": "invalid_format",
+    "json_invalid": "invalid_json",
+    "greater_than": "out_of_range",
+    "greater_than_equal": "out_of_range",
+    "less_than": "out_of_range",
+    "less_than_equal": "out_of_range",
+    "enum": "invalid_choice",
+    "literal_error": "invalid_choice",
+}
+_DETAILS = {"ge": "min", "gt": "min", "le": "max", "lt": "max", "min_length": "min"}
+_DETAILS |= {"max_length": "max"}
+# FastAPI locates a request's errors by where the value came from: ("body", "subject").
+_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
+
+
+def contract_error(code: str, message: str, **details: Any) -> PydanticCustomError:
+    """A pydantic error that is one Prism field error (raised inside a model's validator).
+
+    Args:
+        code: the field error's code (``too_long``, ``invalid_choice``...).
+        message: for people; ``{field}`` is replaced by the field's dotted name.
+        details: extra keys of the field error (``max``, ``allowed``...).
+    """
+    return PydanticCustomError(CONTRACT_ERROR + code, "{message}", {"message": message, **details})
+
+
+def field_errors(errors: Iterable[Mapping[str, Any]], *, located: bool = False) -> InvalidInput:
+    """pydantic's errors as ONE :class:`InvalidInput`: the one mapper of every door.
+
+    The contract's own errors (:func:`contract_error`) keep their code, message and details;
+    pydantic's built-in ones (FastAPI parameters, settings) get the contract's codes.
+
+    Args:
+        errors: ``ValidationError.errors()`` or ``RequestValidationError.errors()``.
+        located: the locations start with where the value came from (FastAPI's
+            ``("body", ...)``, ``("query", ...)``): drop that part.
+    """
+    return InvalidInput([_field_error(error, located) for error in errors])
+
+
+def _field_error(error: Mapping[str, Any], located: bool) -> FieldError:
+    loc = [str(part) for part in error.get("loc", ())]
+    if located and loc and loc[0] in _SOURCES:
+        loc = loc[1:]
+    field = ".".join(loc)
+    kind = str(error.get("type", ""))
+    ctx = dict(error.get("ctx") or {})
+    if kind.startswith(CONTRACT_ERROR):
+        message = str(ctx.pop("message", "")).replace("{field}", field)
+        return FieldError(field, kind.removeprefix(CONTRACT_ERROR), message, ctx)
+    code = _CODES.get(kind) or ("wrong_type" if kind.endswith(("_type", "_parsing")) else "invalid")
+    if code == "missing":
+        message = f"'{field}' is required"
+    elif code == "unknown_field":
+        message = f"'{field}' is not a field of this request"
+    else:
+        text = str(error.get("msg", "invalid value"))
+        message = f"'{field}': {text}" if field else text
+    details = {
+        _DETAILS[key]: value
+        for key, value in ctx.items()
+        if key in _DETAILS and isinstance(value, int | float) and not isinstance(value, bool)
+    }
+    return FieldError(field, code, message, details)

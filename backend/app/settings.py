@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_data_path
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.domain.ranking import RankingWeights
 from app.domain.records import APPLIES_TO_KEYS
+from app.errors import field_errors
 
 
 def default_db_path() -> Path:
@@ -186,7 +187,8 @@ def load_settings(**overrides: object) -> Settings:
     """Settings from the environment, with ``overrides`` (None values ignored) on top.
 
     Raises:
-        pydantic.ValidationError: a value (from either) is not valid for its field.
+        InvalidInput: every value (from either) that is not valid for its field, through
+            the one mapper of pydantic's errors (``PRISM_PORT=x``: field ``port``).
     """
     environ = {key.upper(): value for key, value in os.environ.items()}
     values: dict[str, object] = {
@@ -195,4 +197,7 @@ def load_settings(**overrides: object) -> Settings:
         if f"{ENV_PREFIX}{name.upper()}" in environ
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
-    return Settings.model_validate(values)
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        raise field_errors(exc.errors()) from None

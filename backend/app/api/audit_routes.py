@@ -10,7 +10,8 @@ from pydantic import BaseModel
 
 from app.api.deps import CallDep, StateDep
 from app.api.models import ErrorPublic, HeadPublic, Timestamp
-from app.domain.field_checks import AUDIT_CURSOR_MAX, parse_instant
+from app.domain.contract.bounds import AUDIT_CURSOR_MAX, AUDIT_LIMIT_MAX, SERVED_LIMIT_DEFAULT
+from app.domain.field_checks import parse_instant
 from app.trigraph.ledger import ServedFilter
 
 _INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
@@ -92,7 +93,7 @@ async def audit_served(
     since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
     until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
     after: Annotated[int | None, Query(ge=0, le=AUDIT_CURSOR_MAX, description="cursor")] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: Annotated[int, Query(ge=1, le=AUDIT_LIMIT_MAX)] = SERVED_LIMIT_DEFAULT,
 ) -> dict[str, Any]:
     """Oldest first. Admin keys not restricted to projects read the whole tenant's; any
     other key reads one ``session_id``'s receipts of calls made with that same key."""

@@ -1,8 +1,7 @@
 """The HTTP API's request and response models (``XCreate`` in, ``XPublic`` out).
 
-The bodies of remember, recall and brief are validated by the services' own validators (so
-every field error comes back at once, in the one error shape); their models here document
-them in the OpenAPI schema and mirror the validators' bounds, which they import.
+The request models are the contract's operation models (:mod:`app.domain.contract`): the
+same ones validate every door's requests and give the MCP tools their input schemas.
 """
 
 from __future__ import annotations
@@ -12,191 +11,29 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.domain import validation as v
 from app.domain.access import Role
-from app.domain.characters import text_pattern
+from app.domain.contract.lifecycle import MemoryChanges as MemoryChanges
+from app.domain.contract.lifecycle import MemoryUpdate as MemoryUpdate
+from app.domain.contract.lifecycle import StatusChange as StatusChange
+from app.domain.contract.recall import BriefCreate as BriefCreate
+from app.domain.contract.recall import RecallCreate as RecallCreate
+from app.domain.contract.remember import AppliesToCreate as AppliesToCreate
+from app.domain.contract.remember import MemoruleCreate as MemoruleCreate
+from app.domain.contract.remember import NoteCreate as NoteCreate
 from app.domain.records import (
     AuditEventType,
     Confidence,
     Kind,
     MemoruleKind,
-    Scope,
     SourceType,
     Status,
 )
-from app.services import brief_service as b
 
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 AppliesToMap = Annotated[
     dict[str, str],
     Field(description="the keys the rule names: persona, surface, specialization, scope"),
 ]
-Namespace = Annotated[
-    str,
-    # As the validator judges it: surrounding whitespace is stripped first.
-    Field(
-        pattern=rf"^\s*[A-Za-z0-9][A-Za-z0-9._:/-]{{0,{v.NAMESPACE_MAX - 1}}}\s*$",
-        examples=["default"],
-    ),
-]
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def _text(max_len: int, min_len: int = 1, *, line: bool = False, **more: Any) -> Any:
-    """A text field's schema, exactly as the validators judge it: the bounds count the text
-    without its surrounding whitespace, so they live in the pattern (schema only: the
-    validators, not pydantic, check requests)."""
-    pattern = text_pattern(min_len=min_len, max_len=max_len, single_line=line)
-    return Field(json_schema_extra={"pattern": pattern}, **more)
-
-
-_NAMED = ("persona", "surface", "specialization", "scope")
-# At least one key given a value (null means "not given"); scope 'persona' names whose.
-_APPLIES_TO_RULES: dict[str, Any] = {
-    "anyOf": [{"required": [k], "properties": {k: {"type": "string"}}} for k in _NAMED],
-    "if": {"required": ["scope"], "properties": {"scope": {"const": "persona"}}},
-    "then": {"required": ["persona"], "properties": {"persona": {"type": "string"}}},
-}
-
-
-# -- requests ------------------------------------------------------------------------------
-# Optional fields are nullable where the validators read null as "not given".
-
-
-class AppliesToCreate(_Closed):
-    """Where a memorule applies: at least one key."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_APPLIES_TO_RULES)
-
-    persona: str | None = _text(v.APPLIES_VALUE_MAX, line=True, default=None)
-    surface: str | None = _text(v.APPLIES_VALUE_MAX, line=True, default=None)
-    specialization: str | None = _text(v.APPLIES_VALUE_MAX, line=True, default=None)
-    scope: Scope | None = None
-
-
-class NoteCreate(_Closed):
-    """``prism_remember(kind='note')``: free text (``content`` is accepted for ``body``)."""
-
-    kind: Literal["note"] | None = "note"
-    body: str = _text(v.BODY_MAX)
-    subject: str | None = _text(v.SUBJECT_MAX, line=True, default=None)
-    namespace: Namespace | None = None
-    idempotency_key: str | None = _text(v.IDEMPOTENCY_KEY_MAX, line=True, default=None)
-
-
-class MemoruleCreate(_Closed):
-    """``prism_remember(kind='memorule')``: a typed behavioural record (SPEC-094 v0.4)."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={  # 'corrects' only on a correction
-            "if": {"required": ["corrects"], "properties": {"corrects": {"type": "string"}}},
-            "then": {"properties": {"memorule_kind": {"const": "correction"}}},
-        },
-    )
-
-    kind: Literal["memorule"]
-    memorule_kind: MemoruleKind
-    subject: str = _text(v.SUBJECT_MAX, v.SUBJECT_MIN, line=True)
-    body: str = _text(v.BODY_MAX, v.MEMORULE_BODY_MIN)
-    applies_to: AppliesToCreate
-    evidence_signal_id: str | None = _text(v.EVIDENCE_MAX, line=True, default=None)
-    confidence: Confidence | None = Confidence.INFERRED
-    namespace: Namespace | None = None
-    idempotency_key: str | None = _text(v.IDEMPOTENCY_KEY_MAX, line=True, default=None)
-    corrects: UUID | None = Field(None, description="(correction) the memorule it replaces")
-    strict: bool = Field(False, description="refuse a near-duplicate instead of warning")
-
-
-KindFilter = MemoruleKind | Annotated[list[MemoruleKind], Field(max_length=v.FILTER_LIST_MAX)]
-ConfidenceFilter = Confidence | Annotated[list[Confidence], Field(max_length=v.FILTER_LIST_MAX)]
-
-
-class RecallCreate(_Closed):
-    """``semantic_recall``: what applies to the caller's context, best first."""
-
-    query: str | None = _text(v.QUERY_MAX, 0, default="", description="may be empty")
-    top_k: int | None = Field(10, ge=1, le=v.TOP_K_MAX)
-    namespace: Namespace | None = None
-    source_type: SourceType | None = SourceType.MEMORY
-    memorule_kind: KindFilter | None = None
-    confidence: ConfidenceFilter | None = None
-    include_inapplicable: bool = False
-
-
-class BriefCreate(_Closed):
-    """The task-start brief: the memorules that apply, as Markdown within a token budget."""
-
-    # At most TASK_MAX characters as sent (whitespace included), at most QUERY_MAX without.
-    task: str = Field(
-        "",
-        max_length=b.TASK_MAX,
-        json_schema_extra={
-            "pattern": text_pattern(min_len=0, max_len=v.QUERY_MAX, single_line=False)
-        },
-    )
-    token_budget: int = Field(b.TOKEN_BUDGET_DEFAULT, ge=b.TOKEN_BUDGET_MIN, le=b.TOKEN_BUDGET_MAX)
-    namespace: Namespace | None = None
-    top_k: int | None = Field(b.TOP_K_DEFAULT, ge=1, le=v.TOP_K_MAX)
-
-
-_CHANGES_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "minProperties": 1,
-    "additionalProperties": False,
-    "properties": {
-        "subject": {  # null: a note without a subject
-            "anyOf": [
-                {
-                    "type": "string",
-                    "pattern": text_pattern(min_len=1, max_len=v.SUBJECT_MAX, single_line=True),
-                },
-                {"type": "null"},
-            ]
-        },
-        "body": {
-            "type": "string",
-            "pattern": text_pattern(min_len=1, max_len=v.BODY_MAX, single_line=False),
-        },
-        "memorule_kind": {"$ref": "#/components/schemas/MemoruleKind"},
-        "applies_to": {"$ref": "#/components/schemas/AppliesToCreate"},
-        "evidence_signal_id": {
-            "anyOf": [
-                {
-                    "type": "string",
-                    "pattern": text_pattern(min_len=1, max_len=v.EVIDENCE_MAX, single_line=True),
-                },
-                {"type": "null"},
-            ]
-        },
-        "confidence": {"$ref": "#/components/schemas/Confidence"},
-    },
-}
-
-
-class MemoryUpdate(_Closed):
-    """A new version of a memory: the fields to change, and why."""
-
-    changes: dict[str, Any] = Field(
-        description="fields to change: note body/subject; memorule memorule_kind, subject, "
-        "body, applies_to, evidence_signal_id, confidence (a memorule's subject needs at "
-        f"least {v.SUBJECT_MIN} characters and its body {v.MEMORULE_BODY_MIN})",
-        examples=[{"body": "Run the full test suite before every merge, not just unit tests."}],
-        json_schema_extra=_CHANGES_SCHEMA,
-    )
-    reason: str | None = _text(v.REASON_MAX, 0, default=None)
-    evidence_signal_id: str | None = _text(v.EVIDENCE_MAX, line=True, default=None)
-    idempotency_key: str | None = _text(v.IDEMPOTENCY_KEY_MAX, line=True, default=None)
-
-
-class StatusChange(_Closed):
-    """Retire or restore a memory; the reason is kept in the audit trail."""
-
-    reason: str = _text(v.REASON_MAX)
-    idempotency_key: str | None = _text(v.IDEMPOTENCY_KEY_MAX, line=True, default=None)
 
 
 # -- responses -----------------------------------------------------------------------------

@@ -11,12 +11,14 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from app.api import models as m
-from app.api.deps import CallDep, StateDep
-from app.domain import validation as v
-from app.domain.records import AuditEventType, MemoruleKind
+from app.api.deps import CallDep, JsonBody, StateDep
+from app.api.routes import body_doc
+from app.domain.contract.bounds import PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX
+from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
+from app.domain.records import AuditEventType
 from app.services.memory_service import memory_dict, state_dict
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -37,39 +39,6 @@ _DECIDE = {
 }
 
 router = APIRouter(prefix="/v1", tags=["proposals"])
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ApproveCreate(_Closed):
-    """Approve a proposal; any field given replaces the proposal's (a new version)."""
-
-    subject: str | None = Field(None, min_length=v.SUBJECT_MIN, max_length=v.SUBJECT_MAX)
-    body: str | None = Field(None, min_length=v.MEMORULE_BODY_MIN, max_length=v.BODY_MAX)
-    memorule_kind: MemoruleKind | None = None
-    applies_to: m.AppliesToCreate | None = None
-    reason: str | None = Field(None, max_length=v.REASON_MAX)
-
-
-class RejectCreate(_Closed):
-    """Reject a proposal; the reason is kept in the audit trail."""
-
-    reason: str = Field(min_length=1, max_length=v.REASON_MAX)
-
-
-class MergeCreate(_Closed):
-    """Fold a proposal into the active memorule it repeats."""
-
-    into: UUID
-    reason: str | None = Field(None, max_length=v.REASON_MAX)
-
-
-class PromoteCreate(_Closed):
-    """Promote an inferred/asserted memorule with operator evidence to observed."""
-
-    reason: str | None = Field(None, max_length=v.REASON_MAX)
 
 
 class EvidencePublic(BaseModel):
@@ -107,7 +76,9 @@ class EvidenceListPublic(BaseModel):
     summary="The capture review queue: pending proposals",
 )
 async def list_proposals(
-    state: StateDep, call: CallDep, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    state: StateDep,
+    call: CallDep,
+    limit: Annotated[int, Query(ge=1, le=PROPOSALS_LIMIT_MAX)] = PROPOSALS_LIMIT_DEFAULT,
 ) -> dict[str, Any]:
     """Memorules captured from operator messages, awaiting a decision (never recalled)."""
     found = await call.run(lambda key, ctx: state.access.pending(key, ctx, limit))
@@ -127,10 +98,10 @@ async def list_proposals(
     response_model=m.WriteResultPublic,
     responses=_DECIDE,
     summary="Approve a proposal (optionally edited): it becomes an active memorule",
+    openapi_extra=body_doc(ApproveCreate, required=False),
 )
-async def approve(
-    state: StateDep, call: CallDep, memory_id: UUID, body: ApproveCreate
-) -> dict[str, Any]:
+async def approve(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
+    body = ApproveCreate.parse(raw)
     edits = body.model_dump(exclude_none=True, exclude={"reason"}, mode="json")
     result = await call.run(
         lambda key, ctx: state.access.approve(key, ctx, memory_id, edits or None, body.reason)
@@ -143,10 +114,10 @@ async def approve(
     response_model=m.WriteResultPublic,
     responses=_DECIDE,
     summary="Reject a proposal, with a reason",
+    openapi_extra=body_doc(RejectCreate),
 )
-async def reject(
-    state: StateDep, call: CallDep, memory_id: UUID, body: RejectCreate
-) -> dict[str, Any]:
+async def reject(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
+    body = RejectCreate.parse(raw)
     result = await call.run(lambda key, ctx: state.access.reject(key, ctx, memory_id, body.reason))
     return result.to_dict()
 
@@ -156,10 +127,10 @@ async def reject(
     response_model=m.WriteResultPublic,
     responses=_DECIDE,
     summary="Merge a proposal into the memorule it repeats (the rule gains evidence)",
+    openapi_extra=body_doc(MergeCreate),
 )
-async def merge(
-    state: StateDep, call: CallDep, memory_id: UUID, body: MergeCreate
-) -> dict[str, Any]:
+async def merge(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
+    body = MergeCreate.parse(raw)
     result = await call.run(
         lambda key, ctx: state.access.merge(key, ctx, memory_id, body.into, body.reason)
     )
@@ -171,10 +142,10 @@ async def merge(
     response_model=m.WriteResultPublic,
     responses=_DECIDE,
     summary="Promote an inferred/asserted memorule with operator evidence to observed",
+    openapi_extra=body_doc(PromoteCreate, required=False),
 )
-async def promote(
-    state: StateDep, call: CallDep, memory_id: UUID, body: PromoteCreate
-) -> dict[str, Any]:
+async def promote(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
+    body = PromoteCreate.parse(raw)
     result = await call.run(lambda key, ctx: state.access.promote(key, ctx, memory_id, body.reason))
     return result.to_dict()
 

@@ -6,20 +6,29 @@ thread (:meth:`app.api.deps.Call.run`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ValidationError
 
 from app.api import models as m
 from app.api.deps import CallDep, JsonBody, StateDep
-from app.api.errors import field_errors
 from app.api.models import ErrorPublic
 from app.domain.access import ApiKey, Caller
 from app.domain.characters import text_pattern
-from app.domain.field_checks import AUDIT_CURSOR_MAX, parse_instant
-from app.domain.listing import LIMIT_DEFAULT, LIMIT_MAX
+from app.domain.contract.bounds import (
+    APPLIES_VALUE_MAX,
+    AUDIT_CURSOR_MAX,
+    AUDIT_EVENT_FILTER_MAX,
+    AUDIT_LIMIT_DEFAULT,
+    AUDIT_LIMIT_MAX,
+    FILTER_LIST_MAX,
+    LIMIT_DEFAULT,
+    LIMIT_MAX,
+    NAMESPACE_MAX,
+)
+from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
+from app.domain.field_checks import parse_instant
 from app.domain.records import (
     AuditEventType,
     Confidence,
@@ -28,8 +37,6 @@ from app.domain.records import (
     SessionContext,
     SourceType,
 )
-from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
-from app.errors import FieldError, InvalidInput
 from app.services.ledger_service import parse_head
 from app.services.memory_service import memory_dict, state_dict
 from app.trigraph.port import AuditFilter
@@ -47,8 +54,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 _BY_ID = {**_ERRORS, 404: {"model": ErrorPublic, "description": "no such memory (for this key)"}}
 _WRITE = {**_BY_ID, 409: {"model": ErrorPublic, "description": "conflict with the stored state"}}
-_BRIEF_FIELDS = frozenset(m.BriefCreate.model_fields)
-M = TypeVar("M", bound=BaseModel)
 # The listing's filters as its validator judges them (a blank one is no filter).
 _NAMESPACE = rf"^\s*(?:[A-Za-z0-9][A-Za-z0-9._:/-]{{0,{NAMESPACE_MAX - 1}}})?\s*$"
 _APPLIES_VALUE = text_pattern(min_len=0, max_len=APPLIES_VALUE_MAX, single_line=True)
@@ -57,8 +62,8 @@ _CURSOR = r"^\s*(?:[A-Za-z0-9_-]{22})?\s*$"
 _INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 
-def _body_doc(model: type[Any], *alternatives: type[Any], required: bool = True) -> dict[str, Any]:
-    """An OpenAPI requestBody for a raw JSON route (validated by the service, not FastAPI).
+def body_doc(model: type[Any], *alternatives: type[Any], required: bool = True) -> dict[str, Any]:
+    """An OpenAPI requestBody for a raw JSON route (validated by its model, not FastAPI).
 
     ``required=False``: an empty body means ``{}`` (every field at its default).
     """
@@ -68,20 +73,8 @@ def _body_doc(model: type[Any], *alternatives: type[Any], required: bool = True)
     return {"requestBody": {"required": required, "content": content}}
 
 
-def _parsed(model: type[M], body: dict[str, Any]) -> M:
-    """``body`` parsed with ``model``; its errors in the one shape (422, like every body).
-
-    The body is read by :func:`app.api.deps.json_object`, so a body that is not JSON (or not
-    UTF-8) is the same 422 ``invalid_json`` on every route.
-    """
-    try:
-        return model.model_validate(body)
-    except ValidationError as exc:
-        # Located as FastAPI locates body errors, so a field named "body" keeps its name.
-        raise field_errors({**e, "loc": ("body", *e["loc"])} for e in exc.errors()) from None
-
-
-# Models only referenced by _body_doc; app.create_app adds them to the OpenAPI components.
+# The raw-body routes' models (they validate the bodies, and the services the same way);
+# app.create_app adds them to the OpenAPI components, which body_doc refers to.
 DOC_ONLY_MODELS = (
     m.NoteCreate,
     m.MemoruleCreate,
@@ -89,6 +82,10 @@ DOC_ONLY_MODELS = (
     m.BriefCreate,
     m.MemoryUpdate,
     m.StatusChange,
+    ApproveCreate,
+    RejectCreate,
+    MergeCreate,
+    PromoteCreate,
 )
 
 router = APIRouter(prefix="/v1")
@@ -99,7 +96,7 @@ router = APIRouter(prefix="/v1")
     status_code=201,
     response_model=m.WriteResultPublic,
     responses=_WRITE,
-    openapi_extra=_body_doc(m.NoteCreate, m.MemoruleCreate),
+    openapi_extra=body_doc(m.NoteCreate, m.MemoruleCreate),
     summary="Remember a note or a memorule (prism_remember)",
     tags=["memories"],
 )
@@ -114,7 +111,7 @@ async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, 
     "/recall",
     response_model=m.RecallPublic,
     responses=_ERRORS,
-    openapi_extra=_body_doc(m.RecallCreate, required=False),
+    openapi_extra=body_doc(m.RecallCreate, required=False),
     summary="Recall what applies (semantic_recall)",
     tags=["memories"],
 )
@@ -191,7 +188,7 @@ async def get_memory(state: StateDep, call: CallDep, memory_id: UUID) -> dict[st
     "/memories/{memory_id}",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
-    openapi_extra=_body_doc(m.MemoryUpdate),
+    openapi_extra=body_doc(m.MemoryUpdate),
     summary="Update a memory (a new version; history keeps the old ones)",
     tags=["memories"],
 )
@@ -199,13 +196,13 @@ async def update_memory(
     state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Supersede the memory's current state; the result is validated as a new write."""
-    body = _parsed(m.MemoryUpdate, raw)
+    body = m.MemoryUpdate.parse(raw)
     result = await call.run(
         lambda key, ctx: state.access.update(
             key,
             ctx,
             memory_id,
-            body.changes,
+            body.changes.raw,
             reason=body.reason,
             evidence_signal_id=body.evidence_signal_id,
             idempotency_key=body.idempotency_key,
@@ -218,7 +215,7 @@ async def update_memory(
     "/memories/{memory_id}/retire",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
-    openapi_extra=_body_doc(m.StatusChange),
+    openapi_extra=body_doc(m.StatusChange),
     summary="Retire a memory (recall stops returning it)",
     tags=["memories"],
 )
@@ -226,7 +223,7 @@ async def retire_memory(
     state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Retire a memory; it stays readable by id and in its history."""
-    body = _parsed(m.StatusChange, raw)
+    body = m.StatusChange.parse(raw)
     result = await call.run(
         lambda key, ctx: state.access.retire(key, ctx, memory_id, body.reason, body.idempotency_key)
     )
@@ -237,7 +234,7 @@ async def retire_memory(
     "/memories/{memory_id}/restore",
     response_model=m.WriteResultPublic,
     responses=_WRITE,
-    openapi_extra=_body_doc(m.StatusChange),
+    openapi_extra=body_doc(m.StatusChange),
     summary="Restore a retired memory",
     tags=["memories"],
 )
@@ -245,7 +242,7 @@ async def restore_memory(
     state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 ) -> dict[str, Any]:
     """Bring a retired memory back into recall."""
-    body = _parsed(m.StatusChange, raw)
+    body = m.StatusChange.parse(raw)
     result = await call.run(
         lambda key, ctx: state.access.restore(
             key, ctx, memory_id, body.reason, body.idempotency_key
@@ -278,15 +275,17 @@ async def list_audit(
     call: CallDep,
     memorule: Annotated[UUID | None, Query(description="only this memorule's events")] = None,
     session: Annotated[UUID | None, Query(description="only events of this session")] = None,
-    persona: Annotated[str | None, Query(max_length=100, description="written by")] = None,
-    event: Annotated[list[AuditEventType] | None, Query(max_length=4)] = None,
+    persona: Annotated[
+        str | None, Query(max_length=APPLIES_VALUE_MAX, description="written by")
+    ] = None,
+    event: Annotated[list[AuditEventType] | None, Query(max_length=AUDIT_EVENT_FILTER_MAX)] = None,
     since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
     until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
     before: Annotated[
         int | None,
         Query(ge=1, le=AUDIT_CURSOR_MAX, description="cursor: a page's next_cursor"),
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    limit: Annotated[int, Query(ge=1, le=AUDIT_LIMIT_MAX)] = AUDIT_LIMIT_DEFAULT,
 ) -> dict[str, Any]:
     """Newest first. Without ``memorule`` this reads the whole tenant's trail: admin keys
     that are not restricted to projects only."""
@@ -336,21 +335,14 @@ async def verify_audit(
     "/brief",
     response_model=m.BriefPublic,
     responses=_ERRORS,
-    openapi_extra=_body_doc(m.BriefCreate, required=False),
+    openapi_extra=body_doc(m.BriefCreate, required=False),
     summary="The task-start brief: the memorules that apply, as Markdown",
     tags=["memories"],
 )
 async def brief(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
     """Memorules that apply to the context (and the task), grouped by kind, in a budget."""
-    unknown = sorted(set(body) - _BRIEF_FIELDS)
-    if unknown:
-        raise InvalidInput(
-            [
-                FieldError(k, "unknown_field", f"'{k}' is not a field of this request")
-                for k in unknown
-            ]
-        )
-    args = {k: body[k] for k in _BRIEF_FIELDS if k in body}
+    m.BriefCreate.refuse_unknown(body)  # before the key, as always; the service judges values
+    args = {k: body[k] for k in m.BriefCreate.model_fields if k in body}
     return await call.run(lambda key, ctx: state.access.brief(key, ctx, **args).to_dict())
 
 

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-import pydantic
 
-from app.errors import FieldError, InvalidInput, PrismError
+from app.errors import InvalidInput, PrismError
 
 if TYPE_CHECKING:
     from app.bootstrap import Services
@@ -63,9 +62,7 @@ def mcp_command(**options: Any) -> None:
         settings = load_settings(**options)
         context_from(settings)  # a bad tenant, project or persona stops here, before any work
         services = build_services(settings)
-    except pydantic.ValidationError as exc:
-        _fail(_invalid_settings(exc))
-    except PrismError as exc:
+    except PrismError as exc:  # a bad setting too (InvalidInput)
         _fail(exc)
     warm_up: threading.Thread | None = None
     try:
@@ -101,15 +98,6 @@ def _terminate(services: Services, signum: int, frame: object) -> None:
         services.close()
     finally:
         os._exit(0)
-
-
-def _invalid_settings(exc: pydantic.ValidationError) -> InvalidInput:
-    return InvalidInput(
-        [
-            FieldError(".".join(str(p) for p in e["loc"]), "invalid_setting", e["msg"])
-            for e in exc.errors()
-        ]
-    )
 
 
 def _warm_up(services: Services) -> None:

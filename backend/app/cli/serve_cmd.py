@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-import pydantic
 
-from app.errors import FieldError, InvalidInput, PrismError
+from app.errors import InvalidInput, PrismError
 
 EXIT_INVALID = 2
 EXIT_REFUSED = 1
@@ -75,15 +74,8 @@ def serve_command(
 
     try:
         settings = load_settings(**options)
-    except pydantic.ValidationError as exc:
-        _fail(
-            InvalidInput(
-                [
-                    FieldError(".".join(str(p) for p in e["loc"]), "invalid", e["msg"])
-                    for e in exc.errors()
-                ]
-            )
-        )
+    except PrismError as exc:  # a bad setting (InvalidInput)
+        _fail(exc)
     if insecure_local and not is_loopback(settings.host):
         raise click.UsageError(
             f"--insecure-local serves without API keys, so it binds only a loopback address "

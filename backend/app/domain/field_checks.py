@@ -1,6 +1,6 @@
 """Single values every door checks the same way: texts, reasons, idempotency keys, times.
 
-The request validators in :mod:`app.domain.validation` check whole requests; these check
+The operation models in :mod:`app.domain.contract` check whole requests; these check
 the loose arguments around them (an update's ``reason``, a retry's ``idempotency_key``, an
 audit filter's times) with the same rules and the same field errors.
 """
@@ -11,12 +11,12 @@ import re
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from app.domain.validation import IDEMPOTENCY_KEY_MAX, REASON_MAX, _Collector
+from app.domain.contract.base import checked
+from app.domain.contract.bounds import AUDIT_CURSOR_MAX as AUDIT_CURSOR_MAX
+from app.domain.contract.bounds import IDEMPOTENCY_KEY_MAX
+from app.domain.contract.checks import Text
+from app.domain.contract.lifecycle import Reason
 from app.errors import FieldError, InvalidInput
-
-# The largest audit page cursor (an event's seq) any door accepts: beyond the 64-bit
-# integers both engines store, a bigger one would crash the query instead of matching nothing.
-AUDIT_CURSOR_MAX: Final = 2**62
 
 # RFC 3339's date-time (what JSON Schema's "date-time" format names): an offset is required.
 _RFC3339: Final = re.compile(
@@ -47,11 +47,7 @@ def check_text(
     Raises:
         InvalidInput: the value's one field error.
     """
-    c = _Collector()
-    text = c.text(
-        {label: value}, label, required=required, max_len=max_len, single_line=single_line
-    )
-    c.raise_if_any()
+    text = checked(Text(max_len, required=required, line=single_line), value, label)
     return text or None
 
 
@@ -61,13 +57,7 @@ def check_reason(reason: Any, *, required: bool) -> str | None:
     Raises:
         InvalidInput: missing (when required), not text, forbidden characters, too long.
     """
-    c = _Collector()
-    if reason is not None and isinstance(reason, str) and not reason.strip():
-        reason = None
-    if reason is None and required:
-        c.add("reason", "missing", "'reason' is required: say why")
-    text = c.text({"reason": reason}, "reason", required=False, max_len=REASON_MAX)
-    c.raise_if_any()
+    text: str | None = checked(Reason(required=required), reason, "reason")
     return text
 
 

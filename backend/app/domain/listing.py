@@ -13,16 +13,21 @@ import binascii
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Annotated, Any, Final
 from uuid import UUID
 
-from app.domain.ranking import normalise_key
-from app.domain.records import Confidence, MemoruleKind, Scope, SourceType, Status
-from app.domain.validation import APPLIES_VALUE_MAX, _choices, _Collector
-from app.errors import FieldError, InvalidInput
+from pydantic import Field, ValidationInfo
 
-LIMIT_DEFAULT: Final = 50
-LIMIT_MAX: Final = 200
+from app.domain.contract.base import Operation, checked
+from app.domain.contract.bounds import APPLIES_VALUE_MAX
+from app.domain.contract.bounds import LIMIT_DEFAULT as LIMIT_DEFAULT
+from app.domain.contract.bounds import LIMIT_MAX as LIMIT_MAX
+from app.domain.contract.checks import Check, Choice, Choices, Namespace, Text, WholeNumber
+from app.domain.ranking import normalise_key
+from app.domain.records import Confidence, MemoruleKind, Scope, SourceType
+from app.domain.records import Status as State
+from app.errors import contract_error
+
 STATUSES: Final = ("active", "retired", "all")
 APPLIES_FILTERS: Final = ("persona", "surface", "specialization")
 LIST_FIELDS: Final = frozenset(
@@ -39,6 +44,9 @@ LIST_FIELDS: Final = frozenset(
     }
 )
 _CURSOR: Final = re.compile(r"^[A-Za-z0-9_-]{22}$")
+_BAD_CURSOR: Final = (
+    "'{field}' must be the next_cursor of an earlier page (22 characters of base64url)"
+)
 _INTEGER: Final = re.compile(r"^-?[0-9]+$")
 
 
@@ -46,7 +54,7 @@ _INTEGER: Final = re.compile(r"^-?[0-9]+$")
 class ListQuery:
     """A validated listing request. ``status`` None lists active and retired alike."""
 
-    status: Status | None = Status.ACTIVE
+    status: State | None = State.ACTIVE
     source_type: SourceType = SourceType.MEMORY
     namespace: str | None = None
     memorule_kinds: tuple[MemoruleKind, ...] = ()
@@ -68,20 +76,103 @@ def decode_cursor(cursor: str) -> UUID:
     Raises:
         InvalidInput: not a cursor this service gave out.
     """
-    if _CURSOR.match(cursor):
-        try:
-            return UUID(bytes=base64.urlsafe_b64decode(cursor + "=="))
-        except (binascii.Error, ValueError):
-            pass
-    raise InvalidInput([_bad_cursor()])
+    value: UUID = checked(Cursor(), cursor, "cursor")
+    return value
 
 
-def _bad_cursor() -> FieldError:
-    return FieldError(
-        "cursor",
-        "invalid_format",
-        "'cursor' must be the next_cursor of an earlier page (22 characters of base64url)",
-    )
+class Status(Choice):
+    """``active``, ``retired`` or ``all`` (None: active and retired alike)."""
+
+    def __init__(self) -> None:
+        super().__init__(STATUSES, "active")
+
+    def check(self, value: Any, info: ValidationInfo | None = None) -> Any:
+        value = super().check(value, info)
+        return None if value == "all" else State(value)
+
+
+class Cursor(Check):
+    """A page's ``next_cursor``: the id the next page starts after."""
+
+    def check(self, value: Any, info: ValidationInfo | None = None) -> UUID | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise contract_error("wrong_type", "'{field}' must be a string", expected="string")
+        if _CURSOR.match(value.strip()):
+            try:
+                return UUID(bytes=base64.urlsafe_b64decode(value.strip() + "=="))
+            except (binascii.Error, ValueError):
+                pass
+        raise contract_error("invalid_format", _BAD_CURSOR)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "pattern": r"^\s*(?:[A-Za-z0-9_-]{22})?\s*$"}
+
+
+class Limit(WholeNumber):
+    """A page size; a query string's digits count as the number they spell."""
+
+    def __init__(self) -> None:
+        super().__init__(1, LIMIT_MAX, LIMIT_DEFAULT)
+
+    def check(self, value: Any, info: ValidationInfo | None = None) -> int:
+        if isinstance(value, str) and _INTEGER.match(value.strip()):
+            # A huge number is just out of range (no 10,000-digit ints).
+            value = int(value) if len(value.strip()) <= 10 else LIMIT_MAX + 1
+        return super().check(value, info)
+
+
+_APPLIES = Text(APPLIES_VALUE_MAX, line=True)
+
+
+class ListRequest(Operation):
+    """Listing memories: filters, a cursor and a page size."""
+
+    status: Annotated[
+        State | None, Status(), Field(description="active (default), retired or all")
+    ] = State.ACTIVE
+    source_type: Annotated[
+        SourceType,
+        Choice(SourceType, SourceType.MEMORY),
+        Field(description="memory (default) = notes and memorules; memorule: no notes"),
+    ] = SourceType.MEMORY
+    namespace: Annotated[str | None, Namespace(blank_ok=True)] = None
+    memorule_kind: Annotated[tuple[MemoruleKind, ...], Choices(MemoruleKind, skip_blank=True)] = ()
+    confidence: Annotated[tuple[Confidence, ...], Choices(Confidence, skip_blank=True)] = ()
+    scope: Annotated[tuple[Scope, ...], Choices(Scope, skip_blank=True)] = ()
+    persona: Annotated[str | None, _APPLIES] = None
+    surface: Annotated[str | None, _APPLIES] = None
+    specialization: Annotated[str | None, _APPLIES] = None
+    cursor: Annotated[UUID | None, Cursor(), Field(description="a page's next_cursor")] = None
+    limit: Annotated[int, Limit()] = LIMIT_DEFAULT
+
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        # A blank value is no filter (a query string's ``?persona=``, a form's empty field).
+        return {
+            k: v
+            for k, v in data.items()
+            if not (k in cls.model_fields and isinstance(v, str) and not v.strip())
+        }
+
+    def to_query(self) -> ListQuery:
+        applies = {
+            key: normal
+            for key in APPLIES_FILTERS
+            if (normal := normalise_key(getattr(self, key))) is not None
+        }
+        return ListQuery(
+            status=self.status,
+            source_type=self.source_type,
+            namespace=self.namespace,
+            memorule_kinds=self.memorule_kind,
+            confidences=self.confidence,
+            scopes=self.scope,
+            applies=applies,
+            before=self.cursor,
+            limit=self.limit,
+        )
 
 
 def validate_list(raw: Mapping[str, Any]) -> ListQuery:
@@ -100,74 +191,4 @@ def validate_list(raw: Mapping[str, Any]) -> ListQuery:
     Raises:
         InvalidInput: with every field error found.
     """
-    c = _Collector()
-    c.unknown(raw, LIST_FIELDS)
-    # A blank value is no filter (a query string's ``?persona=``, a form's empty field).
-    raw = {k: v for k, v in raw.items() if not (isinstance(v, str) and not v.strip())}
-    status: Status | None = Status.ACTIVE
-    value = raw.get("status")
-    if value is not None:
-        if value not in STATUSES:
-            c.add(
-                "status",
-                "invalid_choice",
-                f"'status' must be one of {', '.join(STATUSES)}",
-                allowed=list(STATUSES),
-            )
-        status = None if value == "all" else Status(value) if value in STATUSES else status
-    source_type = SourceType.MEMORY
-    if raw.get("source_type") is not None:
-        source_type = c.choice(raw["source_type"], SourceType, "source_type") or source_type
-    namespace = c.namespace(raw)
-    kinds = _choices(c, raw, "memorule_kind", MemoruleKind, skip_blank=True)
-    confidences = _choices(c, raw, "confidence", Confidence, skip_blank=True)
-    scopes = _choices(c, raw, "scope", Scope, skip_blank=True)
-    applies: dict[str, str] = {}
-    for key in APPLIES_FILTERS:
-        text = c.text(raw, key, required=False, max_len=APPLIES_VALUE_MAX, single_line=True)
-        if (normal := normalise_key(text)) is not None:
-            applies[key] = normal
-    before = None
-    cursor = raw.get("cursor")
-    if isinstance(cursor, str):
-        try:
-            before = decode_cursor(cursor.strip())
-        except InvalidInput as exc:
-            c.errors.extend(exc.errors)
-    elif cursor is not None and not isinstance(cursor, str):
-        c.add("cursor", "wrong_type", "'cursor' must be a string", expected="string")
-    limit = _limit(c, raw.get("limit"))
-    c.raise_if_any()
-    return ListQuery(
-        status=status,
-        source_type=source_type,
-        namespace=namespace,
-        memorule_kinds=kinds,
-        confidences=confidences,
-        scopes=scopes,
-        applies=applies,
-        before=before,
-        limit=limit,
-    )
-
-
-def _limit(c: _Collector, value: Any) -> int:
-    if value is None:
-        return LIMIT_DEFAULT
-    if isinstance(value, str) and _INTEGER.match(value.strip()):
-        # A query string's number; a huge one is just out of range (no 10,000-digit ints).
-        value = int(value) if len(value.strip()) <= 10 else LIMIT_MAX + 1
-    if isinstance(value, bool) or not isinstance(value, int):
-        c.add("limit", "wrong_type", "'limit' must be a whole number", expected="integer")
-        return LIMIT_DEFAULT
-    if not 1 <= value <= LIMIT_MAX:
-        c.add(
-            "limit",
-            "out_of_range",
-            f"'limit' must be between 1 and {LIMIT_MAX}",
-            min=1,
-            max=LIMIT_MAX,
-            actual=value,
-        )
-        return LIMIT_DEFAULT
-    return value
+    return ListRequest.parse(raw).to_query()

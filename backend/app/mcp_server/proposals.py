@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.access import Caller
+from app.domain.contract.bounds import PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX
 from app.mcp_server.parsing import parse
 from app.services.access_service import AccessService
 from app.services.memory_service import memory_dict, state_dict
@@ -24,7 +25,9 @@ class ProposalsArguments(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    limit: Annotated[int, Field(description="At most this many proposals.", ge=1, le=500)] = 50
+    limit: Annotated[
+        int, Field(description="At most this many proposals.", ge=1, le=PROPOSALS_LIMIT_MAX)
+    ] = PROPOSALS_LIMIT_DEFAULT
 
 
 def list_proposals(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:

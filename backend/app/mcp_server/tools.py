@@ -23,7 +23,6 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
 
 from app.domain.access import Caller
 from app.domain.field_checks import to_utc
@@ -31,7 +30,7 @@ from app.domain.records import AuditEventType
 from app.errors import PrismError
 from app.mcp_server import arguments as a
 from app.mcp_server import proposals
-from app.mcp_server.parsing import decode_json_strings, parse, refuse_unknown
+from app.mcp_server.parsing import decode_json_strings, parse
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
 from app.services.access_service import AccessService
 from app.trigraph.ledger import ServedFilter
@@ -53,7 +52,7 @@ class ToolSpec:
     name: str
     title: str
     description: str
-    arguments: type[BaseModel]
+    arguments: a.Arguments
     handler: Handler
     read_only: bool
     text: Callable[[dict[str, Any]], str] | None = None
@@ -68,7 +67,7 @@ def _recall(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, An
 
 
 def _brief(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    refuse_unknown(args, a.BriefArguments)
+    a.BRIEF.refuse_unknown(args)  # the service judges the values
     return svc.brief(c.key, c.ctx, **args).to_dict()
 
 
@@ -78,7 +77,7 @@ def _update(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, An
         c.key,
         c.ctx,
         p.id,
-        p.changes,
+        p.changes.raw,
         reason=p.reason,
         evidence_signal_id=p.evidence_signal_id,
         idempotency_key=p.idempotency_key,
@@ -139,7 +138,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "free text in body. A rejected write stores nothing and lists EVERY field error at once "
         'as JSON {"ok": false, "error": {"code": "validation_failed", "fields": [...]}}: fix '
         "them all and retry. Pass an idempotency_key if you might retry.",
-        a.RememberArguments,
+        a.REMEMBER,
         _remember,
         read_only=False,
     ),
@@ -153,7 +152,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "query and confidence; rules that conflict with your context are left out. Each match "
         "has its id, subject, body, score and a 'why' breakdown; rules add memorule_kind, "
         "applies_to, confidence and evidence_signal_id.",
-        a.RecallArguments,
+        a.RECALL,
         _recall,
         read_only=True,
     ),
@@ -164,7 +163,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "context (and to the task, if you describe it) as compact Markdown grouped by kind "
         "(behavioral rules, corrections, conventions, preferences, feedback), best first, "
         "within token_budget; each rule shows its id so you can cite it or correct it.",
-        a.BriefArguments,
+        a.BRIEF,
         _brief,
         read_only=True,
         text=lambda payload: str(payload["markdown"]),

@@ -12,22 +12,20 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from app.domain import validation
+from app.domain.contract.bounds import TASK_MAX as TASK_MAX
+from app.domain.contract.bounds import TOKEN_BUDGET_DEFAULT as TOKEN_BUDGET_DEFAULT
+from app.domain.contract.bounds import TOKEN_BUDGET_MAX as TOKEN_BUDGET_MAX
+from app.domain.contract.bounds import TOKEN_BUDGET_MIN as TOKEN_BUDGET_MIN
+from app.domain.contract.bounds import TOP_K_DEFAULT as TOP_K_DEFAULT
+from app.domain.contract.recall import BriefCreate
 from app.domain.records import (
     APPLIES_TO_KEYS,
     MemoruleKind,
     RecallMatch,
-    RecallQuery,
     SessionContext,
 )
-from app.errors import FieldError, InvalidInput
 from app.services.memory_service import MemoryService
 
-TOKEN_BUDGET_MIN: Final = 100
-TOKEN_BUDGET_MAX: Final = 20_000
-TOKEN_BUDGET_DEFAULT: Final = 1_200
-TASK_MAX: Final = 4_000
-TOP_K_DEFAULT: Final = 30
 # Rough and stable: English text with ids averages about four characters per token.
 CHARS_PER_TOKEN: Final = 4
 BODY_PREVIEW_MAX: Final = 240
@@ -125,7 +123,10 @@ class BriefService:
         Raises:
             InvalidInput: every problem with the arguments at once.
         """
-        query = self._validate(task, token_budget, namespace, top_k)
+        request = BriefCreate.parse(
+            {"task": task, "token_budget": token_budget, "namespace": namespace, "top_k": top_k}
+        )
+        query, token_budget = request.to_query(), request.token_budget
         result = self.memory.recall(ctx, query, served_as=None)
         included, markdown = _fit(ctx, result.matches, token_budget, result.candidates)
         if self.memory.served is not None:
@@ -138,64 +139,10 @@ class BriefService:
             estimated_tokens=estimate_tokens(markdown),
         )
 
-    @staticmethod
-    def _validate(task: Any, token_budget: Any, namespace: Any, top_k: Any) -> RecallQuery:
-        errors: list[FieldError] = []
-        token_budget = validation.whole_number(token_budget)
-        if not isinstance(task, str):
-            errors.append(FieldError("task", "wrong_type", "'task' must be a string", {}))
-            task = ""
-        elif len(task) > TASK_MAX:
-            errors.append(
-                FieldError(
-                    "task",
-                    "too_long",
-                    f"'task' must be at most {TASK_MAX} characters",
-                    {"max": TASK_MAX, "actual": len(task)},
-                )
-            )
-            task = ""
-        if isinstance(token_budget, bool) or not isinstance(token_budget, int):
-            errors.append(
-                FieldError(
-                    "token_budget",
-                    "wrong_type",
-                    "'token_budget' must be a whole number",
-                    {"expected": "integer"},
-                )
-            )
-        elif not TOKEN_BUDGET_MIN <= token_budget <= TOKEN_BUDGET_MAX:
-            errors.append(
-                FieldError(
-                    "token_budget",
-                    "out_of_range",
-                    f"'token_budget' must be between {TOKEN_BUDGET_MIN} and {TOKEN_BUDGET_MAX}",
-                    {"min": TOKEN_BUDGET_MIN, "max": TOKEN_BUDGET_MAX, "actual": token_budget},
-                )
-            )
-        raw: dict[str, Any] = {"query": task, "top_k": top_k, "source_type": "memorule"}
-        if namespace is not None:
-            raw["namespace"] = namespace
-        try:
-            query = validation.validate_recall(raw)
-        except InvalidInput as exc:
-            # The recall validator names the task 'query'; the caller called it 'task'.
-            errors.extend(_renamed(e, "query", "task") for e in exc.errors)
-            raise InvalidInput(errors) from None
-        if errors:
-            raise InvalidInput(errors)
-        return query
-
 
 def estimate_tokens(text: str) -> int:
     """Tokens a text takes, estimated as characters / 4 (rounded up)."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def _renamed(error: FieldError, old: str, new: str) -> FieldError:
-    if error.field != old:
-        return error
-    return FieldError(new, error.code, error.message.replace(f"'{old}'", f"'{new}'"), error.details)
 
 
 def _fit(

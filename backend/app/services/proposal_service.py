@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from app.domain import validation
+from app.domain import field_checks, validation
 from app.domain.ids import new_id
 from app.domain.records import (
     AppliesTo,
@@ -346,17 +346,5 @@ class ProposalService:
 
 
 def _reason(reason: str | None, required: bool) -> str | None:
-    text = (reason or "").strip()
-    if required and not text:
-        raise InvalidInput([FieldError("reason", "required", "give a reason (kept in the audit)")])
-    if len(text) > validation.REASON_MAX:
-        raise InvalidInput(
-            [
-                FieldError(
-                    "reason",
-                    "too_long",
-                    f"'reason' must be at most {validation.REASON_MAX} characters",
-                )
-            ]
-        )
-    return text or None
+    # The one rule for reasons (at every door, the CLI's and the console's too).
+    return field_checks.check_reason(reason, required=required)
