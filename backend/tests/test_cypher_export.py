@@ -21,7 +21,7 @@ import pytest
 
 from app.bootstrap import Services
 from app.domain.records import SessionContext
-from app.services.graph_export import (
+from app.formats.graph_export import (
     AUDIT_PROPERTIES,
     MEMORY_PROPERTIES,
     STATE_PROPERTIES,

@@ -34,7 +34,7 @@ import numpy as np
 from app.domain import audit as chain
 from app.domain.records import MemoruleAudit, MemoryState, iso, utcnow
 from app.domain.served import ServedReceipt
-from app.services.transfer_format import COUNTS, FORMAT, VERSION, Reader
+from app.formats.transfer_format import COUNTS, FORMAT, VERSION, Reader
 from app.trigraph.port import DumpItem, MemoryDump, TriGraphStore
 
 

@@ -18,8 +18,8 @@ from typing import Final
 from uuid import UUID
 
 from app.domain.records import Kind, Memory, MemoryState, SessionContext, Status
-from app.services.rules_io.records import Location, Unit, parse_tag, shorten_path
-from app.services.rules_io.requests import note_location
+from app.formats.rules_io.records import Location, Unit, parse_tag, shorten_path
+from app.formats.rules_io.requests import note_location
 from app.trigraph.port import MemoryDump, TriGraphStore
 
 SIMILAR: Final = 0.6

@@ -41,7 +41,7 @@ from app.domain.records import (
     MemoryState,
     iso,
 )
-from app.services.rules_io.reading import is_hidden
+from app.formats.rules_io.reading import is_hidden
 from app.trigraph.port import DumpItem, MemoryDump
 
 BATCH: Final = 100
