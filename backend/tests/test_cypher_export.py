@@ -32,7 +32,7 @@ from app.formats.graph_export import (
     statements,
     write_cypher,
 )
-from app.trigraph.port import MemoryDump
+from app.trigraph.dump import MemoryDump
 from tests.cli_run import run_prism
 from tests.conftest import ContextFactory
 

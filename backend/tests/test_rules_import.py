@@ -24,7 +24,8 @@ from app.formats.rules_io.reading import MAX_FILE_BYTES
 from app.formats.rules_io.records import ImportReport, NotesMode
 from app.formats.rules_io.sentences import sentence_spans
 from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
-from app.trigraph.port import AuditFilter, MemoryDump
+from app.trigraph.dump import MemoryDump
+from app.trigraph.port import AuditFilter
 from tests.cli_run import run_prism
 
 BACKEND = Path(__file__).resolve().parents[1]

@@ -26,7 +26,7 @@ from app.formats.rules_io.reading import escape_hidden
 from app.formats.rules_io.records import Action, NotesMode
 from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
 from app.services.transfer import write_jsonl
-from app.trigraph.port import DumpItem
+from app.trigraph.dump import DumpItem
 
 if TYPE_CHECKING:
     from app.cli.main import Runtime

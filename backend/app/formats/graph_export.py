@@ -42,7 +42,7 @@ from app.domain.records import (
     iso,
 )
 from app.formats.rules_io.reading import is_hidden
-from app.trigraph.port import DumpItem, MemoryDump
+from app.trigraph.dump import DumpItem, MemoryDump
 
 BATCH: Final = 100
 MEMORY_PROPERTIES: Final = (

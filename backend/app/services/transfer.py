@@ -35,7 +35,8 @@ from app.domain import audit as chain
 from app.domain.records import MemoruleAudit, MemoryState, iso, utcnow
 from app.domain.served import ServedReceipt
 from app.formats.transfer_format import COUNTS, FORMAT, VERSION, Reader
-from app.trigraph.port import DumpItem, MemoryDump, TriGraphStore
+from app.trigraph.dump import DumpItem, MemoryDump
+from app.trigraph.port import TriGraphStore
 
 
 @dataclass

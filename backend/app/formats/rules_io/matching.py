@@ -20,7 +20,8 @@ from uuid import UUID
 from app.domain.records import Kind, Memory, MemoryState, SessionContext, Status
 from app.formats.rules_io.records import Location, Unit, parse_tag, shorten_path
 from app.formats.rules_io.requests import note_location
-from app.trigraph.port import MemoryDump, TriGraphStore
+from app.trigraph.dump import MemoryDump
+from app.trigraph.port import TriGraphStore
 
 SIMILAR: Final = 0.6
 SIMILAR_SAME_LINE: Final = 0.3
