@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.domain.lexical import LexicalHits, LexicalIndex
+from app.domain.lexical import LexicalHits, Lexicon
 from app.domain.records import APPLIES_TO_KEYS, Confidence, Scope, SessionContext, parse_iso
 
 SCOPE_RANK: dict[str | None, int] = {
@@ -137,7 +137,7 @@ class Candidates:
     coarse: npt.NDArray[np.float32] | None = None
     projection: npt.NDArray[np.float32] | None = None
     residual: npt.NDArray[np.float32] | None = None
-    lexicon: LexicalIndex | None = None  # BM25 over the same rows, if the store keeps one
+    lexicon: Lexicon | None = None  # BM25 over the same rows, if the store keeps one
     live: BoolArray | None = None  # rows not superseded nor retired (BM25's statistics)
 
     def lexical_hits(self, query: str) -> LexicalHits | None:
