@@ -17,6 +17,7 @@ from app.domain.audit import Head
 from app.domain.ids import new_id
 from app.domain.records import SessionContext
 from app.errors import InvalidInput
+from app.serializers import audit_page_dict
 from app.services.ledger_service import parse_head
 from tests.conftest import raw_sql
 
@@ -41,7 +42,7 @@ class Store:
     ids: list[UUID]
 
     def event(self, seq: int) -> dict[str, Any]:
-        events = self.services.memorules.audit(self.ctx, _all()).to_dict()["events"]
+        events = audit_page_dict(self.services.memorules.audit(self.ctx, _all()))["events"]
         found: dict[str, Any] = next(e for e in events if e["seq"] == seq)
         return found
 

@@ -17,10 +17,10 @@ import psycopg
 import pytest
 
 from app.domain.ids import uuid_for
-from app.domain.records import SessionContext
+from app.domain.records import RecallResult, SessionContext
 from app.embeddings.fake import FakeEmbedder
 from app.services.memorule_service import MemoruleService
-from app.services.memory_service import MemoryService, RecallResult
+from app.services.memory_service import MemoryService
 from app.trigraph.port import NearMatch
 from app.trigraph.postgres import PostgresStore
 from app.trigraph.sqlite import SQLiteStore

@@ -17,7 +17,7 @@ from app.api import models as m
 from app.api.deps import CallDep, StateDep
 from app.domain import validation as v
 from app.domain.records import AuditEventType, MemoruleKind
-from app.services.memory_service import memory_dict, state_dict
+from app.serializers import memory_dict, state_dict
 from app.services.proposal_access import ProposalAccess
 from app.services.proposal_service import ProposalService
 

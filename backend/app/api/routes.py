@@ -30,8 +30,14 @@ from app.domain.records import (
 )
 from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_MAX
 from app.errors import FieldError, InvalidInput
+from app.serializers import (
+    audit_page_dict,
+    history_dict,
+    memory_dict,
+    memory_page_dict,
+    state_dict,
+)
 from app.services.ledger_service import parse_head
-from app.services.memory_service import memory_dict, state_dict
 from app.trigraph.port import AuditFilter
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -171,7 +177,9 @@ async def list_memories(
         "limit": limit,
     }
     raw.update((k, request.query_params[k]) for k in request.query_params if k not in raw)
-    return await call.run(lambda key, ctx: state.access.list_memories(key, ctx, raw).to_dict())
+    return await call.run(
+        lambda key, ctx: memory_page_dict(state.access.list_memories(key, ctx, raw))
+    )
 
 
 @router.get(
@@ -263,7 +271,7 @@ async def restore_memory(
 )
 async def memory_history(state: StateDep, call: CallDep, memory_id: UUID) -> dict[str, Any]:
     """Versions oldest first, with who wrote each and when; audit events newest first."""
-    return await call.run(lambda key, ctx: state.access.history(key, ctx, memory_id).to_dict())
+    return await call.run(lambda key, ctx: history_dict(state.access.history(key, ctx, memory_id)))
 
 
 @router.get(
@@ -300,7 +308,7 @@ async def list_audit(
         before_seq=before,
         limit=limit,
     )
-    return await call.run(lambda key, ctx: state.access.audit(key, ctx, flt).to_dict())
+    return await call.run(lambda key, ctx: audit_page_dict(state.access.audit(key, ctx, flt)))
 
 
 @router.get(

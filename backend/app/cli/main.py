@@ -26,7 +26,7 @@ from app.cli.lazy import LazyGroup
 from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
-from app.services.memory_service import memory_dict, state_dict
+from app.serializers import audit_page_dict, history_dict, memory_dict, state_dict
 from app.settings import load_settings
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
@@ -301,7 +301,7 @@ _status_command("restore", "Restore a retired memory into recall.")
 @common
 def history(rt: Runtime, memory_id: str) -> None:
     """Every version of a memory, who wrote it and when, and its audit events."""
-    rt.emit(rt.services.memory.history(rt.ctx, parse_id(memory_id)).to_dict(), render.history)
+    rt.emit(history_dict(rt.services.memory.history(rt.ctx, parse_id(memory_id))), render.history)
 
 
 @cli.command()
@@ -383,14 +383,14 @@ def audit(
         before_seq=before_seq,
         limit=limit,
     )
-    rt.emit(rt.services.memorules.audit(rt.ctx, flt).to_dict(), render.audit_events)
+    rt.emit(audit_page_dict(rt.services.memorules.audit(rt.ctx, flt)), render.audit_events)
 
 
 @cli.command()
 @common
 def reindex(rt: Runtime) -> None:
     """Re-embed memories written with another embedding model (after changing the model)."""
-    from app.services.memory_service import reindex as run_reindex
+    from app.services.bulk_service import reindex as run_reindex
 
     services = rt.services
 

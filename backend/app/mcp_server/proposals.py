@@ -11,7 +11,7 @@ from app.bootstrap import Services
 from app.domain.ranking import normalise_key
 from app.domain.records import SessionContext
 from app.mcp_server.parsing import parse
-from app.services.memory_service import memory_dict, state_dict
+from app.serializers import memory_dict, state_dict
 from app.services.proposal_service import ProposalService
 
 DESCRIPTION = (

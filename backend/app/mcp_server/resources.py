@@ -21,8 +21,8 @@ from app.bootstrap import Services
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
 from app.mcp_server.session import Sessions
+from app.serializers import memory_dict, state_dict
 from app.services.brief_service import TASK_MAX, TOKEN_BUDGET_DEFAULT
-from app.services.memory_service import memory_dict, state_dict
 
 BRIEF_URI = "prism://brief"
 BRIEF_DESCRIPTION = (

@@ -28,6 +28,7 @@ from app.mcp_server import arguments as a
 from app.mcp_server import proposals
 from app.mcp_server.parsing import decode_json_strings, parse, refuse_unknown
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
+from app.serializers import audit_page_dict, history_dict
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 
@@ -93,7 +94,7 @@ def _restore(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[s
 
 
 def _history(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
-    return svc.memory.history(ctx, parse(a.HistoryArguments, args).id).to_dict()
+    return history_dict(svc.memory.history(ctx, parse(a.HistoryArguments, args).id))
 
 
 def _audit(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def _audit(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str
         before_seq=p.before,
         limit=p.limit,
     )
-    return svc.memorules.audit(ctx, flt).to_dict()
+    return audit_page_dict(svc.memorules.audit(ctx, flt))
 
 
 def _served(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:

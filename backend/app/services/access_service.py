@@ -20,7 +20,8 @@ from app.errors import NotFound, PermissionDenied, StorageError
 from app.services.brief_service import Brief, BriefService
 from app.services.ledger_service import LedgerService, ServedPage
 from app.services.memorule_service import AuditPage, MemoruleService
-from app.services.memory_service import History, MemoryPage, MemoryService
+from app.services.memory_reads import History, MemoryPage
+from app.services.memory_service import MemoryService
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 

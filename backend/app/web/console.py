@@ -27,8 +27,8 @@ from app.domain.access import ApiKey
 from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError, Unauthenticated
+from app.serializers import audit_page_dict, history_dict, state_dict
 from app.services.auth_service import ContextRequest
-from app.services.memory_service import state_dict
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 from app.web import served_view, views
@@ -287,7 +287,7 @@ async def memorule_list(request: Request) -> Response:
 
 
 def _detail(key: ApiKey, ctx: SessionContext, state: ApiState, memory_id: UUID) -> dict[str, Any]:
-    history = state.access.history(key, ctx, memory_id).to_dict()
+    history = history_dict(state.access.history(key, ctx, memory_id))
     try:
         state.access.check_change(key, ctx, memory_id)
         can_write = True
@@ -409,7 +409,7 @@ async def audit(request: Request) -> Response:
     def work(
         key: ApiKey, ctx: SessionContext
     ) -> tuple[dict[str, Any], dict[str, object] | None, dict[str, Any]]:
-        events = access.audit(key, ctx, flt).to_dict()
+        events = audit_page_dict(access.audit(key, ctx, flt))
         report = access.verify_chain(key, ctx).to_dict() if "verify" in params else None
         return events, report, access.audit_head(key, ctx)
 

@@ -19,7 +19,7 @@ from app.domain import access
 from app.domain.access import ApiKey, Role
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError
-from app.services.memory_service import memory_dict, state_dict
+from app.serializers import memory_dict, state_dict
 from app.services.proposal_access import ProposalAccess
 from app.services.proposal_service import ProposalService
 from app.web import views
