@@ -1,16 +1,25 @@
-"""What every front door shows of memories: their JSON shapes and ``ok`` envelopes.
+"""What every front door shows: the JSON shapes of memories and the ``ok`` envelopes of
+every answer a service returns as a record.
 
-The MCP server, the HTTP API, the CLI and the web console share these, so a memory reads the
-same through every door; services return records and never build these shapes.
+The MCP server, the HTTP API, the CLI and the web console share these, so an answer reads the
+same through every door; services return records and never build these envelopes. (A
+record's own shape, e.g. ``MemoruleAudit.to_dict``, stays with the record.)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.domain.records import Memory, MemoryState, iso
-from app.services.memorule_service import AuditPage
-from app.services.memory_reads import History, MemoryPage
+
+if TYPE_CHECKING:  # only read here: a door that shows a brief loads no capture or transfer code
+    from app.formats.rules_io.records import ImportReport
+    from app.services.brief_service import Brief
+    from app.services.capture_service import CaptureReport
+    from app.services.ledger_service import ChainHeads, ServedPage
+    from app.services.memorule_service import AuditPage
+    from app.services.memory_reads import History, MemoryPage
+    from app.services.transfer import TransferReport
 
 
 def memory_dict(m: Memory) -> dict[str, Any]:
@@ -76,4 +85,81 @@ def audit_page_dict(page: AuditPage) -> dict[str, Any]:
         "ok": True,
         "events": [e.to_dict() for e in page.events],
         "next_cursor": page.next_cursor,
+    }
+
+
+def brief_dict(b: Brief) -> dict[str, Any]:
+    """The brief as JSON: the Markdown plus what it holds."""
+    return {
+        "ok": True,
+        "markdown": b.markdown,
+        "included": [
+            {
+                "id": str(m.memory.id),
+                "memorule_kind": m.state.memorule_kind.value if m.state.memorule_kind else None,
+                "subject": m.state.subject,
+                "confidence": m.state.confidence.value if m.state.confidence else None,
+                "score": round(m.score, 6),
+            }
+            for m in b.included
+        ],
+        "omitted": b.omitted,
+        "token_budget": b.token_budget,
+        "estimated_tokens": b.estimated_tokens,
+    }
+
+
+def served_page_dict(page: ServedPage) -> dict[str, Any]:
+    """One page of served receipts, oldest first, with the cursor of the next."""
+    return {
+        "ok": True,
+        "served": [r.to_dict() for r in page.receipts],
+        "next_cursor": page.next_cursor,
+    }
+
+
+def heads_dict(heads: ChainHeads) -> dict[str, Any]:
+    """The tenant's chain heads: keep them elsewhere, verify against them later."""
+    return {
+        "ok": True,
+        "tenant_id": str(heads.tenant_id),
+        "audit": heads.audit.to_dict(),
+        "served": heads.served.to_dict(),
+    }
+
+
+def capture_dict(report: CaptureReport) -> dict[str, Any]:
+    """One capture run: messages read, detections and what became of each."""
+    return {
+        "ok": True,
+        "dry_run": report.dry_run,
+        "messages": report.messages,
+        "detected": len(report.outcomes),
+        "proposed": report.count("proposed"),
+        "evidence": report.count("evidence"),
+        "already_captured": report.count("already_captured"),
+        "skipped": report.count("skipped"),
+        "outcomes": [o.to_dict() for o in report.outcomes],
+    }
+
+
+def transfer_dict(report: TransferReport) -> dict[str, Any]:
+    """What an export wrote or an import loaded, and each imported tenant's chain."""
+    return {
+        "ok": True,
+        "counts": dict(report.counts),
+        "tenants": [str(t) for t in report.tenants],
+        "chains": {str(t): r.to_dict() for t, r in report.chains.items()},
+    }
+
+
+def import_dict(report: ImportReport) -> dict[str, Any]:
+    """What a rule-file import did (or would do, on a dry run)."""
+    return {
+        "ok": True,
+        "dry_run": report.dry_run,
+        "counts": report.counts(),
+        "files": report.files,
+        "items": [i.to_dict() for i in report.items],
+        "warnings": [w.to_dict() for w in report.warnings],
     }

@@ -32,6 +32,7 @@ from app.domain.validation import APPLIES_VALUE_MAX, FILTER_LIST_MAX, NAMESPACE_
 from app.errors import FieldError, InvalidInput
 from app.serializers import (
     audit_page_dict,
+    brief_dict,
     history_dict,
     memory_dict,
     memory_page_dict,
@@ -359,7 +360,7 @@ async def brief(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any
             ]
         )
     args = {k: body[k] for k in _BRIEF_FIELDS if k in body}
-    return await call.run(lambda key, ctx: state.access.brief(key, ctx, **args).to_dict())
+    return await call.run(lambda key, ctx: brief_dict(state.access.brief(key, ctx, **args)))
 
 
 @router.get(

@@ -26,7 +26,14 @@ from app.cli.lazy import LazyGroup
 from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
-from app.serializers import audit_page_dict, history_dict, memory_dict, state_dict
+from app.serializers import (
+    audit_page_dict,
+    heads_dict,
+    history_dict,
+    memory_dict,
+    served_page_dict,
+    state_dict,
+)
 from app.settings import load_settings
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
@@ -358,7 +365,7 @@ def audit(
             sys.exit(EXIT_REFUSED)
         return
     if action == "head":
-        rt.emit(rt.services.ledger.head(rt.ctx), audit_cmd.render_head)
+        rt.emit(heads_dict(rt.services.ledger.head(rt.ctx)), audit_cmd.render_head)
         return
     if action == "served":
         sid = session or rt.options.get("session_id")
@@ -371,7 +378,7 @@ def audit(
             limit=limit,
         )
         page = rt.services.ledger.served(rt.ctx, served)
-        rt.emit(page.to_dict(), audit_cmd.render_served)
+        rt.emit(served_page_dict(page), audit_cmd.render_served)
         return
     flt = AuditFilter(
         memorule_id=parse_id(memorule_id, "memorule") if memorule_id else None,

@@ -24,6 +24,7 @@ from app.formats.graph_export import write_cypher
 from app.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
 from app.formats.rules_io.reading import escape_hidden
 from app.formats.rules_io.records import Action, NotesMode
+from app.serializers import import_dict
 from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
 from app.services.transfer import write_jsonl
 from app.trigraph.dump import DumpItem
@@ -91,7 +92,7 @@ def import_rules(common: Common) -> click.Command:
         importer = RulesImporter(rt.services.memory, rt.services.store)
         options = ImportOptions(applies, NotesMode(notes), dry_run, retire_missing)
         report = importer.run(rt.ctx, files, options, _progress)
-        rt.emit(report.to_dict(), lambda data: import_text(data, verbose))
+        rt.emit(import_dict(report), lambda data: import_text(data, verbose))
 
     return command
 

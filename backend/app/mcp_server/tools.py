@@ -28,7 +28,7 @@ from app.mcp_server import arguments as a
 from app.mcp_server import proposals
 from app.mcp_server.parsing import decode_json_strings, parse, refuse_unknown
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
-from app.serializers import audit_page_dict, history_dict
+from app.serializers import audit_page_dict, brief_dict, history_dict, served_page_dict
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 
@@ -67,7 +67,7 @@ def _recall(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[st
 
 def _brief(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
     refuse_unknown(args, a.BriefArguments)
-    return svc.brief.brief(ctx, **args).to_dict()
+    return brief_dict(svc.brief.brief(ctx, **args))
 
 
 def _update(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +122,7 @@ def _served(svc: Services, ctx: SessionContext, args: dict[str, Any]) -> dict[st
         after_seq=p.after,
         limit=p.limit,
     )
-    return svc.ledger.served(ctx, flt).to_dict()
+    return served_page_dict(svc.ledger.served(ctx, flt))
 
 
 TOOLS: tuple[ToolSpec, ...] = (

@@ -67,26 +67,6 @@ class Brief:
     token_budget: int
     estimated_tokens: int
 
-    def to_dict(self) -> dict[str, Any]:
-        """The brief as JSON: the Markdown plus what it holds."""
-        return {
-            "ok": True,
-            "markdown": self.markdown,
-            "included": [
-                {
-                    "id": str(m.memory.id),
-                    "memorule_kind": m.state.memorule_kind.value if m.state.memorule_kind else None,
-                    "subject": m.state.subject,
-                    "confidence": m.state.confidence.value if m.state.confidence else None,
-                    "score": round(m.score, 6),
-                }
-                for m in self.included
-            ],
-            "omitted": self.omitted,
-            "token_budget": self.token_budget,
-            "estimated_tokens": self.estimated_tokens,
-        }
-
 
 class BriefService:
     """Builds the task-start brief from memorule recall.

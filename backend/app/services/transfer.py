@@ -51,14 +51,6 @@ class TransferReport:
         """The counts, with ``statements``: the lines written (records, header and end)."""
         return {**self.counts, "statements": sum(self.counts.values()) - self.counts["states"] + 2}
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "counts": dict(self.counts),
-            "tenants": [str(t) for t in self.tenants],
-            "chains": {str(t): r.to_dict() for t, r in self.chains.items()},
-        }
-
 
 def write_jsonl(items: Iterable[DumpItem], out: TextIO) -> TransferReport:
     """Write dumped items as JSON Lines, between a header and an end record.

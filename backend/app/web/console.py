@@ -27,7 +27,13 @@ from app.domain.access import ApiKey
 from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError, Unauthenticated
-from app.serializers import audit_page_dict, history_dict, state_dict
+from app.serializers import (
+    audit_page_dict,
+    heads_dict,
+    history_dict,
+    served_page_dict,
+    state_dict,
+)
 from app.services.auth_service import ContextRequest
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
@@ -296,7 +302,7 @@ def _detail(key: ApiKey, ctx: SessionContext, state: ApiState, memory_id: UUID) 
     try:  # the tenant's served receipts: admin keys not restricted to projects
         served = state.access.served(key, ctx, ServedFilter(memorule_id=memory_id, limit=500))
         served_to: list[served_view.ServedSession] | None = served_view.sessions(
-            served.to_dict()["served"]
+            served_page_dict(served)["served"]
         )
     except PermissionDenied:
         served_to = None
@@ -411,7 +417,7 @@ async def audit(request: Request) -> Response:
     ) -> tuple[dict[str, Any], dict[str, object] | None, dict[str, Any]]:
         events = audit_page_dict(access.audit(key, ctx, flt))
         report = access.verify_chain(key, ctx).to_dict() if "verify" in params else None
-        return events, report, access.audit_head(key, ctx)
+        return events, report, heads_dict(access.audit_head(key, ctx))
 
     try:
         events, report, heads = await page.run(work)
