@@ -73,7 +73,7 @@ def load_sql(svc: Any, ctx: Any, with_text: bool) -> float:
             "AND s.version = m.current_version "
             "WHERE m.tenant_id = recall_index.tenant_id AND m.id = recall_index.memory_id)"
         )
-    conn = svc.store._conn()
+    conn = svc.store.file.connection()
     started = time.perf_counter()
     conn.execute(
         f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND project_id = ?",

@@ -100,7 +100,7 @@ def by_size(server: Any, n: int, args: argparse.Namespace) -> dict[str, Any]:
 
 def plain_pgvector(svc: Any, ctx: Any, vector: Any) -> None:
     """The floor: an exact pgvector top 10 of the project, then its records (no ranking)."""
-    with svc.store._conn() as conn:
+    with svc.store.pool.connection() as conn:
         found = conn.execute(
             "SELECT memory_id FROM recall_index WHERE tenant_id = %s AND project_id = %s "
             "AND active ORDER BY vector <#> %b::vector LIMIT 10",

@@ -44,9 +44,9 @@ sys.path.insert(0, _BACKEND)
 
 from app.domain import validation  # noqa: E402
 from app.errors import InvalidInput  # noqa: E402
-from app.services.rules_io.importer import read_rule_files  # noqa: E402
-from app.services.rules_io.records import Unit  # noqa: E402
-from app.services.rules_io.requests import memorule_request  # noqa: E402
+from app.formats.rules_io.records import Unit  # noqa: E402
+from app.formats.rules_io.requests import memorule_request  # noqa: E402
+from app.services.rules_import import read_rule_files  # noqa: E402
 
 _DROP = re.compile(r"[`*#]")
 

@@ -10,14 +10,15 @@ from app.domain.contract.bounds import APPLIES_VALUE_MAX
 from app.domain.ids import new_id, uuid_for
 from app.domain.records import SessionContext
 from app.embeddings.port import Embedder
-from app.errors import FieldError, InvalidInput, StorageError
+from app.errors import FieldError, InvalidInput
 from app.services.brief_service import BriefService
 from app.services.ledger_service import LedgerService
 from app.services.memorule_service import MemoruleService
 from app.services.memory_service import MemoryService
 from app.settings import Settings
+from app.trigraph.keys import ApiKeyStore
 from app.trigraph.ledger import AuditLedger
-from app.trigraph.port import ApiKeyStore, TriGraphStore
+from app.trigraph.port import TriGraphStore
 
 if TYPE_CHECKING:
     from app.services.access_service import AccessService
@@ -152,45 +153,13 @@ def context_from(
 
 
 def build_key_store(store: TriGraphStore) -> ApiKeyStore:
-    """The API-key store on the engine of ``store``, sharing its connections.
-
-    Raises:
-        StorageError: the engine has no API-key store.
-    """
-    from app.trigraph.sqlite import SQLiteStore
-
-    if isinstance(store, SQLiteStore):
-        from app.trigraph.sqlite_keys import SQLiteKeyStore
-
-        return SQLiteKeyStore(store)
-    from app.trigraph.postgres import PostgresStore
-
-    if isinstance(store, PostgresStore):
-        from app.trigraph.postgres_keys import PostgresKeyStore
-
-        return PostgresKeyStore(store)
-    raise StorageError(f"API keys are not available on {type(store).__name__}")
+    """The API-key store on the engine of ``store``, sharing its connections."""
+    return store.key_store()
 
 
 def build_ledger(store: TriGraphStore) -> AuditLedger:
-    """The audit ledger (verification reads, served receipts) on the engine of ``store``.
-
-    Raises:
-        StorageError: the engine has no ledger.
-    """
-    from app.trigraph.sqlite import SQLiteStore
-
-    if isinstance(store, SQLiteStore):
-        from app.trigraph.sqlite_ledger import SQLiteLedger
-
-        return SQLiteLedger(store)
-    from app.trigraph.postgres import PostgresStore
-
-    if isinstance(store, PostgresStore):
-        from app.trigraph.postgres_ledger import PostgresLedger
-
-        return PostgresLedger(store)
-    raise StorageError(f"the audit ledger is not available on {type(store).__name__}")
+    """The audit ledger (verification reads, served receipts) on the engine of ``store``."""
+    return store.ledger()
 
 
 def build_auth(services: Services) -> AuthService:
@@ -198,7 +167,6 @@ def build_auth(services: Services) -> AuthService:
 
     Raises:
         InvalidInput: the settings' tenant or project is malformed.
-        StorageError: the engine has no API-key store.
     """
     # Imported here: the CLI's hot path (`prism brief` at every session start) needs no keys.
     from app.services.auth_service import AuthService

@@ -17,6 +17,7 @@ from app.domain.audit import Head
 from app.domain.ids import new_id
 from app.domain.records import SessionContext
 from app.errors import InvalidInput
+from app.serializers import audit_page_dict, heads_dict
 from app.services.ledger_service import parse_head
 from tests.conftest import raw_sql
 
@@ -41,7 +42,7 @@ class Store:
     ids: list[UUID]
 
     def event(self, seq: int) -> dict[str, Any]:
-        events = self.services.memorules.audit(self.ctx, _all()).to_dict()["events"]
+        events = audit_page_dict(self.services.memorules.audit(self.ctx, _all()))["events"]
         found: dict[str, Any] = next(e for e in events if e["seq"] == seq)
         return found
 
@@ -204,7 +205,7 @@ def test_a_deleted_served_receipt_is_caught_at_the_gap(store: Store) -> None:
 
 
 def test_a_head_kept_elsewhere_proves_the_chain_still_extends_it(store: Store) -> None:
-    heads = store.services.ledger.head(store.ctx)["audit"]
+    heads = heads_dict(store.services.ledger.head(store.ctx))["audit"]
     kept = Head(heads["seq"], heads["hash"])
     store.services.memory.remember(store.ctx, rule("Rule d written later"))
     assert store.services.memorules.verify_chain(store.ctx, kept).ok

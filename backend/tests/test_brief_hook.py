@@ -313,7 +313,7 @@ def test_the_brief_path_loads_no_model_and_no_front_door_it_does_not_use(
         "sys.argv = ['prism', 'brief']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = ['onnxruntime', 'tokenizers', 'fastapi', 'mcp', 'psycopg', 'uvicorn',\n"
-        "         'app.services.rules_io.importer', 'app.services.auth_service']\n"
+        "         'app.services.rules_import', 'app.services.auth_service']\n"
         "print('LOADED', [m for m in heavy if m in sys.modules], file=sys.stderr)\n"
     )
     env = _env(db_path, PRISM_EMBEDDER="minilm", PRISM_PERSONA="donna")

@@ -11,6 +11,7 @@ import pytest
 from app.bootstrap import Services
 from app.domain.records import SessionContext
 from app.errors import InvalidInput
+from app.serializers import brief_dict
 from app.services.brief_service import KIND_ORDER, estimate_tokens
 
 ContextFactory = Callable[..., SessionContext]
@@ -144,7 +145,7 @@ def test_the_context_line_names_the_session_context(
 
 def test_to_dict_lists_what_the_brief_holds(services: Services, ctx: SessionContext) -> None:
     written = services.memory.remember(ctx, rule("Run the tests first", confidence="observed"))
-    data = services.brief.brief(ctx, token_budget=500).to_dict()
+    data = brief_dict(services.brief.brief(ctx, token_budget=500))
     assert data["ok"] is True
     assert data["omitted"] == 0 and data["token_budget"] == 500
     assert data["estimated_tokens"] == estimate_tokens(data["markdown"])

@@ -21,7 +21,7 @@ import pytest
 
 from app.bootstrap import Services
 from app.domain.records import SessionContext
-from app.services.graph_export import (
+from app.formats.graph_export import (
     AUDIT_PROPERTIES,
     MEMORY_PROPERTIES,
     STATE_PROPERTIES,
@@ -32,7 +32,7 @@ from app.services.graph_export import (
     statements,
     write_cypher,
 )
-from app.trigraph.port import MemoryDump
+from app.trigraph.dump import MemoryDump
 from tests.cli_run import run_prism
 from tests.conftest import ContextFactory
 

@@ -12,9 +12,9 @@ import pytest
 
 from app.bootstrap import Services, build_services
 from app.domain.ids import uuid_for
-from app.domain.lexical import LexicalIndex
 from app.domain.ranking import Candidates, RankingWeights, rank
 from app.settings import Settings, load_settings
+from app.trigraph.lexical_index import LexicalIndex
 from app.trigraph.port import CandidateFilter
 from app.trigraph.recall_cache import IndexRow, ProjectCache
 from tests.conftest import ContextFactory

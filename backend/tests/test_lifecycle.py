@@ -20,6 +20,7 @@ from app.errors import (
     NearDuplicate,
     NotFound,
 )
+from app.serializers import history_dict
 from app.trigraph.port import AuditFilter
 from tests.conftest import ContextFactory, raw_sql
 
@@ -66,7 +67,7 @@ def test_three_updates_give_versions_one_to_four_with_their_writers(
         "superseded",
         "created",
     ]
-    assert history.to_dict()["versions"][0]["body"].startswith("Every schema migration")
+    assert history_dict(history)["versions"][0]["body"].startswith("Every schema migration")
 
 
 def test_recall_after_an_update_returns_the_newest_text_only(

@@ -17,11 +17,11 @@ import psycopg
 import pytest
 
 from app.domain.ids import uuid_for
-from app.domain.records import SessionContext
+from app.domain.records import RecallResult, SessionContext
 from app.domain.restated import without_restated
 from app.embeddings.fake import FakeEmbedder
 from app.services.memorule_service import MemoruleService
-from app.services.memory_service import MemoryService, RecallResult
+from app.services.memory_service import MemoryService
 from app.settings import load_settings
 from app.trigraph.port import NearMatch
 from app.trigraph.postgres import PostgresStore

@@ -200,7 +200,7 @@ def test_reindex_re_embeds_memories_made_by_another_model(
     db_path: Path, make_ctx: ContextFactory
 ) -> None:
     from app.embeddings.fake import FakeEmbedder
-    from app.services.memory_service import reindex
+    from app.services.bulk_service import reindex
 
     old = build_services(load_settings(db=db_path, embedder="fake"))
     ctx = make_ctx()

@@ -8,6 +8,7 @@ import pytest
 
 from app.domain.records import SessionContext
 from app.domain.restated import without_restated
+from app.errors import InvalidInput
 from app.settings import load_settings
 
 KEYS = ("persona", "surface", "specialization")
@@ -62,5 +63,8 @@ def test_the_keys_are_a_setting_of_known_applies_to_keys() -> None:
         "surface",
         "specialization",
     )
-    with pytest.raises(ValueError, match="not applies_to keys: scope"):
+    with pytest.raises(InvalidInput) as refused:
         load_settings(rank_restated="surface,scope")
+    [error] = refused.value.errors
+    assert error.field == "rank_restated"
+    assert "not applies_to keys: scope" in error.message

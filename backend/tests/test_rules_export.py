@@ -14,9 +14,9 @@ import pytest
 
 from app.bootstrap import Services
 from app.domain.records import MemoruleKind, SessionContext
-from app.services.rules_io.exporter import ExportFormat, applicable_memorules, render
-from app.services.rules_io.importer import ImportOptions, RulesImporter, read_rule_files
-from app.services.rules_io.records import ExportedFile, ImportReport, NotesMode
+from app.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
+from app.formats.rules_io.records import ExportedFile, ImportReport, NotesMode
+from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
 from tests.cli_run import run_prism
 from tests.conftest import ContextFactory
 

@@ -18,13 +18,14 @@ import pytest
 from app.bootstrap import Services
 from app.domain.records import AuditEventType, Kind, MemoruleKind, SessionContext
 from app.errors import InvalidInput
-from app.services.rules_io.frontmatter import parse_front_matter
-from app.services.rules_io.importer import ImportOptions, RulesImporter, read_rule_files
-from app.services.rules_io.kinds import guess_kind
-from app.services.rules_io.reading import MAX_FILE_BYTES
-from app.services.rules_io.records import ImportReport, NotesMode
-from app.services.rules_io.sentences import sentence_spans
-from app.trigraph.port import AuditFilter, MemoryDump
+from app.formats.rules_io.frontmatter import parse_front_matter
+from app.formats.rules_io.kinds import guess_kind
+from app.formats.rules_io.reading import MAX_FILE_BYTES
+from app.formats.rules_io.records import ImportReport, NotesMode
+from app.formats.rules_io.sentences import sentence_spans
+from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
+from app.trigraph.dump import MemoryDump
+from app.trigraph.port import AuditFilter
 from tests.cli_run import run_prism
 
 BACKEND = Path(__file__).resolve().parents[1]

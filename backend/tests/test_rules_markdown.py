@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from app.domain.records import MemoruleKind
-from app.services.rules_io.importer import read_rule_files
-from app.services.rules_io.kinds import guess_kind, rule_likeness
-from app.services.rules_io.records import ParsedFile, Unit
-from app.services.rules_io.requests import memorule_request, subject_for
+from app.formats.rules_io.kinds import guess_kind, rule_likeness
+from app.formats.rules_io.records import ParsedFile, Unit
+from app.formats.rules_io.requests import memorule_request, subject_for
+from app.services.rules_import import read_rule_files
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,6 +13,7 @@ import pytest
 from app.bootstrap import Services, build_services
 from app.domain import audit as chain
 from app.domain.records import SessionContext
+from app.serializers import served_page_dict
 from app.settings import load_settings
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.sqlite_schema import MIGRATIONS
@@ -41,7 +42,7 @@ def test_a_recall_and_a_brief_leave_one_receipt_per_served_version_in_rank_order
     recalled = mem.recall(ctx, {"query": "review rule", "top_k": 10})
     brief = services.brief.brief(ctx, "review", token_budget=200)
     page = services.ledger.served(ctx, ServedFilter(session_id=ctx.session_id))
-    receipts = page.to_dict()["served"]
+    receipts = served_page_dict(page)["served"]
     rules = [m for m in recalled.matches if m.memory.kind.value == "memorule"]
     expected = [
         ("semantic_recall", str(m.state.id), m.state.version, rank)

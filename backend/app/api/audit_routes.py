@@ -12,6 +12,7 @@ from app.api.deps import CallDep, StateDep
 from app.api.models import ErrorPublic, HeadPublic, Timestamp
 from app.domain.contract.bounds import AUDIT_CURSOR_MAX, AUDIT_LIMIT_MAX, SERVED_LIMIT_DEFAULT
 from app.domain.field_checks import parse_instant
+from app.serializers import heads_dict, served_page_dict
 from app.trigraph.ledger import ServedFilter
 
 _INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
@@ -75,7 +76,7 @@ class ServedPagePublic(BaseModel):
 async def audit_head(state: StateDep, call: CallDep) -> dict[str, Any]:
     """Store the audit head elsewhere; ``/v1/audit/verify?head=SEQ:HASH`` later proves the
     chain still extends it (admin keys not restricted to projects)."""
-    return await call.run(lambda key, ctx: state.access.audit_head(key, ctx))
+    return await call.run(lambda key, ctx: heads_dict(state.access.audit_head(key, ctx)))
 
 
 @router.get(
@@ -105,4 +106,4 @@ async def audit_served(
         after_seq=after,
         limit=limit,
     )
-    return await call.run(lambda key, ctx: state.access.served(key, ctx, flt).to_dict())
+    return await call.run(lambda key, ctx: served_page_dict(state.access.served(key, ctx, flt)))

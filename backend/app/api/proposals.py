@@ -19,7 +19,7 @@ from app.api.routes import body_doc
 from app.domain.contract.bounds import PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX
 from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
 from app.domain.records import AuditEventType
-from app.services.memory_service import memory_dict, state_dict
+from app.serializers import memory_dict, state_dict
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": m.ErrorPublic, "description": text}

@@ -37,8 +37,15 @@ from app.domain.records import (
     SessionContext,
     SourceType,
 )
+from app.serializers import (
+    audit_page_dict,
+    brief_dict,
+    history_dict,
+    memory_dict,
+    memory_page_dict,
+    state_dict,
+)
 from app.services.ledger_service import parse_head
-from app.services.memory_service import memory_dict, state_dict
 from app.trigraph.port import AuditFilter
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -168,7 +175,9 @@ async def list_memories(
         "limit": limit,
     }
     raw.update((k, request.query_params[k]) for k in request.query_params if k not in raw)
-    return await call.run(lambda key, ctx: state.access.list_memories(key, ctx, raw).to_dict())
+    return await call.run(
+        lambda key, ctx: memory_page_dict(state.access.list_memories(key, ctx, raw))
+    )
 
 
 @router.get(
@@ -260,7 +269,7 @@ async def restore_memory(
 )
 async def memory_history(state: StateDep, call: CallDep, memory_id: UUID) -> dict[str, Any]:
     """Versions oldest first, with who wrote each and when; audit events newest first."""
-    return await call.run(lambda key, ctx: state.access.history(key, ctx, memory_id).to_dict())
+    return await call.run(lambda key, ctx: history_dict(state.access.history(key, ctx, memory_id)))
 
 
 @router.get(
@@ -299,7 +308,7 @@ async def list_audit(
         before_seq=before,
         limit=limit,
     )
-    return await call.run(lambda key, ctx: state.access.audit(key, ctx, flt).to_dict())
+    return await call.run(lambda key, ctx: audit_page_dict(state.access.audit(key, ctx, flt)))
 
 
 @router.get(
@@ -343,7 +352,7 @@ async def brief(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any
     """Memorules that apply to the context (and the task), grouped by kind, in a budget."""
     m.BriefCreate.refuse_unknown(body)  # before the key, as always; the service judges values
     args = {k: body[k] for k in m.BriefCreate.model_fields if k in body}
-    return await call.run(lambda key, ctx: state.access.brief(key, ctx, **args).to_dict())
+    return await call.run(lambda key, ctx: brief_dict(state.access.brief(key, ctx, **args)))
 
 
 @router.get(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from app.serializers import brief_dict
 from app.services.brief_service import (
     TOKEN_BUDGET_DEFAULT,
     TOKEN_BUDGET_MAX,
@@ -123,6 +124,6 @@ def brief_command(common: Common) -> click.Command:
         brief = access.brief(
             me.key, me.ctx, task=text, token_budget=token_budget, namespace=namespace, top_k=top_k
         )
-        rt.emit(brief.to_dict(), lambda data: str(data["markdown"]))
+        rt.emit(brief_dict(brief), lambda data: str(data["markdown"]))
 
     return command

@@ -26,6 +26,7 @@ import click
 
 from app.capture.proposals import candidates, project_slug
 from app.capture.transcript import read_file
+from app.serializers import capture_dict
 from app.services.capture_service import CaptureService
 from app.settings import default_db_path
 
@@ -105,7 +106,7 @@ def _capture(
     ctx = rt.ctx
     found = candidates(messages, for_persona or ctx.persona)
     queue = CaptureService(services.store, services.embedder, services.memorules)
-    report = queue.capture(ctx, found, len(messages), dry_run=dry_run).to_dict()
+    report = capture_dict(queue.capture(ctx, found, len(messages), dry_run=dry_run))
     report["transcript"] = str(transcript)
     report["project"] = str(ctx.project_id)
     return report

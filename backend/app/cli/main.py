@@ -27,7 +27,14 @@ from app.cli.lazy import LazyGroup
 from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import AuditEventType, SessionContext
 from app.errors import FieldError, InvalidInput, PrismError
-from app.services.memory_service import memory_dict, state_dict
+from app.serializers import (
+    audit_page_dict,
+    heads_dict,
+    history_dict,
+    memory_dict,
+    served_page_dict,
+    state_dict,
+)
 from app.settings import load_settings
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
@@ -309,7 +316,7 @@ _status_command("restore", "Restore a retired memory into recall.")
 def history(rt: Runtime, memory_id: str) -> None:
     """Every version of a memory, who wrote it and when, and its audit events."""
     access, me = as_operator(rt.services, rt.ctx)
-    rt.emit(access.history(me.key, me.ctx, parse_id(memory_id)).to_dict(), render.history)
+    rt.emit(history_dict(access.history(me.key, me.ctx, parse_id(memory_id))), render.history)
 
 
 @cli.command()
@@ -367,7 +374,7 @@ def audit(
             sys.exit(EXIT_REFUSED)
         return
     if action == "head":
-        rt.emit(access.audit_head(me.key, me.ctx), audit_cmd.render_head)
+        rt.emit(heads_dict(access.audit_head(me.key, me.ctx)), audit_cmd.render_head)
         return
     if action == "served":
         sid = session or rt.options.get("session_id")
@@ -380,7 +387,7 @@ def audit(
             limit=limit,
         )
         page = access.served(me.key, me.ctx, served)
-        rt.emit(page.to_dict(), audit_cmd.render_served)
+        rt.emit(served_page_dict(page), audit_cmd.render_served)
         return
     flt = AuditFilter(
         memorule_id=parse_id(memorule_id, "memorule") if memorule_id else None,
@@ -392,14 +399,14 @@ def audit(
         before_seq=before_seq,
         limit=limit,
     )
-    rt.emit(access.audit(me.key, me.ctx, flt).to_dict(), render.audit_events)
+    rt.emit(audit_page_dict(access.audit(me.key, me.ctx, flt)), render.audit_events)
 
 
 @cli.command()
 @common
 def reindex(rt: Runtime) -> None:
     """Re-embed memories written with another embedding model (after changing the model)."""
-    from app.services.memory_service import reindex as run_reindex
+    from app.services.bulk_service import reindex as run_reindex
 
     services = rt.services
 

@@ -17,7 +17,7 @@ import click
 from app.cli.acting import as_operator
 from app.domain.records import Memory, MemoryState
 from app.errors import FieldError, InvalidInput
-from app.services.memory_service import memory_dict, state_dict
+from app.serializers import memory_dict, state_dict
 from app.services.proposal_service import Evidence
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import click
 
 from app.errors import FieldError, InvalidInput
+from app.formats.rules_io.records import ExportedFile
 from app.services.git_hooks import EXIT_CANNOT_CHECK
 from app.services.rules_check import check
-from app.services.rules_io.records import ExportedFile
 
 if TYPE_CHECKING:
     from app.cli.main import Runtime

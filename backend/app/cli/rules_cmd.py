@@ -1,6 +1,6 @@
 """``prism import-rules``, ``prism export-rules`` and ``prism export``: rule files and graphs.
 
-Thin front doors over :mod:`app.services.rules_io` and :mod:`app.services.graph_export`.
+Thin front doors over :mod:`app.formats.rules_io` and :mod:`app.formats.graph_export`.
 Each function here builds one command around the CLI's ``common`` decorator (the context,
 ``--db`` and ``--json`` options, and the one error mapping), which ``app.cli.main`` passes
 in when it registers the command; so this module never imports ``app.cli.main``.
@@ -20,13 +20,14 @@ import click
 
 from app.domain.records import Scope
 from app.errors import FieldError, InvalidInput
-from app.services.graph_export import write_cypher
-from app.services.rules_io.exporter import ExportFormat, applicable_memorules, render
-from app.services.rules_io.importer import ImportOptions, RulesImporter, read_rule_files
-from app.services.rules_io.reading import escape_hidden
-from app.services.rules_io.records import Action, NotesMode
+from app.formats.graph_export import write_cypher
+from app.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
+from app.formats.rules_io.reading import escape_hidden
+from app.formats.rules_io.records import Action, NotesMode
+from app.serializers import import_dict
+from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
 from app.services.transfer import write_jsonl
-from app.trigraph.port import DumpItem
+from app.trigraph.dump import DumpItem
 
 if TYPE_CHECKING:
     from app.cli.main import Runtime
@@ -91,7 +92,7 @@ def import_rules(common: Common) -> click.Command:
         importer = RulesImporter(rt.services.memory, rt.services.store)
         options = ImportOptions(applies, NotesMode(notes), dry_run, retire_missing)
         report = importer.run(rt.ctx, files, options, _progress)
-        rt.emit(report.to_dict(), lambda data: import_text(data, verbose))
+        rt.emit(import_dict(report), lambda data: import_text(data, verbose))
 
     return command
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
+from app.serializers import transfer_dict
 from app.services.transfer import export_store, import_store
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def dump_command(common: Common) -> click.Command:
         path = Path(out)
         with _replacing(path) as handle:
             report = export_store(store, handle, tenant)
-        rt.emit({**report.to_dict(), "path": str(path)}, _text)
+        rt.emit({**transfer_dict(report), "path": str(path)}, _text)
 
     return command
 
@@ -68,7 +69,7 @@ def import_command(common: Common) -> click.Command:
         Audit events are copied verbatim and every tenant's hash chain is checked on the way.
         """
         report = import_store(rt.services.store, file)
-        rt.emit(report.to_dict(), _imported_text)
+        rt.emit(transfer_dict(report), _imported_text)
 
     return command
 

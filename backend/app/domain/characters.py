@@ -7,7 +7,7 @@ and a JSON encoder chokes on them).
 Bidirectional controls (the embedding, override and isolate controls U+202A-U+202E,
 U+2066-U+2069, and the marks U+200E, U+200F, U+061C) are accepted: right-to-left text needs
 some of them, and a rule file imported with them keeps them and reports each one visibly
-(``app.services.rules_io.reading``), and the Cypher export writes them escaped. Refusing
+(``app.formats.rules_io.reading``), and the Cypher export writes them escaped. Refusing
 them here would make ``prism import-rules`` lose text that the other doors then could not
 write back. (The console shows them as they are: see the README's "Limits".)
 """

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.domain.lexical import K1, B, LexicalHits, LexicalIndex
+from app.domain.lexical import K1, B, LexicalHits, Lexicon
 from app.domain.ranking_bounds import PRESELECT_MIN, dots, relevance, rows_within_reach
 from app.domain.ranking_why import ABSENT, NONE, keys_of, normalise_key, why_of
 from app.domain.records import APPLIES_TO_KEYS, Confidence, Scope, SessionContext, parse_iso
@@ -148,7 +148,7 @@ class Candidates:
     coarse: npt.NDArray[np.float32] | None = None
     projection: npt.NDArray[np.float32] | None = None
     residual: npt.NDArray[np.float32] | None = None
-    lexicon: LexicalIndex | None = None  # BM25 over the same rows, if the store keeps one
+    lexicon: Lexicon | None = None  # BM25 over the same rows, if the store keeps one
     live: BoolArray | None = None  # rows not superseded nor retired (BM25's statistics)
 
     def lexical_hits(self, query: str, weights: RankingWeights | None = None) -> LexicalHits | None:

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.domain.access import Caller
 from app.domain.contract.bounds import PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX
 from app.mcp_server.parsing import parse
+from app.serializers import memory_dict, state_dict
 from app.services.access_service import AccessService
-from app.services.memory_service import memory_dict, state_dict
 
 DESCRIPTION = (
     "The review queue of memorules captured from what the operator said in past sessions "

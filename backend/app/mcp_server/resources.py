@@ -20,9 +20,9 @@ from pydantic import Field
 from app.domain.access import Caller
 from app.errors import FieldError, InvalidInput, PrismError
 from app.mcp_server.session import Sessions
+from app.serializers import memory_dict, state_dict
 from app.services.access_service import AccessService
 from app.services.brief_service import TASK_MAX, TOKEN_BUDGET_DEFAULT
-from app.services.memory_service import memory_dict, state_dict
 
 BRIEF_URI = "prism://brief"
 BRIEF_DESCRIPTION = (

@@ -32,6 +32,7 @@ from app.mcp_server import arguments as a
 from app.mcp_server import proposals
 from app.mcp_server.parsing import decode_json_strings, parse
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
+from app.serializers import audit_page_dict, brief_dict, history_dict, served_page_dict
 from app.services.access_service import AccessService
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
@@ -68,7 +69,7 @@ def _recall(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, An
 
 def _brief(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     a.BRIEF.refuse_unknown(args)  # the service judges the values
-    return svc.brief(c.key, c.ctx, **args).to_dict()
+    return brief_dict(svc.brief(c.key, c.ctx, **args))
 
 
 def _update(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +97,7 @@ def _restore(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, A
 
 
 def _history(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    return svc.history(c.key, c.ctx, parse(a.HistoryArguments, args).id).to_dict()
+    return history_dict(svc.history(c.key, c.ctx, parse(a.HistoryArguments, args).id))
 
 
 def _audit(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +112,7 @@ def _audit(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any
         before_seq=p.before,
         limit=p.limit,
     )
-    return svc.audit(c.key, c.ctx, flt).to_dict()
+    return audit_page_dict(svc.audit(c.key, c.ctx, flt))
 
 
 def _served(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def _served(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, An
         after_seq=p.after,
         limit=p.limit,
     )
-    return svc.served(c.key, c.ctx, flt).to_dict()
+    return served_page_dict(svc.served(c.key, c.ctx, flt))
 
 
 TOOLS: tuple[ToolSpec, ...] = (

@@ -24,9 +24,10 @@ from app.domain.ranking import normalise_key
 from app.domain.records import Memory, MemoryState, RecallResult, SessionContext, WriteResult
 from app.errors import NotFound, PermissionDenied, StorageError
 from app.services.brief_service import Brief, BriefService
-from app.services.ledger_service import LedgerService, ServedPage
+from app.services.ledger_service import ChainHeads, LedgerService, ServedPage
 from app.services.memorule_service import AuditPage, MemoruleService
-from app.services.memory_service import History, MemoryPage, MemoryService
+from app.services.memory_reads import History, MemoryPage
+from app.services.memory_service import MemoryService
 
 if TYPE_CHECKING:
     from app.services.proposal_service import Evidence, ProposalService
@@ -241,7 +242,7 @@ class AccessService:
             raise StorageError("this store has no audit ledger")
         return self.memorules.ledger
 
-    def audit_head(self, key: ApiKey, ctx: SessionContext) -> dict[str, Any]:
+    def audit_head(self, key: ApiKey, ctx: SessionContext) -> ChainHeads:
         """The tenant's chain heads (admin keys not restricted to projects)."""
         access.require_tenant_audit(key, "read the audit chain's head")
         return self._ledger().head(ctx)

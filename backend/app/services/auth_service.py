@@ -16,7 +16,7 @@ from app.domain.access import ApiKey, Role
 from app.domain.ids import new_id, uuid_for
 from app.domain.records import SessionContext, utcnow
 from app.errors import FieldError, InvalidInput, NotFound, Unauthenticated
-from app.trigraph.port import ApiKeyStore
+from app.trigraph.keys import ApiKeyStore
 
 PROJECTS_MAX = 100
 LABEL_MAX = 200

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from app.domain.contract.bounds import TASK_MAX as TASK_MAX
 from app.domain.contract.bounds import TOKEN_BUDGET_DEFAULT as TOKEN_BUDGET_DEFAULT
@@ -64,26 +64,6 @@ class Brief:
     omitted: int
     token_budget: int
     estimated_tokens: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """The brief as JSON: the Markdown plus what it holds."""
-        return {
-            "ok": True,
-            "markdown": self.markdown,
-            "included": [
-                {
-                    "id": str(m.memory.id),
-                    "memorule_kind": m.state.memorule_kind.value if m.state.memorule_kind else None,
-                    "subject": m.state.subject,
-                    "confidence": m.state.confidence.value if m.state.confidence else None,
-                    "score": round(m.score, 6),
-                }
-                for m in self.included
-            ],
-            "omitted": self.omitted,
-            "token_budget": self.token_budget,
-            "estimated_tokens": self.estimated_tokens,
-        }
 
 
 class BriefService:

@@ -87,19 +87,6 @@ class CaptureReport:
     def count(self, action: str) -> int:
         return sum(1 for o in self.outcomes if o.action == action)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "dry_run": self.dry_run,
-            "messages": self.messages,
-            "detected": len(self.outcomes),
-            "proposed": self.count("proposed"),
-            "evidence": self.count("evidence"),
-            "already_captured": self.count("already_captured"),
-            "skipped": self.count("skipped"),
-            "outcomes": [o.to_dict() for o in self.outcomes],
-        }
-
 
 @dataclass(frozen=True)
 class _Pending:

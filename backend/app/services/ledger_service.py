@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Final
 from uuid import UUID
 
 from app.domain.audit import ChainCheck, ChainReport, Head
@@ -52,12 +52,14 @@ class ServedPage:
     receipts: list[ServedReceipt]
     next_cursor: int | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "served": [r.to_dict() for r in self.receipts],
-            "next_cursor": self.next_cursor,
-        }
+
+@dataclass(frozen=True)
+class ChainHeads:
+    """A tenant's recorded chain heads (sequence 0 and a zero hash before any entry)."""
+
+    tenant_id: UUID
+    audit: Head
+    served: Head
 
 
 class LedgerService:
@@ -122,14 +124,14 @@ class LedgerService:
         page = found[:limit]
         return ServedPage(page, page[-1].seq if len(found) > limit and page else None)
 
-    def head(self, ctx: SessionContext) -> dict[str, Any]:
+    def head(self, ctx: SessionContext) -> ChainHeads:
         """The recorded heads of the tenant's audit chain and served-receipt chain."""
         self.flush()
-        heads = {}
-        for name, chain in (("audit", AUDIT_CHAIN), ("served", SERVED_CHAIN)):
-            head = self.ledger.head(ctx.tenant_id, chain)
-            heads[name] = (head or Head(0, "0" * 64)).to_dict()
-        return {"ok": True, "tenant_id": str(ctx.tenant_id), **heads}
+        audit, served = (
+            self.ledger.head(ctx.tenant_id, chain) or Head(0, "0" * 64)
+            for chain in (AUDIT_CHAIN, SERVED_CHAIN)
+        )
+        return ChainHeads(ctx.tenant_id, audit, served)
 
     def verify(self, tenant_id: UUID, given: Head | None = None) -> ChainReport:
         """Recompute the tenant's audit chain and served receipts; report the first flaw.

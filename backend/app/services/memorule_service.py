@@ -1,7 +1,9 @@
 """Memorules (SPEC-094 v0.4): typed write routing, Watson audit emission, audit reads.
 
-``MemoryService.remember`` routes ``kind='memorule'`` writes here. Every memorule write
-leaves a ``:MemoruleAudit`` event in the same transaction as its state.
+``MemoryService.remember`` routes ``kind='memorule'`` writes here, and the lifecycle
+(:mod:`.lifecycle_service`) asks here for what a memorule's update, retire or restore adds:
+every memorule audit event is built in this module (:meth:`MemoruleService.audit_draft`),
+and written in the same transaction as its state.
 """
 
 from __future__ import annotations
@@ -43,13 +45,6 @@ class AuditPage:
 
     events: list[MemoruleAudit]
     next_cursor: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "events": [e.to_dict() for e in self.events],
-            "next_cursor": self.next_cursor,
-        }
 
 
 class MemoruleService:
@@ -152,6 +147,53 @@ class MemoruleService:
                 utcnow(),
                 reason=f"corrected by memorule {new_id_}",
             )
+        )
+
+    def build_supersede(
+        self,
+        ctx: SessionContext,
+        memorule_id: UUID,
+        state: MemoryState,
+        write: MemoruleWrite,
+        when: Any,
+        reason: str | None,
+    ) -> tuple[MemoryState, AuditDraft]:
+        """A memorule's new version (``update``): ``state`` given the write's memorule fields,
+        and the ``superseded`` event that names it."""
+        state = MemoryState(
+            **{
+                **state.__dict__,
+                "memorule_kind": write.memorule_kind,
+                "applies_to": write.applies_to,
+                "evidence_signal_id": write.evidence_signal_id,
+                "confidence": write.confidence,
+            }
+        )
+        draft = self.audit_draft(
+            ctx,
+            memorule_id,
+            state,
+            AuditEventType.SUPERSEDED,
+            write.evidence_signal_id,
+            when,
+            reason,
+        )
+        return state, draft
+
+    def status_event(
+        self,
+        ctx: SessionContext,
+        memorule_id: UUID,
+        state: MemoryState,
+        status: Status,
+        when: Any,
+        reason: str | None,
+    ) -> AuditDraft:
+        """The event of a memorule retired (``status`` RETIRED) or restored (ACTIVE), naming
+        its current ``state``."""
+        event = AuditEventType.RETIRED if status is Status.RETIRED else AuditEventType.RESTORED
+        return self.audit_draft(
+            ctx, memorule_id, state, event, state.evidence_signal_id, when, reason
         )
 
     @staticmethod

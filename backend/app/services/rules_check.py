@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from app.services.rules_io.records import ExportedFile
+from app.formats.rules_io.records import ExportedFile
 
 EXPORT_MARK: Final = "<!-- prism:export"
 DIFF_LINES_MAX: Final = 40

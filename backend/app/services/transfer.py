@@ -34,8 +34,9 @@ import numpy as np
 from app.domain import audit as chain
 from app.domain.records import MemoruleAudit, MemoryState, iso, utcnow
 from app.domain.served import ServedReceipt
-from app.services.transfer_format import COUNTS, FORMAT, VERSION, Reader
-from app.trigraph.port import DumpItem, MemoryDump, TriGraphStore
+from app.formats.transfer_format import COUNTS, FORMAT, VERSION, Reader
+from app.trigraph.dump import DumpItem, MemoryDump
+from app.trigraph.port import TriGraphStore
 
 
 @dataclass
@@ -49,14 +50,6 @@ class TransferReport:
     def line_counts(self) -> dict[str, int]:
         """The counts, with ``statements``: the lines written (records, header and end)."""
         return {**self.counts, "statements": sum(self.counts.values()) - self.counts["states"] + 2}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "counts": dict(self.counts),
-            "tenants": [str(t) for t in self.tenants],
-            "chains": {str(t): r.to_dict() for t, r in self.chains.items()},
-        }
 
 
 def write_jsonl(items: Iterable[DumpItem], out: TextIO) -> TransferReport:

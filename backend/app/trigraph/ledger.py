@@ -1,7 +1,8 @@
 """The audit ledger port: what verification and served receipts need from an engine.
 
 Kept apart from :class:`~app.trigraph.port.TriGraphStore` (writes, recall, listings): an
-engine brings its ledger as it brings its key store (:func:`app.bootstrap.build_ledger`).
+engine hands out its ledger as it hands out its key store
+(:meth:`app.trigraph.port.EngineParts.ledger`).
 Adapters: :mod:`app.trigraph.sqlite_ledger`, :mod:`app.trigraph.postgres_ledger`.
 """
 

@@ -2,19 +2,20 @@
 
 The graph (SPEC-020): ``(:Memory)-[:HAS_STATE]->(:MemoryState)`` and ``(:MemoruleAudit)``.
 Adapters: :mod:`app.trigraph.sqlite` (embedded default) and :mod:`app.trigraph.postgres`
-(PostgreSQL with pgvector). Every adapter passes the same contract suites: the service and
+(PostgreSQL with pgvector). Beside this module: what a dump carries (:mod:`.dump`), the key
+store (:mod:`.keys`) and the audit ledger (:mod:`.ledger`) ports, which an engine hands out
+(:class:`EngineParts`). Every adapter passes the same contract suites: the service and
 storage tests run parametrised over both engines (the ``engine_settings`` fixture).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
 
-from app.domain.access import ApiKey
 from app.domain.ranking import Ranked, RankingWeights
 from app.domain.records import (
     AuditDraft,
@@ -28,8 +29,10 @@ from app.domain.records import (
     SessionContext,
     Status,
 )
-from app.domain.served import ServedReceipt
 from app.embeddings.port import Vector
+from app.trigraph.dump import TransferStore
+from app.trigraph.keys import ApiKeyStore
+from app.trigraph.ledger import AuditLedger
 
 
 @dataclass(frozen=True)
@@ -175,35 +178,6 @@ class AuditFilter:
     limit: int = 50
 
 
-@dataclass(frozen=True)
-class MemoryDump:
-    """One stored memory, whole: the node, every state (version 1 first), the current vector.
-
-    ``vector_model`` names the model that embedded ``vector`` (None with no vector).
-    """
-
-    memory: Memory
-    states: list[MemoryState]
-    vector: Vector | None
-    vector_model: str | None
-
-
-@dataclass(frozen=True)
-class IdempotencyRecord:
-    """A stored idempotency claim with its tenant and time (what a dump carries)."""
-
-    tenant_id: UUID
-    key: str
-    request_hash: str
-    result: dict[str, Any]
-    created_at: datetime
-
-
-DumpItem = MemoryDump | MemoruleAudit | IdempotencyRecord | ServedReceipt
-"""What ``dump`` yields and ``load`` takes: audit events and served receipts are chained rows,
-copied verbatim."""
-
-
 class WriteStore(Protocol):
     """Writes: every change is one atomic batch."""
 
@@ -331,92 +305,30 @@ class AdminStore(Protocol):
         ...
 
 
-class TransferStore(Protocol):
-    """Moving a store's records between engines (``prism dump`` / ``prism import``)."""
+class EngineParts(Protocol):
+    """What else an engine keeps beside the TriGraph, on its own connections: the composition
+    root asks the engine for them (:mod:`app.bootstrap`), never guesses its type."""
 
-    def dump(self, tenant_id: UUID | None = None) -> Iterator[DumpItem]:
-        """Everything stored for one tenant (or all), exactly as stored.
-
-        Tenants in id order; per tenant: its memories by id (each with its states and
-        current vector), then its audit chain by ``seq``, then its idempotency claims by key,
-        then its served receipts by ``seq``.
-
-        Raises:
-            StorageError: the engine failed.
-        """
+    def key_store(self) -> ApiKeyStore:
+        """The HTTP API keys stored on this engine."""
         ...
 
-    def load(self, items: Iterable[DumpItem]) -> dict[str, int]:
-        """Insert dumped records verbatim (audit rows keep their seq and hashes), all or none.
-
-        A memory must come before the audit events that name it (``dump`` order). Each
-        loaded chain's head (``audit_head``) is set from its last entry.
-
-        Returns:
-            Counts loaded: memories, states, audit_events, idempotency, served_receipts.
-
-        Raises:
-            Conflict: a tenant in ``items`` already has data in this store.
-            StorageError: the engine failed, or an item breaks a key (e.g. an audit event
-                before its memory).
-        """
+    def ledger(self) -> AuditLedger:
+        """The audit ledger (verification reads, served receipts) of this engine."""
         ...
 
 
 class TriGraphStore(
-    WriteStore, ReadStore, RecallStore, AuditStore, AdminStore, TransferStore, Protocol
+    WriteStore,
+    ReadStore,
+    RecallStore,
+    AuditStore,
+    AdminStore,
+    TransferStore,
+    EngineParts,
+    Protocol,
 ):
     """A storage engine holding the TriGraph for many tenants: every part above.
 
     Services take the narrowest part they use; ``bootstrap`` builds a whole engine.
     """
-
-
-class ApiKeyStore(Protocol):
-    """Where HTTP API keys live, on the same engine as the TriGraph.
-
-    Secrets are never stored, only their SHA-256 (:func:`app.domain.access.hash_secret`).
-    """
-
-    def ready(self) -> bool:
-        """True when the engine answers and its schema is fully migrated (keys included).
-
-        Never raises: an unreachable or unmigrated engine is simply not ready.
-        """
-        ...
-
-    def add_key(self, key: ApiKey, secret_hash: str) -> None:
-        """Store a new key.
-
-        Raises:
-            Conflict: the key id or the secret hash is already stored.
-            StorageError: the engine failed (e.g. it is not migrated).
-        """
-        ...
-
-    def key_by_hash(self, secret_hash: str) -> ApiKey | None:
-        """The key whose secret hashes to ``secret_hash`` (revoked ones too), by index.
-
-        Raises:
-            StorageError: the engine failed.
-        """
-        ...
-
-    def keys(self, tenant_id: UUID | None = None) -> list[ApiKey]:
-        """Every key (of one tenant, or of all), oldest first, revoked ones included.
-
-        Raises:
-            StorageError: the engine failed.
-        """
-        ...
-
-    def revoke_key(self, key_id: str, when: datetime) -> ApiKey | None:
-        """Mark a key revoked at ``when`` (a key already revoked keeps its first time).
-
-        Returns:
-            The key as stored afterwards, or None when no key has that id.
-
-        Raises:
-            StorageError: the engine failed.
-        """
-        ...

@@ -1,11 +1,12 @@
 """The server TriGraph engine: PostgreSQL with pgvector, behind the same port as SQLite.
 
-Connections come from a ``psycopg_pool`` pool (sync psycopg 3), opened on first use; reads run
-in autocommit. A write (:mod:`~app.trigraph.postgres_write`) is one pipelined transaction that
-first bumps the tenant's ``tenant_clock`` row: its row lock serialises the writes of ONE tenant
-(the audit chain is extended by one writer at a time, as SQLite's ``BEGIN IMMEDIATE`` does for
-the whole file) while other tenants' writes proceed in parallel. Under READ COMMITTED every
-statement after the lock sees what the previous holder committed, so idempotency claims and
+Connections come from a ``psycopg_pool`` pool (:mod:`~app.trigraph.postgres_conn`), opened on
+first use, which the key store and the ledger share; reads run in autocommit. A write
+(:mod:`~app.trigraph.postgres_write`) is one pipelined transaction that first bumps the
+tenant's ``tenant_clock`` row: its row lock serialises the writes of ONE tenant (the audit
+chain is extended by one writer at a time, as SQLite's ``BEGIN IMMEDIATE`` does for the whole
+file) while other tenants' writes proceed in parallel. Under READ COMMITTED every statement
+after the lock sees what the previous holder committed, so idempotency claims and
 expected versions are checked against the latest state.
 
 Recall and the near-duplicate probe rank in the database, one statement each
@@ -19,32 +20,24 @@ text. Rows are built and read in :mod:`~app.trigraph.postgres_rows`; BM25 postin
 
 from __future__ import annotations
 
-import struct
-import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
 from uuid import UUID
 
-import numpy as np
-import psycopg
 from psycopg import errors as pgerrors
-from psycopg.abc import Buffer
-from psycopg.adapt import Dumper
-from psycopg.pq import Format
-from psycopg_pool import ConnectionPool
 
 from app.domain.records import MemoruleAudit, Memory, MemoryState
 from app.embeddings.port import Vector
 from app.errors import StorageError
 from app.trigraph import postgres_ranking, postgres_transfer, postgres_write
 from app.trigraph import postgres_rows as rows
+from app.trigraph.dump import DumpItem
+from app.trigraph.keys import ApiKeyStore
+from app.trigraph.ledger import AuditLedger
 from app.trigraph.listing_sql import list_query
 from app.trigraph.port import (
     AuditFilter,
     CandidateFilter,
-    DumpItem,
     IdempotencyClaim,
     ListFilter,
     NearMatch,
@@ -53,33 +46,14 @@ from app.trigraph.port import (
     WriteBatch,
     WriteOutcome,
 )
+from app.trigraph.postgres_conn import Conn, PostgresPool
 from app.trigraph.postgres_schema import (
     MIGRATION_LOCK_KEY,
     MIGRATIONS,
     SCHEMA_MIGRATIONS_DDL,
 )
 
-Conn = psycopg.Connection[tuple[Any, ...]]
 CHAIN_PAGE = 2000
-
-
-class VectorDumper(Dumper):
-    """numpy float vectors as pgvector's binary wire format: dim, 0, big-endian float4s.
-
-    The dumper leaves the type unknown (oid 0); queries cast the parameter with
-    ``%b::vector`` and the server decodes it with pgvector's receive function.
-    """
-
-    format = Format.BINARY
-    oid = 0
-
-    def dump(self, obj: Any) -> Buffer:
-        data = np.ascontiguousarray(obj, dtype=">f4").reshape(-1)
-        return struct.pack(">HH", data.shape[0], 0) + data.tobytes()
-
-
-def _configure(conn: Conn) -> None:
-    conn.adapters.register_dumper(np.ndarray, VectorDumper)
 
 
 class PostgresStore:
@@ -102,55 +76,27 @@ class PostgresStore:
         timeout: float = 30.0,
     ) -> None:
         self.url = url
-        self._min_size = min_size
-        self._max_size = max_size
-        self._timeout = timeout
-        self._pool: ConnectionPool[Conn] | None = None
-        self._guard = threading.Lock()
+        self.pool = PostgresPool(url, min_size=min_size, max_size=max_size, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"PostgresStore({rows.redact(self.url)!r})"
 
-    # -- connections -------------------------------------------------------------------
-
-    def _open_pool(self) -> ConnectionPool[Conn]:
-        with self._guard:
-            if self._pool is None:
-                try:  # one direct connection first: its error says why (auth, db, host)
-                    psycopg.connect(self.url, connect_timeout=int(self._timeout)).close()
-                except psycopg.Error as exc:
-                    raise StorageError(
-                        f"cannot connect to PostgreSQL at {rows.redact(self.url)}: {exc}"
-                    ) from exc
-                pool: ConnectionPool[Conn] = ConnectionPool(
-                    self.url,
-                    min_size=self._min_size,
-                    max_size=self._max_size,
-                    kwargs={"autocommit": True},
-                    configure=_configure,
-                    timeout=self._timeout,
-                    name="prism",
-                    open=False,
-                )
-                pool.open()
-                self._pool = pool
-            return self._pool
-
-    @contextmanager
-    def _conn(self) -> Iterator[Conn]:
-        """A pooled autocommit connection; database failures become ``StorageError``."""
-        pool = self._open_pool()
-        try:
-            with pool.connection() as conn:
-                yield conn
-        except psycopg.Error as exc:
-            raise StorageError(f"PostgreSQL failed: {exc}") from exc
-
     def close(self) -> None:
-        with self._guard:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+        self.pool.close()
+
+    # -- what else lives in the database ---------------------------------------------
+
+    def key_store(self) -> ApiKeyStore:
+        """The API keys in this database (``api_key``), on the store's pool."""
+        from app.trigraph.postgres_keys import PostgresKeyStore
+
+        return PostgresKeyStore(self.pool)
+
+    def ledger(self) -> AuditLedger:
+        """The audit ledger of this database (heads, served receipts), on its pool."""
+        from app.trigraph.postgres_ledger import PostgresLedger
+
+        return PostgresLedger(self.pool)
 
     # -- schema ------------------------------------------------------------------------
 
@@ -160,7 +106,7 @@ class PostgresStore:
         An up-to-date schema needs no privilege beyond reading ``schema_migrations``, so a
         runtime role limited to DML can start the service (docs/postgres.md, "Privileges").
         """
-        with self._conn() as conn, conn.transaction():
+        with self.pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
             exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
             if exists is None or exists[0] is None:
@@ -198,13 +144,13 @@ class PostgresStore:
     # -- writes ------------------------------------------------------------------------
 
     def write(self, batch: WriteBatch) -> WriteOutcome:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             return postgres_write.write(conn, batch)
 
     # -- reads -------------------------------------------------------------------------
 
     def idempotent_result(self, tenant_id: UUID, key: str) -> IdempotencyClaim | None:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             return postgres_write.claim(conn, tenant_id, key)
 
     def get(self, tenant_id: UUID, memory_id: UUID) -> tuple[Memory, MemoryState] | None:
@@ -215,7 +161,7 @@ class PostgresStore:
     ) -> dict[UUID, tuple[Memory, MemoryState]]:
         if not memory_ids:
             return {}
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             found = conn.execute(
                 f"SELECT {rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S} FROM memory m "
                 "JOIN memory_state s ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
@@ -230,7 +176,7 @@ class PostgresStore:
         return out
 
     def states(self, tenant_id: UUID, memory_id: UUID) -> list[MemoryState]:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             found = conn.execute(
                 f"SELECT {rows.STATE_COLUMNS} FROM memory_state "
                 "WHERE tenant_id = %s AND memory_id = %s ORDER BY version",
@@ -239,7 +185,7 @@ class PostgresStore:
         return [rows.state(r) for r in found]
 
     def vector(self, tenant_id: UUID, memory_id: UUID) -> Vector | None:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             row = conn.execute(
                 "SELECT vector FROM recall_index WHERE tenant_id = %s AND memory_id = %s",
                 (tenant_id, memory_id),
@@ -248,7 +194,7 @@ class PostgresStore:
         return rows.vector_from_binary(row[0]) if row else None
 
     def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             return postgres_ranking.recall(conn, tenant_id, request)
 
     def near_duplicates(
@@ -260,7 +206,7 @@ class PostgresStore:
         threshold: float,
         limit: int,
     ) -> list[NearMatch]:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             return postgres_ranking.near_duplicates(
                 conn, tenant_id, flt, vector, model, threshold, limit
             )
@@ -268,21 +214,21 @@ class PostgresStore:
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         columns = f"{rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S}"
         query, args = list_query(tenant_id, flt, columns, "%s", lambda u: u)
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             found = conn.execute(query, args, binary=True).fetchall()
         width = rows.MEMORY_WIDTH
         return [(rows.memory(r[:width]), rows.state(r[width:])) for r in found]
 
     def audit_events(self, tenant_id: UUID, flt: AuditFilter) -> list[MemoruleAudit]:
         query, args = rows.audit_query(tenant_id, flt)
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             found = conn.execute(query, args).fetchall()
         return [rows.audit(r) for r in found]
 
     def audit_chain(self, tenant_id: UUID) -> Iterator[MemoruleAudit]:
         after = 0
         while True:  # keyset pages: no connection is held between pages
-            with self._conn() as conn:
+            with self.pool.connection() as conn:
                 page = conn.execute(
                     f"SELECT {rows.AUDIT_COLUMNS} FROM memorule_audit "
                     "WHERE tenant_id = %s AND seq > %s ORDER BY seq LIMIT %s",
@@ -295,7 +241,7 @@ class PostgresStore:
             after = int(page[-1][2])
 
     def tenants(self) -> list[UUID]:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             found = conn.execute(
                 "SELECT h.tenant_id FROM tenant_clock h "
                 "WHERE EXISTS (SELECT 1 FROM memory m WHERE m.tenant_id = h.tenant_id) "
@@ -304,7 +250,7 @@ class PostgresStore:
         return sorted(r[0] for r in found)
 
     def stats(self, tenant_id: UUID) -> dict[str, int]:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             row = conn.execute(
                 "SELECT (SELECT count(*) FROM memory WHERE tenant_id = %(t)s), "
                 "(SELECT count(*) FROM memory_state WHERE tenant_id = %(t)s), "
@@ -315,7 +261,7 @@ class PostgresStore:
         return {"memories": int(row[0]), "states": int(row[1]), "audit_events": int(row[2])}
 
     def stale_vectors(self, model: str, limit: int) -> list[tuple[UUID, UUID, str]]:
-        with self._conn() as conn:
+        with self.pool.connection() as conn:
             found = conn.execute(
                 "SELECT r.tenant_id, r.memory_id, s.subject, s.body FROM recall_index r "
                 "JOIN memory m ON m.tenant_id = r.tenant_id AND m.id = r.memory_id "
@@ -326,7 +272,7 @@ class PostgresStore:
         return [(r[0], r[1], f"{r[2]}\n{r[3]}" if r[2] else r[3]) for r in found]
 
     def set_vectors(self, tenant_id: UUID, vectors: list[tuple[UUID, Vector]], model: str) -> None:
-        with self._conn() as conn, conn.pipeline(), conn.transaction():
+        with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
             bumped = conn.execute(rows.BUMP_CLOCK, (tenant_id,)).fetchone()
             clock = int(bumped[0]) if bumped else 0
             with conn.cursor() as cur:
@@ -339,8 +285,8 @@ class PostgresStore:
     # -- moving data -------------------------------------------------------------------
 
     def dump(self, tenant_id: UUID | None = None) -> Iterator[DumpItem]:
-        return postgres_transfer.dump(self._conn, tenant_id)
+        return postgres_transfer.dump(self.pool.connection, tenant_id)
 
     def load(self, items: Iterable[DumpItem]) -> dict[str, int]:
-        with self._conn() as conn, conn.transaction():
+        with self.pool.connection() as conn, conn.transaction():
             return postgres_transfer.load(conn, items)

@@ -15,7 +15,7 @@ from psycopg.types.json import Jsonb
 
 from app.domain.access import ApiKey, Role
 from app.errors import Conflict, StorageError
-from app.trigraph.postgres import PostgresStore
+from app.trigraph.postgres_conn import PostgresPool
 from app.trigraph.postgres_schema import MIGRATIONS
 
 _COLUMNS = "key_id, tenant_id, role, projects, persona, prefix, label, created_at, revoked_at"
@@ -26,15 +26,15 @@ class PostgresKeyStore:
     """The :class:`~app.trigraph.port.ApiKeyStore` of one PostgreSQL database.
 
     Args:
-        store: the TriGraph store whose database (and connection pool) the keys share.
+        pool: the connection pool the keys share with the TriGraph store.
     """
 
-    def __init__(self, store: PostgresStore) -> None:
-        self.store = store
+    def __init__(self, pool: PostgresPool) -> None:
+        self.pool = pool
 
     def ready(self) -> bool:
         try:
-            with self.store._conn() as conn:
+            with self.pool.connection() as conn:
                 row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
         except StorageError:
             return False
@@ -43,7 +43,7 @@ class PostgresKeyStore:
     def add_key(self, key: ApiKey, secret_hash: str) -> None:
         projects = Jsonb([str(p) for p in key.projects]) if key.projects else None
         try:
-            with self.store._conn() as conn:
+            with self.pool.connection() as conn:
                 try:
                     conn.execute(
                         f"INSERT INTO api_key (secret_hash, {_COLUMNS}) "
@@ -81,7 +81,7 @@ class PostgresKeyStore:
 
     def revoke_key(self, key_id: str, when: datetime) -> ApiKey | None:
         try:
-            with self.store._conn() as conn, conn.transaction():
+            with self.pool.connection() as conn, conn.transaction():
                 conn.execute(
                     "UPDATE api_key SET revoked_at = %s WHERE key_id = %s AND revoked_at IS NULL",
                     (when, key_id),
@@ -95,7 +95,7 @@ class PostgresKeyStore:
 
     def _read(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         try:
-            with self.store._conn() as conn:
+            with self.pool.connection() as conn:
                 return conn.execute(sql, args).fetchall()
         except StorageError as exc:
             raise _unavailable() from exc

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -22,10 +22,8 @@ from app.domain.audit import GENESIS_HASH, Head
 from app.domain.records import utcnow
 from app.domain.served import RECEIPT_FIELDS, ServedDraft, ServedReceipt, chain_receipts
 from app.trigraph.ledger import SERVED_CHAIN, ServedFilter
+from app.trigraph.postgres_conn import PostgresPool
 from app.trigraph.postgres_rows import utc
-
-if TYPE_CHECKING:  # postgres.py imports this module (through its transfer module)
-    from app.trigraph.postgres import PostgresStore
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -166,14 +164,14 @@ class PostgresLedger:
     """The :class:`~app.trigraph.ledger.AuditLedger` of a PostgreSQL database.
 
     Args:
-        store: the TriGraph store whose pool the ledger shares.
+        pool: the connection pool the ledger shares with the TriGraph store.
     """
 
-    def __init__(self, store: PostgresStore) -> None:
-        self.store = store
+    def __init__(self, pool: PostgresPool) -> None:
+        self.pool = pool
 
     def read(self, tenant_id: UUID, work: Callable[[Any], T]) -> T:
-        with self.store._conn() as conn, conn.transaction():
+        with self.pool.connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             # Plan the cursors for every row, not a fast first page: a fresh import (no
             # statistics yet) otherwise got a nested loop that scanned memory_state per event
@@ -182,13 +180,13 @@ class PostgresLedger:
             return work(_Snapshot(conn, tenant_id))
 
     def head(self, tenant_id: UUID, chain: str) -> Head | None:
-        with self.store._conn() as conn:
+        with self.pool.connection() as conn:
             return _head(conn, tenant_id, chain)
 
     def append_served(self, tenant_id: UUID, drafts: Sequence[ServedDraft]) -> int:
         if not drafts:
             return 0
-        with self.store._conn() as conn, conn.transaction():
+        with self.pool.connection() as conn, conn.transaction():
             row = conn.execute(
                 _LOCK_HEAD, (tenant_id, SERVED_CHAIN, GENESIS_HASH, utcnow())
             ).fetchone()
@@ -220,7 +218,7 @@ class PostgresLedger:
         if flt.after_seq is not None:
             where.append("seq > %s")
             args.append(flt.after_seq)
-        with self.store._conn() as conn:
+        with self.pool.connection() as conn:
             found = conn.execute(
                 f"SELECT {RECEIPT_COLUMNS} FROM served_receipt WHERE {' AND '.join(where)} "
                 "ORDER BY seq LIMIT %s",

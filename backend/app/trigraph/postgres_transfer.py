@@ -22,8 +22,8 @@ from app.errors import Conflict
 from app.trigraph import postgres_ledger as ledger
 from app.trigraph import postgres_rows as rows
 from app.trigraph import postgres_terms as terms
+from app.trigraph.dump import DumpItem, IdempotencyRecord, MemoryDump
 from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN
-from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 PAGE: Final = 500

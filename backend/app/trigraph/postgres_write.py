@@ -21,9 +21,10 @@ from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 
 from app.domain import audit as chain
+from app.domain.idempotency import check_same_request
 from app.domain.records import MemoruleAudit, MemoryState, Status
 from app.embeddings.port import Vector
-from app.errors import Conflict, IdempotencyConflict, NotFound, StorageError
+from app.errors import Conflict, NotFound, StorageError
 from app.trigraph import postgres_rows as rows
 from app.trigraph import postgres_terms as terms
 from app.trigraph.port import IdempotencyClaim, WriteBatch, WriteOutcome
@@ -67,10 +68,7 @@ def replay_of(asked: IdempotencyClaim, stored: IdempotencyClaim) -> IdempotencyC
     Raises:
         IdempotencyConflict: the key was used for a different request.
     """
-    if stored.request_hash != asked.request_hash:
-        raise IdempotencyConflict(
-            f"idempotency key '{asked.key}' was used for a different request", key=asked.key
-        )
+    check_same_request(asked.key, stored.request_hash, asked.request_hash)
     return stored
 
 

@@ -22,7 +22,6 @@ from uuid import UUID
 import numpy as np
 import numpy.typing as npt
 
-from app.domain.lexical import LexicalIndex
 from app.domain.ranking import (
     ABSENT,
     CONFIDENCE_CODE,
@@ -40,6 +39,7 @@ from app.domain.ranking import (
 )
 from app.domain.records import APPLIES_TO_KEYS, Kind
 from app.embeddings.port import Vector
+from app.trigraph.lexical_index import LexicalIndex
 from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequest
 
 _MEMORULE = Kind.MEMORULE.value

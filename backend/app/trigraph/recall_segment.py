@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.domain.lexical import LexicalIndex, PackedPostings
+from app.domain.lexical import PackedPostings
+from app.trigraph.lexical_index import LexicalIndex
 from app.trigraph.recall_cache import COARSE_DIM, ID_DTYPE, ProjectCache
 
 FORMAT = 3  # bumped when the layout changes: older segments are ignored, then rebuilt

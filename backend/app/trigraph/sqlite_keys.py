@@ -1,7 +1,8 @@
-"""API keys on the embedded engine: the ``api_key`` table (migration 2) of a :class:`SQLiteStore`.
+"""API keys on the embedded engine: the ``api_key`` table (migration 2) of a SQLite file.
 
-It shares the store's per-thread connections and its ``BEGIN IMMEDIATE`` transactions, so
-keys live in the same file as the memories they guard and need no set-up of their own.
+It shares the TriGraph store's :class:`~app.trigraph.sqlite_conn.SQLiteFile`: its per-thread
+connections and its ``BEGIN IMMEDIATE`` transactions, so keys live in the same file as the
+memories they guard and need no set-up of their own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from uuid import UUID
 from app.domain.access import ApiKey, Role
 from app.domain.records import iso, parse_iso
 from app.errors import Conflict, StorageError
-from app.trigraph.sqlite import SQLiteStore
+from app.trigraph.sqlite_conn import SQLiteFile
 from app.trigraph.sqlite_schema import MIGRATIONS
 
 T = TypeVar("T")
@@ -27,16 +28,18 @@ class SQLiteKeyStore:
     """The :class:`~app.trigraph.port.ApiKeyStore` of one SQLite file.
 
     Args:
-        store: the TriGraph store whose file (and connections) the keys share.
+        file: the database file (and connections) the keys share with the TriGraph store.
     """
 
-    def __init__(self, store: SQLiteStore) -> None:
-        self.store = store
+    def __init__(self, file: SQLiteFile) -> None:
+        self.file = file
 
     def ready(self) -> bool:
         try:
             row = (
-                self.store._conn().execute("SELECT max(version) FROM schema_migrations").fetchone()
+                self.file.connection()
+                .execute("SELECT max(version) FROM schema_migrations")
+                .fetchone()
             )
         except sqlite3.Error:
             return False
@@ -95,7 +98,7 @@ class SQLiteKeyStore:
 
     def _read(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         try:
-            return self.store._conn().execute(sql, args).fetchall()
+            return self.file.connection().execute(sql, args).fetchall()
         except sqlite3.Error as exc:
             raise StorageError(
                 "the API-key store is unavailable (is the database migrated?)"
@@ -103,7 +106,7 @@ class SQLiteKeyStore:
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         try:
-            return self.store._transaction(work)
+            return self.file.transaction(work)
         except sqlite3.IntegrityError:
             raise
         except sqlite3.Error as exc:

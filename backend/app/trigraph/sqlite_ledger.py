@@ -1,9 +1,10 @@
 """The audit ledger on the embedded engine (migration 4's ``audit_head`` and ``served_receipt``).
 
-It shares the :class:`SQLiteStore`'s per-thread connections and ``BEGIN IMMEDIATE``
-transactions. Verification reads run in one read transaction (one WAL snapshot), so a chain
-and its recorded head always agree while writers carry on. Rows come back as the text SQLite
-stores (ids, ISO times), exactly what the hash functions read: nothing is rebuilt.
+It shares the TriGraph store's :class:`~app.trigraph.sqlite_conn.SQLiteFile`: its per-thread
+connections and ``BEGIN IMMEDIATE`` transactions. Verification reads run in one read
+transaction (one WAL snapshot), so a chain and its recorded head always agree while writers
+carry on. Rows come back as the text SQLite stores (ids, ISO times), exactly what the hash
+functions read: nothing is rebuilt.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from app.domain.audit import GENESIS_HASH, Head
 from app.domain.records import iso, parse_iso
 from app.domain.served import RECEIPT_FIELDS, ServedDraft, ServedReceipt, chain_receipts
 from app.trigraph.ledger import SERVED_CHAIN, ServedFilter
-from app.trigraph.sqlite import SQLiteStore
+from app.trigraph.sqlite_conn import SQLiteFile
 
 T = TypeVar("T")
 _EVENTS: Final = (
@@ -111,14 +112,14 @@ class SQLiteLedger:
     """The :class:`~app.trigraph.ledger.AuditLedger` of one SQLite file.
 
     Args:
-        store: the TriGraph store whose file (and connections) the ledger shares.
+        file: the database file (and connections) the ledger shares with the TriGraph store.
     """
 
-    def __init__(self, store: SQLiteStore) -> None:
-        self.store = store
+    def __init__(self, file: SQLiteFile) -> None:
+        self.file = file
 
     def read(self, tenant_id: UUID, work: Callable[[Any], T]) -> T:
-        conn = self.store._conn()
+        conn = self.file.connection()
         conn.execute("BEGIN")  # one snapshot: the heads and the rows agree
         try:
             return work(_Snapshot(conn, str(tenant_id)))
@@ -126,7 +127,7 @@ class SQLiteLedger:
             conn.execute("COMMIT")
 
     def head(self, tenant_id: UUID, chain: str) -> Head | None:
-        return read_head(self.store._conn(), str(tenant_id), chain)
+        return read_head(self.file.connection(), str(tenant_id), chain)
 
     def append_served(self, tenant_id: UUID, drafts: Sequence[ServedDraft]) -> int:
         t = str(tenant_id)
@@ -140,7 +141,7 @@ class SQLiteLedger:
             conn.execute(UPSERT_HEAD, (t, SERVED_CHAIN, last.seq, last.hash, iso(last.served_at)))
             return last.seq
 
-        return self.store._transaction(run) if drafts else 0
+        return self.file.transaction(run) if drafts else 0
 
     def served(self, tenant_id: UUID, flt: ServedFilter) -> list[ServedReceipt]:
         where: list[str] = ["tenant_id = ?"]
@@ -163,7 +164,7 @@ class SQLiteLedger:
             where.append("seq > ?")
             args.append(flt.after_seq)
         rows = (
-            self.store._conn()
+            self.file.connection()
             .execute(
                 f"SELECT {RECEIPT_COLUMNS} FROM served_receipt WHERE {' AND '.join(where)} "
                 "ORDER BY seq LIMIT ?",

@@ -43,7 +43,7 @@ def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model:
     cache = store.caches.get(key, lambda: ProjectCache(project))
     img = None
     with cache.lock:
-        conn = store._conn()
+        conn = store.file.connection()
         conn.execute("BEGIN")
         try:
             row = conn.execute(
@@ -73,7 +73,7 @@ def _store_segment(
     store: SQLiteStore, key: tuple[str, str, str], cache: ProjectCache, img: SegmentImage
 ) -> None:
     try:
-        store._transaction(lambda conn: sqlite_segments.store(conn, key, img))
+        store.file.transaction(lambda conn: sqlite_segments.store(conn, key, img))
     except (StorageError, sqlite3.OperationalError) as exc:  # e.g. a read-only file
         _log.warning("recall segment of project %s not stored: %s", key[1], exc)
         return

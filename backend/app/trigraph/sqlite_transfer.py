@@ -11,44 +11,21 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 from uuid import UUID
 
 import numpy as np
 
-from app.domain.ranking import normalise_key
-from app.domain.records import AppliesTo, MemoruleAudit, MemoryState, Status, iso, parse_iso
+from app.domain.records import MemoruleAudit, MemoryState, Status, iso, parse_iso
 from app.domain.served import ServedReceipt
 from app.errors import Conflict
+from app.trigraph import sqlite_rows as rows
 from app.trigraph import sqlite_segments
+from app.trigraph.dump import DumpItem, IdempotencyRecord, MemoryDump
 from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN
-from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
-from app.trigraph.sqlite import (
-    _AUDIT_COLUMNS,
-    _MEMORY_COLUMNS,
-    _STATE_COLUMNS,
-    _audit,
-    _audit_params,
-    _memory,
-    _state,
-)
 from app.trigraph.sqlite_ledger import INSERT_RECEIPT, RECEIPT_COLUMNS, UPSERT_HEAD, receipt
 
 PAGE: Final = 500
-_INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_INSERT_STATE: Final = (
-    f"INSERT INTO memory_state (tenant_id, {_STATE_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_INDEX: Final = (
-    "INSERT INTO recall_index (tenant_id, project_id, memory_id, active, kind, namespace, "
-    "memorule_kind, confidence, scope, a_persona, a_surface, a_specialization, written_at, "
-    "model, clock, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_AUDIT: Final = (
-    f"INSERT INTO memorule_audit ({_AUDIT_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 def dump(path: Path, tenant_id: UUID | None) -> Iterator[DumpItem]:
@@ -70,10 +47,10 @@ def dump(path: Path, tenant_id: UUID | None) -> Iterator[DumpItem]:
         for t in tenants:
             yield from _memories(conn, t)
             for row in conn.execute(
-                f"SELECT {_AUDIT_COLUMNS} FROM memorule_audit WHERE tenant_id = ? ORDER BY seq",
+                f"SELECT {rows.AUDIT_COLUMNS} FROM memorule_audit WHERE tenant_id = ? ORDER BY seq",
                 (t,),
             ):
-                yield _audit(row)
+                yield rows.audit(row)
             for key, request_hash, result, created_at in conn.execute(
                 "SELECT key, request_hash, result, created_at FROM idempotency "
                 "WHERE tenant_id = ? ORDER BY key",
@@ -96,7 +73,7 @@ def _memories(conn: sqlite3.Connection, t: str) -> Iterator[MemoryDump]:
     after = ""
     while True:
         page = conn.execute(
-            f"SELECT {_MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND id > ? "
+            f"SELECT {rows.MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND id > ? "
             "ORDER BY id LIMIT ?",
             (t, after, PAGE),
         ).fetchall()
@@ -106,11 +83,11 @@ def _memories(conn: sqlite3.Connection, t: str) -> Iterator[MemoryDump]:
         marks = ",".join("?" * len(ids))
         states: dict[str, list[MemoryState]] = {i: [] for i in ids}
         for r in conn.execute(
-            f"SELECT {_STATE_COLUMNS} FROM memory_state WHERE tenant_id = ? "
+            f"SELECT {rows.STATE_COLUMNS} FROM memory_state WHERE tenant_id = ? "
             f"AND memory_id IN ({marks}) ORDER BY memory_id, version",
             (t, *ids),
         ):
-            states[r[1]].append(_state(r))
+            states[r[1]].append(rows.state(r))
         vectors = {
             r[0]: (r[1], r[2])
             for r in conn.execute(
@@ -122,7 +99,7 @@ def _memories(conn: sqlite3.Connection, t: str) -> Iterator[MemoryDump]:
         for r in page:
             model, blob = vectors.get(r[0], (None, None))
             vector = np.frombuffer(blob, dtype=np.float32).copy() if blob is not None else None
-            yield MemoryDump(_memory(r), states[r[0]], vector, model)
+            yield MemoryDump(rows.memory(r), states[r[0]], vector, model)
         if len(page) < PAGE:
             return
         after = ids[-1]
@@ -144,7 +121,7 @@ def load(conn: sqlite3.Connection, items: Iterable[DumpItem]) -> dict[str, int]:
             counts["memories"] += 1
             counts["states"] += len(item.states)
         elif isinstance(item, MemoruleAudit):
-            conn.execute(_INSERT_AUDIT, _audit_params(item))
+            conn.execute(rows.INSERT_AUDIT, rows.audit_params(item))
             heads[(t, AUDIT_CHAIN)] = (item.seq, item.hash, iso(item.written_at))
             counts["audit_events"] += 1
         elif isinstance(item, ServedReceipt):
@@ -165,27 +142,12 @@ def load(conn: sqlite3.Connection, items: Iterable[DumpItem]) -> dict[str, int]:
 def _load_memory(conn: sqlite3.Connection, item: MemoryDump, clock: int) -> None:
     m = item.memory
     t = str(m.tenant_id)
-    conn.execute(
-        _INSERT_MEMORY,
-        (
-            t,
-            str(m.id),
-            str(m.project_id),
-            m.namespace,
-            m.kind.value,
-            m.source_type.value,
-            m.status.value,
-            iso(m.created_at),
-            m.current_version,
-        ),
-    )
-    conn.executemany(_INSERT_STATE, [_state_params(t, s) for s in item.states])
+    conn.execute(rows.INSERT_MEMORY, rows.memory_params(t, m))
+    conn.executemany(rows.INSERT_STATE, [rows.state_params(t, s) for s in item.states])
     if item.vector is None or item.vector_model is None:
         return
-    s = item.states[-1]
-    a = s.applies_to or AppliesTo()
     conn.execute(
-        _INSERT_INDEX,
+        rows.INSERT_INDEX,
         (
             t,
             str(m.project_id),
@@ -193,13 +155,7 @@ def _load_memory(conn: sqlite3.Connection, item: MemoryDump, clock: int) -> None
             int(m.status is Status.ACTIVE),
             m.kind.value,
             m.namespace,
-            s.memorule_kind.value if s.memorule_kind else None,
-            s.confidence.value if s.confidence else None,
-            a.scope.value if a.scope else None,
-            normalise_key(a.persona),
-            normalise_key(a.surface),
-            normalise_key(a.specialization),
-            iso(s.written_at),
+            *rows.index_values(item.states[-1]),
             item.vector_model,
             clock,
             np.ascontiguousarray(item.vector, dtype=np.float32).tobytes(),
@@ -207,32 +163,11 @@ def _load_memory(conn: sqlite3.Connection, item: MemoryDump, clock: int) -> None
     )
 
 
-def _state_params(t: str, s: MemoryState) -> tuple[Any, ...]:
-    return (
-        t,
-        str(s.id),
-        str(s.memory_id),
-        s.version,
-        s.memorule_kind.value if s.memorule_kind else None,
-        s.subject,
-        s.body,
-        json.dumps(s.applies_to.to_dict()) if s.applies_to is not None else None,
-        s.evidence_signal_id,
-        s.confidence.value if s.confidence else None,
-        str(s.written_by_session_id),
-        s.written_by_persona,
-        iso(s.written_at),
-        s.embedding_model,
-        s.reason,
-    )
-
-
 def _claim_tenant(conn: sqlite3.Connection, t: str) -> int:
     """Bump the tenant's clock and make sure it has nothing here yet; return its clock."""
     clock = int(
         conn.execute(
-            "INSERT INTO tenant_clock VALUES (?, 1) ON CONFLICT (tenant_id) "
-            "DO UPDATE SET n = n + 1 RETURNING n",
+            rows.BUMP_CLOCK,
             (t,),
         ).fetchone()[0]
     )

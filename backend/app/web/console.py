@@ -23,8 +23,14 @@ from app.domain.access import ApiKey
 from app.domain.field_checks import AUDIT_CURSOR_MAX
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError
+from app.serializers import (
+    audit_page_dict,
+    heads_dict,
+    history_dict,
+    served_page_dict,
+    state_dict,
+)
 from app.services.access_service import AccessService
-from app.services.memory_service import state_dict
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
 from app.web import served_view, views
@@ -139,7 +145,7 @@ async def memorule_list(request: Request) -> Response:
 def _detail(
     key: ApiKey, ctx: SessionContext, access: AccessService, memory_id: UUID
 ) -> dict[str, Any]:
-    history = access.history(key, ctx, memory_id).to_dict()
+    history = history_dict(access.history(key, ctx, memory_id))
     try:
         access.check_change(key, ctx, memory_id)
         can_write = True
@@ -148,7 +154,7 @@ def _detail(
     try:  # the tenant's served receipts: admin keys not restricted to projects
         served = access.served(key, ctx, ServedFilter(memorule_id=memory_id, limit=500))
         served_to: list[served_view.ServedSession] | None = served_view.sessions(
-            served.to_dict()["served"]
+            served_page_dict(served)["served"]
         )
     except PermissionDenied:
         served_to = None
@@ -261,9 +267,9 @@ async def audit(request: Request) -> Response:
     def work(
         key: ApiKey, ctx: SessionContext
     ) -> tuple[dict[str, Any], dict[str, object] | None, dict[str, Any]]:
-        events = access.audit(key, ctx, flt).to_dict()
+        events = audit_page_dict(access.audit(key, ctx, flt))
         report = access.verify_chain(key, ctx).to_dict() if "verify" in params else None
-        return events, report, access.audit_head(key, ctx)
+        return events, report, heads_dict(access.audit_head(key, ctx))
 
     try:
         events, report, heads = await page.run(work)

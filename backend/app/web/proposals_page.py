@@ -18,7 +18,7 @@ from app.domain import access
 from app.domain.access import ApiKey, Role
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError
-from app.services.memory_service import memory_dict, state_dict
+from app.serializers import memory_dict, state_dict
 from app.web import views
 from app.web.pages import Page, page_of, read_form, refusal, with_project
 

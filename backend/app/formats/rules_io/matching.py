@@ -18,9 +18,10 @@ from typing import Final
 from uuid import UUID
 
 from app.domain.records import Kind, Memory, MemoryState, SessionContext, Status
-from app.services.rules_io.records import Location, Unit, parse_tag, shorten_path
-from app.services.rules_io.requests import note_location
-from app.trigraph.port import MemoryDump, TriGraphStore
+from app.formats.rules_io.records import Location, Unit, parse_tag, shorten_path
+from app.formats.rules_io.requests import note_location
+from app.trigraph.dump import MemoryDump
+from app.trigraph.port import TriGraphStore
 
 SIMILAR: Final = 0.6
 SIMILAR_SAME_LINE: Final = 0.3

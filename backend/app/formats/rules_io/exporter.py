@@ -36,9 +36,10 @@ from app.domain.records import (
     SessionContext,
     Status,
 )
-from app.services.rules_io.records import ExportedFile, parse_tag
-from app.services.rules_io.surfaces import globs_for
-from app.trigraph.port import MemoryDump, TriGraphStore
+from app.formats.rules_io.records import ExportedFile, parse_tag
+from app.formats.rules_io.surfaces import globs_for
+from app.trigraph.dump import MemoryDump
+from app.trigraph.port import TriGraphStore
 
 _SCOPE_ORDER: Final = {Scope.GLOBAL: 0, Scope.ORG: 1, Scope.PROJECT: 2, Scope.PERSONA: 3}
 _SCOPE_TITLES: Final = {

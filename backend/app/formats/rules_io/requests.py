@@ -20,8 +20,8 @@ from uuid import UUID
 
 from app.domain.records import SessionContext
 from app.domain.validation import SUBJECT_MAX, SUBJECT_MIN
-from app.services.rules_io.records import Location, Unit, parse_tag
-from app.services.rules_io.sentences import sentence_spans
+from app.formats.rules_io.records import Location, Unit, parse_tag
+from app.formats.rules_io.sentences import sentence_spans
 
 SENTENCE_MAX: Final = 160
 CONTEXT_MAX: Final = 60

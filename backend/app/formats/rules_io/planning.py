@@ -21,9 +21,9 @@ from uuid import UUID
 from app.domain import validation
 from app.domain.records import Kind, MemoruleKind, MemoryState, SessionContext, Status
 from app.errors import InvalidInput
-from app.services.rules_io.kinds import guess_kind
-from app.services.rules_io.matching import Stored, pair, stored_for
-from app.services.rules_io.records import (
+from app.formats.rules_io.kinds import guess_kind
+from app.formats.rules_io.matching import Stored, pair, stored_for
+from app.formats.rules_io.records import (
     Action,
     FileWarning,
     Item,
@@ -31,7 +31,7 @@ from app.services.rules_io.records import (
     ParsedFile,
     Unit,
 )
-from app.services.rules_io.requests import (
+from app.formats.rules_io.requests import (
     idempotency_key,
     memorule_request,
     note_request,

@@ -29,7 +29,7 @@ import json
 import re
 from typing import Any, Final
 
-from app.services.rules_io.blocks import (
+from app.formats.rules_io.blocks import (
     Line,
     Node,
     comments_in,
@@ -39,7 +39,7 @@ from app.services.rules_io.blocks import (
     plain_inline,
     strip_comments,
 )
-from app.services.rules_io.drafts import (
+from app.formats.rules_io.drafts import (
     MARKER,
     TRAILING_MARKER,
     Split,
@@ -52,10 +52,10 @@ from app.services.rules_io.drafts import (
     span,
     without_imports,
 )
-from app.services.rules_io.imports import imports_in
-from app.services.rules_io.kinds import evidence, kind_of_heading, rule_likeness
-from app.services.rules_io.records import FileWarning, Marker
-from app.services.rules_io.sentences import sentence_spans
+from app.formats.rules_io.imports import imports_in
+from app.formats.rules_io.kinds import evidence, kind_of_heading, rule_likeness
+from app.formats.rules_io.records import FileWarning, Marker
+from app.formats.rules_io.sentences import sentence_spans
 
 _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->", re.DOTALL)
 _EXPORT: Final = re.compile(r"<!--\s*prism:export\b")

@@ -8,8 +8,8 @@ most five hops deep.
 
 Here :func:`imports_in` finds the imports of a parsed file (text tokens only: the parser
 has already set code spans and fences apart), and :func:`resolve` turns one into a path.
-The importer follows them (:mod:`.importer`), refusing cycles and a sixth hop, and gives
-every imported file's rules their own file and line evidence.
+The importer (:mod:`app.services.rules_import`) follows them, refusing cycles and a sixth
+hop, and gives every imported file's rules their own file and line evidence.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Final
 
-from app.services.rules_io.blocks import Node, text_tokens
+from app.formats.rules_io.blocks import Node, text_tokens
 
 MAX_DEPTH: Final = 5
 # "@" at the start or after white space (not in an e-mail address), then a path.

@@ -203,16 +203,6 @@ class ImportReport:
             "retired": tally[Action.RETIRE],
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "dry_run": self.dry_run,
-            "counts": self.counts(),
-            "files": self.files,
-            "items": [i.to_dict() for i in self.items],
-            "warnings": [w.to_dict() for w in self.warnings],
-        }
-
 
 @dataclass(frozen=True)
 class ExportedFile:

@@ -14,9 +14,9 @@ from uuid import UUID
 
 from app.domain.records import MemoruleKind
 from app.domain.validation import MEMORULE_BODY_MIN as BODY_MIN
-from app.services.rules_io.blocks import Line, Node
-from app.services.rules_io.kinds import classify, rule_likeness
-from app.services.rules_io.records import FileWarning, Location, Marker, Unit
+from app.formats.rules_io.blocks import Line, Node
+from app.formats.rules_io.kinds import classify, rule_likeness
+from app.formats.rules_io.records import FileWarning, Location, Marker, Unit
 
 _SCOPE_TITLE: Final = re.compile(r"^(?:Global|Organisation|Project|Persona) rules\b")
 

@@ -17,13 +17,12 @@ from uuid import UUID
 from app.domain import validation
 from app.domain.records import SessionContext, Status
 from app.errors import FieldError, InvalidInput, PrismError
-from app.services.memory_service import MemoryService
-from app.services.rules_io.formats import parse_rule_file
-from app.services.rules_io.imports import MAX_DEPTH, follows_imports, resolve
-from app.services.rules_io.matching import stored_by_path
-from app.services.rules_io.planning import Planner, Step
-from app.services.rules_io.reading import display_path, expand_paths, read_rule_file
-from app.services.rules_io.records import (
+from app.formats.rules_io.formats import parse_rule_file
+from app.formats.rules_io.imports import MAX_DEPTH, follows_imports, resolve
+from app.formats.rules_io.matching import stored_by_path
+from app.formats.rules_io.planning import Planner, Step
+from app.formats.rules_io.reading import display_path, expand_paths, read_rule_file
+from app.formats.rules_io.records import (
     Action,
     FileWarning,
     ImportReport,
@@ -31,6 +30,7 @@ from app.services.rules_io.records import (
     NotesMode,
     ParsedFile,
 )
+from app.services.memory_service import MemoryService
 from app.trigraph.port import TriGraphStore
 
 Progress = Callable[[int, int], None]

@@ -41,8 +41,8 @@ from app.domain.records import (
     MemoryState,
     iso,
 )
-from app.services.rules_io.reading import is_hidden
-from app.trigraph.port import DumpItem, MemoryDump
+from app.formats.rules_io.reading import is_hidden
+from app.trigraph.dump import DumpItem, MemoryDump
 
 BATCH: Final = 100
 MEMORY_PROPERTIES: Final = (

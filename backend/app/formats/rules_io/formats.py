@@ -12,11 +12,11 @@ Globs become ``applies_to.surface`` when they name one known surface (``**/*.py`
 
 from __future__ import annotations
 
-from app.services.rules_io.frontmatter import FrontMatter, parse_front_matter
-from app.services.rules_io.markdown import split_markdown
-from app.services.rules_io.reading import SourceText
-from app.services.rules_io.records import FileFormat, FileWarning, ParsedFile
-from app.services.rules_io.surfaces import surface_for
+from app.formats.rules_io.frontmatter import FrontMatter, parse_front_matter
+from app.formats.rules_io.markdown import split_markdown
+from app.formats.rules_io.reading import SourceText
+from app.formats.rules_io.records import FileFormat, FileWarning, ParsedFile
+from app.formats.rules_io.surfaces import surface_for
 
 
 def format_of(path: str) -> FileFormat:

@@ -33,7 +33,7 @@ from app.domain.records import (
 )
 from app.domain.served import HASH_AT, ID_AT, RECEIPT_FIELDS, ServedReceipt, receipt_hash
 from app.errors import FieldError, InvalidInput
-from app.trigraph.port import DumpItem, IdempotencyRecord, MemoryDump
+from app.trigraph.dump import DumpItem, IdempotencyRecord, MemoryDump
 
 FORMAT: Final = "prism-memory-dump"
 VERSION: Final = 2

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from app.errors import FieldError, InvalidInput
-from app.services.rules_io.records import FileWarning
+from app.formats.rules_io.records import FileWarning
 
 MAX_FILE_BYTES: Final = 1_048_576  # 1 MiB: the largest real rule file seen is ~60 KB
 MAX_FILES: Final = 2_000
