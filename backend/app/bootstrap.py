@@ -45,7 +45,15 @@ class Services:
 def build_store(settings: Settings) -> TriGraphStore:
     """The storage engine the settings select (SQLite unless a database URL is given)."""
     if settings.database_url:
-        from app.trigraph.postgres import PostgresStore
+        try:
+            from app.trigraph.postgres import PostgresStore
+        except ImportError as exc:  # the PostgreSQL driver is an extra of the install
+            if (exc.name or "").split(".")[0] not in ("psycopg", "psycopg_pool"):
+                raise
+            raise StorageError(
+                "a postgresql:// database URL needs the PostgreSQL driver, which is not "
+                "installed: pip install 'prism-memory[postgres]'"
+            ) from None
 
         return PostgresStore(settings.database_url)
     from app.trigraph.sqlite import SQLiteStore

@@ -17,7 +17,7 @@ from app.services.rules_check import check
 from app.services.rules_io.records import ExportedFile
 
 if TYPE_CHECKING:
-    from app.cli.main import Runtime
+    from app.cli.runtime import Runtime
 
 EXIT_STALE = 1
 
