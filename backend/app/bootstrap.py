@@ -10,7 +10,7 @@ from app.domain.contract.bounds import APPLIES_VALUE_MAX
 from app.domain.ids import new_id, uuid_for
 from app.domain.records import SessionContext
 from app.embeddings.port import Embedder
-from app.errors import FieldError, InvalidInput
+from app.errors import FieldError, InvalidInput, StorageError
 from app.services.brief_service import BriefService
 from app.services.ledger_service import LedgerService
 from app.services.memorule_service import MemoruleService
@@ -48,7 +48,15 @@ class Services:
 def build_store(settings: Settings) -> TriGraphStore:
     """The storage engine the settings select (SQLite unless a database URL is given)."""
     if settings.database_url:
-        from app.trigraph.postgres import PostgresStore
+        try:
+            from app.trigraph.postgres import PostgresStore
+        except ImportError as exc:  # the PostgreSQL driver is an extra of the install
+            if (exc.name or "").split(".")[0] not in ("psycopg", "psycopg_pool"):
+                raise
+            raise StorageError(
+                "a postgresql:// database URL needs the PostgreSQL driver, which is not "
+                "installed: pip install 'prism-memory[postgres]'"
+            ) from None
 
         return PostgresStore(settings.database_url)
     from app.trigraph.sqlite import SQLiteStore

@@ -156,7 +156,10 @@ class Settings(BaseModel):
     @field_validator("http_rate_limit", "http_rate_limit_anonymous")
     @classmethod
     def _rate(cls, value: str) -> str:
-        from limits import parse_many  # the check only; the server parses it again
+        try:  # the check only; the server parses it again
+            from limits import parse_many
+        except ImportError:  # an install without the [server] extra never serves HTTP
+            return value
 
         if value.strip():
             parse_many(value)  # ValueError: pydantic reports it on the field

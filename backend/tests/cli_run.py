@@ -1,4 +1,6 @@
-"""Run the ``prism`` CLI as a user does: a real subprocess, with a clean ``PRISM_*`` environment."""
+"""Run the ``prism`` CLI with a clean ``PRISM_*`` environment: as a user does (a real
+subprocess, :func:`run_prism`) or in this process with click's runner (:func:`invoke_prism`,
+for argument and output tests: no interpreter start per call)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from click.testing import CliRunner
 
 BACKEND = Path(__file__).resolve().parents[1]
 
@@ -43,4 +47,27 @@ def run_prism(
         input=stdin,
         timeout=300,
         check=False,
+    )
+
+
+def invoke_prism(
+    db: Path, *args: str, fake: bool = True, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """``prism ARGS`` on database ``db`` in this process, with what :func:`run_prism` sets.
+
+    The result has a subprocess's shape (``returncode``, ``stdout``, ``stderr``), so a test
+    reads the same either way. Exceptions other than ``SystemExit`` propagate.
+    """
+    from app.cli.main import cli
+
+    environ: dict[str, str | None] = {k: None for k in os.environ if k.startswith("PRISM_")}
+    environ.update({"PRISM_DB": str(db), "HF_HUB_OFFLINE": "1"})
+    if fake:
+        environ["PRISM_EMBEDDER"] = "fake"
+    environ.update(env)
+    result = CliRunner().invoke(
+        cli, list(args), input=stdin, env=environ, prog_name="prism", catch_exceptions=False
+    )
+    return subprocess.CompletedProcess(
+        ["prism", *args], result.exit_code, result.stdout, result.stderr
     )

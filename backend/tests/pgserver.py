@@ -311,6 +311,42 @@ class ThrowawayPostgres:
         if problems:
             raise RuntimeError("; ".join(problems))
 
+    def hand_over(self) -> dict[str, object]:
+        """Give this running server to another process: this one will no longer stop it.
+
+        Returns what :meth:`taken_over` needs (JSON-serialisable). The test session's
+        workers use it: the first to need PostgreSQL starts it, the controller stops it.
+        """
+        if not self._running or self.base_dir is None:
+            raise RuntimeError("server is not running")
+        atexit.unregister(self.stop)
+        self._owner_pid = -1  # no process is this one's owner any more
+        return {
+            "base_dir": str(self.base_dir),
+            "port": self.port,
+            "bin_dir": str(self.bin_dir),
+            "initdb_seconds": self.initdb_seconds,
+            "start_seconds": self.start_seconds,
+        }
+
+    @classmethod
+    def taken_over(cls, state: dict[str, object], *, own: bool = True) -> ThrowawayPostgres:
+        """The server another process :meth:`hand_over`-ed: owned (stopped) by this one, or,
+        with ``own=False``, only used (its :meth:`stop` does nothing here)."""
+        server = cls(bin_dir=Path(str(state["bin_dir"])))
+        server.base_dir = Path(str(state["base_dir"]))
+        port = state["port"]
+        server.port = port if isinstance(port, int) else None
+        server._running = True
+        for name in ("initdb_seconds", "start_seconds"):
+            value = state.get(name)
+            setattr(server, name, value if isinstance(value, float) else None)
+        if own:
+            atexit.register(server.stop)
+        else:
+            server._owner_pid = -1
+        return server
+
     def create_database(self, name: str) -> str:
         """Create database ``name`` with the vector and btree_gin extensions; return its DSN."""
         import psycopg

@@ -1,18 +1,22 @@
-"""The CLI as a user runs it: a real subprocess on a temp database.
-
-Includes SPEC-094 acceptance criterion 7 (the end-to-end smoke) with the real model.
+"""The CLI on a temp database: arguments, output and exit codes in this process (click's
+runner); as a user runs it (a real subprocess) for SPEC-094 acceptance criterion 7 (the
+end-to-end smoke, with the real model), for what ``prism --help`` imports, and for the core
+install's paths with the extras' modules blocked.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 
-from tests.cli_run import run_prism
+from tests.cli_run import invoke_prism, run_prism
 
 BACKEND = Path(__file__).resolve().parents[1]
 
@@ -20,7 +24,10 @@ BACKEND = Path(__file__).resolve().parents[1]
 def prism(
     db: Path, *args: str, fake: bool = True, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    return run_prism(db, *args, fake=fake, stdin=stdin, **env)
+    """In this process; the real-model smoke test runs a subprocess (``fake=False``)."""
+    if not fake:
+        return run_prism(db, *args, fake=False, stdin=stdin, **env)
+    return invoke_prism(db, *args, stdin=stdin, **env)
 
 
 def ok_json(proc: subprocess.CompletedProcess[str]) -> Any:
@@ -191,7 +198,126 @@ def test_every_command_has_help_text(db_path: Path) -> None:
         assert command.help or command.short_help, name
         proc = prism(db_path, name, "--help")
         assert proc.returncode == 0, (name, proc.stderr)
-        assert "Usage:" in proc.stdout
+        assert proc.stdout.startswith(f"Usage: prism {name} ")
+
+
+def test_the_command_list_of_help_is_each_commands_own_first_line() -> None:
+    """``prism --help`` lists registered lines (nothing imported): they match the commands."""
+    from app.cli.main import COMMANDS, cli
+
+    built = dict(cli.all_commands())
+    assert sorted(built) == sorted(name for name, _, _ in COMMANDS)
+    for name, _, line in COMMANDS:
+        for limit in (45, 70, 200):
+            registered = click.Command(name, help=line).get_short_help_str(limit)
+            assert registered == built[name].get_short_help_str(limit), name
+
+
+def _python(code: str, *args: str, stdin: str | None = None, **env: str) -> Any:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    environ.update({"PYTHONPATH": str(BACKEND), "PRISM_EMBEDDER": "fake", **env})
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env=environ,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_prism_help_imports_click_and_the_command_list_only(db_path: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from app.cli.main import main\n"
+        "sys.argv = ['prism', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('PRISM', sorted(m for m in sys.modules if m.startswith('app')), file=sys.stderr)\n"
+        "print('OTHER', sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'numpy',"
+        " 'platformdirs', 'markdown_it', 'mcp', 'onnxruntime'}), file=sys.stderr)\n"
+    )
+    proc = _python(probe, PRISM_DB=str(db_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "remember " in proc.stdout and "serve " in proc.stdout
+    assert "PRISM ['app', 'app.cli', 'app.cli.lazy', 'app.cli.main']" in proc.stderr
+    assert "OTHER []" in proc.stderr
+
+
+# A core install (pip install prism-memory, no extras) has none of these. Importing one of
+# them from this wrapper fails as it would there; the wrapper reports which of the extras'
+# and front doors' modules the command loaded.
+CORE_ONLY = """
+import sys
+for name in ("fastapi", "uvicorn", "psycopg", "psycopg_pool", "jinja2", "prometheus_client",
+             "limits", "fastapi_offline"):
+    sys.modules[name] = None  # `import fastapi` raises ModuleNotFoundError, find_spec is None
+sys.argv = ["prism", *sys.argv[1:]]
+from app.cli.main import main
+try:
+    main()
+finally:
+    watched = {"fastapi", "uvicorn", "psycopg", "jinja2", "starlette", "httpx", "mcp"}
+    loaded = {m.split(".")[0] for m, mod in sys.modules.items() if mod is not None}
+    print("LOADED", sorted(loaded & watched), file=sys.stderr)
+"""
+
+
+def test_the_core_commands_never_import_the_server_or_postgres_extras(db_path: Path) -> None:
+    env = {"PRISM_DB": str(db_path)}
+    help_ = _python(CORE_ONLY, "--help", **env)
+    assert help_.returncode == 0 and "LOADED []" in help_.stderr, help_.stderr
+    wrote = _python(CORE_ONLY, "remember", "--json", "--body", "Deploys run on Tuesdays.", **env)
+    assert wrote.returncode == 0 and "LOADED []" in wrote.stderr, wrote.stderr
+    found = _python(CORE_ONLY, "recall", "--json", "when do deploys run", **env)
+    assert found.returncode == 0 and "LOADED []" in found.stderr, found.stderr
+    assert json.loads(found.stdout)["matches"][0]["id"] == json.loads(wrote.stdout)["id"]
+    brief = _python(CORE_ONLY, "brief", **env)
+    assert brief.returncode == 0 and "LOADED []" in brief.stderr, brief.stderr
+
+
+def test_prism_mcp_starts_and_answers_without_the_extras(db_path: Path) -> None:
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "core-test", "version": "1"},
+        },
+    }
+    lines = [
+        hello,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    proc = _python(CORE_ONLY, "mcp", stdin=stdin, PRISM_DB=str(db_path))
+    assert proc.returncode == 0, proc.stderr
+    answers = {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
+    assert answers[1]["result"]["serverInfo"]["name"]
+    assert "prism_remember" in {tool["name"] for tool in answers[2]["result"]["tools"]}
+    # The MCP SDK brings starlette, but nothing of the server extra or the PostgreSQL driver.
+    assert "LOADED ['mcp', 'starlette']" in proc.stderr
+
+
+def test_what_needs_an_extra_says_which_to_install_instead_of_a_traceback(
+    db_path: Path,
+) -> None:
+    serve = _python(CORE_ONLY, "serve", "--insecure-local", PRISM_DB=str(db_path))
+    assert serve.returncode == 1
+    assert "pip install 'prism-memory[server]'" in serve.stderr
+    assert "Traceback" not in serve.stderr
+    url = "postgresql://prism@127.0.0.1:9/prism"
+    pg = _python(CORE_ONLY, "recall", "--json", "--database-url", url, PRISM_DB=str(db_path))
+    assert pg.returncode == 1 and "Traceback" not in pg.stderr
+    error = json.loads(pg.stdout)["error"]
+    assert error["code"] == "storage_error"
+    assert "pip install 'prism-memory[postgres]'" in error["message"]
+    migrate = _python(CORE_ONLY, "migrate", "--database-url", url, PRISM_DB=str(db_path))
+    assert migrate.returncode == 1 and "prism-memory[postgres]" in migrate.stderr
+    assert "Traceback" not in migrate.stderr
 
 
 def test_context_values_with_control_characters_are_refused(db_path: Path) -> None:

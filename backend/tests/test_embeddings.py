@@ -211,6 +211,26 @@ def test_minilm_says_how_to_fix_a_missing_model_file(tmp_path: Path) -> None:
     assert not embedder.loaded
 
 
+def test_minilm_refuses_a_tokenizer_of_the_right_size_but_other_bytes(tmp_path: Path) -> None:
+    from app.embeddings import minilm
+
+    shipped = minilm._TOKENIZER_FILE.read_bytes()
+    tampered = tmp_path / "tokenizer.json"
+    tampered.write_bytes(shipped.replace(b'"[UNK]"', b'"[UNX]"', 1))
+    assert len(tampered.read_bytes()) == len(shipped)
+    with pytest.raises(EmbeddingUnavailable, match=r"has sha256 [0-9a-f]{64}, not the expected"):
+        MiniLMEmbedder(tokenizer_path=tampered).load()
+
+
+def test_the_shipped_tokenizer_carries_its_licence_and_notice() -> None:
+    from app.embeddings import minilm
+
+    folder = minilm._TOKENIZER_FILE.parent
+    assert "Apache License" in (folder / "LICENSE").read_text()
+    notice = (folder / "NOTICE").read_text()
+    assert minilm._TOKENIZER_SHA256 in notice and "all-MiniLM-L6-v2" in notice
+
+
 @pytest.mark.parametrize("which", ["model_path", "tokenizer_path"])
 def test_minilm_refuses_a_file_that_is_not_the_expected_one(tmp_path: Path, which: str) -> None:
     wrong = tmp_path / "wrong"

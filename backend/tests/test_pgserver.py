@@ -56,3 +56,34 @@ def test_throwaway_postgres_serves_pgvector_queries_and_leaves_nothing_behind() 
     assert not base_dir.exists()
     assert not _port_accepts_connections(port)
     pg.stop()  # idempotent
+
+
+def test_a_handed_over_server_outlives_its_starter_until_its_new_owner_stops_it() -> None:
+    """What the xdist workers do: one starts the run's server, the controller stops it."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    starter = (
+        "import json\n"
+        "from tests.pgserver import ThrowawayPostgres\n"
+        "pg = ThrowawayPostgres()\n"
+        "pg.start()\n"
+        "print(json.dumps(pg.hand_over()))\n"
+        "pg.stop()  # no longer this process's: does nothing\n"
+    )
+    backend = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", starter], cwd=backend, capture_output=True, text=True, check=True
+    )
+    state = json.loads(out.stdout)
+    user = ThrowawayPostgres.taken_over(state, own=False)
+    with psycopg.connect(user.dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+    user.stop()  # only a user: the server keeps running
+    assert _port_accepts_connections(state["port"])
+    owner = ThrowawayPostgres.taken_over(state)
+    owner.stop()
+    assert not Path(state["base_dir"]).exists()
+    assert not _port_accepts_connections(state["port"])

@@ -1,12 +1,24 @@
-"""Text for ``prism audit head`` and ``prism audit served``."""
+"""``prism audit``: list, verify, head and served, and their text."""
 
 from __future__ import annotations
 
+import sys
+from datetime import UTC, datetime
 from typing import Any
 
-from app.services.ledger_service import parse_head
+import click
 
-__all__ = ["parse_head", "render_head", "render_served"]
+from app.cli import render
+from app.cli.acting import as_operator
+from app.cli.runtime import EXIT_REFUSED, Runtime, common, parse_id
+from app.domain.field_checks import AUDIT_CURSOR_MAX
+from app.domain.records import AuditEventType
+from app.serializers import audit_page_dict, heads_dict, served_page_dict
+from app.services.ledger_service import parse_head
+from app.trigraph.ledger import ServedFilter
+from app.trigraph.port import AuditFilter
+
+__all__ = ["audit", "parse_head", "render_head", "render_served"]
 
 
 def render_head(data: dict[str, Any]) -> str:
@@ -31,3 +43,86 @@ def render_served(data: dict[str, Any]) -> str:
     if data.get("next_cursor"):
         lines.append(f"more: --after {data['next_cursor']}")
     return "\n".join(lines)
+
+
+@click.command()
+@click.argument("action", type=click.Choice(["list", "verify", "head", "served"]), default="list")
+@click.option("--memorule", "memorule_id", help="only events of this memorule")
+@click.option("--session", "session", help="only events written in this session")
+@click.option("--by", "by_persona", help="only events written by this persona")
+@click.option(
+    "--event",
+    "events",
+    multiple=True,
+    type=click.Choice([e.value for e in AuditEventType]),
+    help="only these events",
+)
+@click.option("--since", type=click.DateTime(), help="events at or after this time (UTC)")
+@click.option("--until", type=click.DateTime(), help="events before this time (UTC)")
+@click.option(
+    "--before",
+    "before_seq",
+    type=click.IntRange(1, AUDIT_CURSOR_MAX),
+    help="page cursor: events before this number",
+)
+@click.option("--after", "after_seq", type=int, help="served: page cursor (a next_cursor)")
+@click.option("--head", "given_head", help="verify: the chain must extend this SEQ:HASH")
+@click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True)
+@common
+def audit(
+    rt: Runtime,
+    action: str,
+    memorule_id: str | None,
+    session: str | None,
+    by_persona: str | None,
+    events: tuple[str, ...],
+    since: datetime | None,
+    until: datetime | None,
+    before_seq: int | None,
+    after_seq: int | None,
+    given_head: str | None,
+    limit: int,
+) -> None:
+    """List memorule audit events, newest first; 'verify' checks the chains; 'head' prints
+    the chain heads to keep elsewhere; 'served' lists served receipts.
+
+    verify recomputes the tenant's audit chain (every link, hash and content hash, its
+    length against the recorded head, and --head SEQ:HASH if given) and its served-receipt
+    chain, and exits 1 at the first flaw. served lists which memorule versions recalls and
+    briefs returned, oldest first (--session-id or --session, --memorule, --since, --until).
+    """
+    access, me = as_operator(rt.services, rt.ctx)
+    if action == "verify":
+        head = parse_head(given_head) if given_head else None
+        report = access.verify_chain(me.key, me.ctx, head)
+        rt.emit({**report.to_dict()}, render.chain_report)
+        if not report.ok:
+            sys.exit(EXIT_REFUSED)
+        return
+    if action == "head":
+        rt.emit(heads_dict(access.audit_head(me.key, me.ctx)), render_head)
+        return
+    if action == "served":
+        sid = session or rt.options.get("session_id")
+        served = ServedFilter(
+            session_id=parse_id(sid, "session") if sid else None,
+            memorule_id=parse_id(memorule_id, "memorule") if memorule_id else None,
+            since=since.replace(tzinfo=UTC) if since else None,
+            until=until.replace(tzinfo=UTC) if until else None,
+            after_seq=after_seq,
+            limit=limit,
+        )
+        page = access.served(me.key, me.ctx, served)
+        rt.emit(served_page_dict(page), render_served)
+        return
+    flt = AuditFilter(
+        memorule_id=parse_id(memorule_id, "memorule") if memorule_id else None,
+        session_id=parse_id(session, "session") if session else None,
+        persona=by_persona,
+        events=tuple(AuditEventType(e) for e in events),
+        since=since.replace(tzinfo=UTC) if since else None,
+        until=until.replace(tzinfo=UTC) if until else None,
+        before_seq=before_seq,
+        limit=limit,
+    )
+    rt.emit(audit_page_dict(access.audit(me.key, me.ctx, flt)), render.audit_events)

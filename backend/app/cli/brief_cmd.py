@@ -2,20 +2,17 @@
 
 It runs at every agent session start (``--hook claude-code``), so its path stays light:
 the rule-file, transfer, HTTP and MCP modules are not imported, and with no task text the
-embedding model is never loaded (recall with an empty query needs no vector). Like
-:mod:`app.cli.rules_cmd`, it is built around the ``common`` decorator that
-``app.cli.main`` passes in, so this module never imports ``app.cli.main``.
+embedding model is never loaded (recall with an empty query needs no vector).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
+from app.cli.runtime import Runtime, common
 from app.serializers import brief_dict
 from app.services.brief_service import (
     TOKEN_BUDGET_DEFAULT,
@@ -24,15 +21,11 @@ from app.services.brief_service import (
     TOP_K_DEFAULT,
 )
 
-if TYPE_CHECKING:
-    from app.cli.main import Runtime
-
-Common = Callable[[Callable[..., None]], Callable[..., None]]
 HOOK_DEADLINE_DEFAULT_S = 5.0
 MIN_RELEVANCE_DEFAULT = 0.3
 
 
-def brief_command(common: Common) -> click.Command:
+def brief_command() -> click.Command:
     """``prism brief``."""
 
     @click.command("brief")

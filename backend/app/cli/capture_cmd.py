@@ -17,23 +17,19 @@ import os
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from app.capture.proposals import candidates, project_slug
 from app.capture.transcript import read_file
+from app.cli.runtime import Runtime, common
 from app.serializers import capture_dict
 from app.services.capture_service import CaptureService
 from app.settings import default_db_path
 
-if TYPE_CHECKING:
-    from app.cli.main import Runtime
-
-Common = Callable[[Callable[..., None]], Callable[..., None]]
 HOOK_INPUT_MAX = 1_000_000
 LOG_MAX_BYTES = 1_000_000  # then capture.log becomes capture.log.1 and a new one starts
 
@@ -43,7 +39,7 @@ def log_path() -> Path:
     return default_db_path().parent / "capture.log"
 
 
-def capture_group(common: Common) -> click.Group:
+def capture_group() -> click.Group:
     """``prism capture``."""
 
     @click.group("capture")

@@ -2,27 +2,19 @@
 
 Start-up applies pending migrations too; this command makes it an explicit step for
 deployments that run schema changes separately, with a role that may alter the schema.
-Like :mod:`app.cli.rules_cmd`, it is built around the ``common`` decorator that
-``app.cli.main`` passes in, so this module never imports ``app.cli.main``.
+Built on :mod:`app.cli.runtime`, like every command module here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 import click
 
 from app.bootstrap import build_store
+from app.cli.runtime import Runtime, common
 from app.settings import load_settings
 
-if TYPE_CHECKING:
-    from app.cli.main import Runtime
 
-Common = Callable[[Callable[..., None]], Callable[..., None]]
-
-
-def migrate_command(common: Common) -> click.Command:
+def migrate_command() -> click.Command:
     """``prism migrate``."""
 
     @click.command("migrate")

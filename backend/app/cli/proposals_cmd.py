@@ -9,21 +9,17 @@ through the same access rules as HTTP, where only writer and admin keys decide.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from app.cli.acting import as_operator
+from app.cli.runtime import Runtime, common, parse_id
 from app.domain.records import Memory, MemoryState
 from app.errors import FieldError, InvalidInput
 from app.serializers import memory_dict, state_dict
 from app.services.proposal_service import Evidence
 
-if TYPE_CHECKING:
-    from app.cli.main import Runtime
-
-Common = Callable[[Callable[..., None]], Callable[..., None]]
 ACTIONS = ("list", "approve", "reject", "merge", "promote", "evidence")
 
 
@@ -33,7 +29,7 @@ def proposal_dict(memory: Memory, state: MemoryState, evidence: list[Evidence]) 
     return {**memory_dict(memory), **state_dict(state), "evidence": signals}
 
 
-def proposals_command(common: Common, parse_id: Callable[[str, str], Any]) -> click.Command:
+def proposals_command() -> click.Command:
     """``prism proposals``."""
 
     @click.command("proposals")

@@ -17,7 +17,7 @@ from app.services.git_hooks import EXIT_CANNOT_CHECK
 from app.services.rules_check import check
 
 if TYPE_CHECKING:
-    from app.cli.main import Runtime
+    from app.cli.runtime import Runtime
 
 EXIT_STALE = 1
 

@@ -1,9 +1,8 @@
 """``prism import-rules``, ``prism export-rules`` and ``prism export``: rule files and graphs.
 
 Thin front doors over :mod:`app.formats.rules_io` and :mod:`app.formats.graph_export`.
-Each function here builds one command around the CLI's ``common`` decorator (the context,
-``--db`` and ``--json`` options, and the one error mapping), which ``app.cli.main`` passes
-in when it registers the command; so this module never imports ``app.cli.main``.
+Each function here builds one command around :func:`app.cli.runtime.common` (the context,
+``--db`` and ``--json`` options, and the one error mapping).
 """
 
 from __future__ import annotations
@@ -14,10 +13,11 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import Any, Final, TextIO
 
 import click
 
+from app.cli.runtime import Runtime, common
 from app.domain.records import Scope
 from app.errors import FieldError, InvalidInput
 from app.formats.graph_export import write_cypher
@@ -29,11 +29,6 @@ from app.services.rules_import import ImportOptions, RulesImporter, read_rule_fi
 from app.services.transfer import write_jsonl
 from app.trigraph.dump import DumpItem
 
-if TYPE_CHECKING:
-    from app.cli.main import Runtime
-
-Common = Callable[[Callable[..., None]], Callable[..., None]]
-
 PROGRESS_EVERY: Final = 50
 GraphWriter = Callable[[Iterable[DumpItem], TextIO, str], dict[str, int]]
 # `prism export --format X`: one entry per format.
@@ -44,7 +39,7 @@ GRAPH_FORMATS: Final[dict[str, GraphWriter]] = {
 _EXPORT_MARK: Final = "<!-- prism:export"
 
 
-def import_rules(common: Common) -> click.Command:
+def import_rules() -> click.Command:
     """``prism import-rules``."""
 
     @click.command("import-rules")
@@ -156,7 +151,7 @@ _VERBS: Final = {
 }
 
 
-def export_rules(common: Common) -> click.Command:
+def export_rules() -> click.Command:
     """``prism export-rules``."""
 
     @click.command("export-rules")
@@ -237,7 +232,7 @@ def export_rules(common: Common) -> click.Command:
     return command
 
 
-def export_graph(common: Common) -> click.Command:
+def export_graph() -> click.Command:
     """``prism export``: the tenant's graph in one of :data:`GRAPH_FORMATS`."""
 
     @click.command("export")

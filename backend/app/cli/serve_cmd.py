@@ -69,6 +69,9 @@ def serve_command(
     Create keys with 'prism keys create'. OpenAPI is at /openapi.json, docs at /docs.
     SIGTERM or Ctrl-C stops accepting requests and lets in-flight writes finish.
     """
+    from app.cli.runtime import require_extra
+
+    require_extra("server", "prism serve")
     from app.api.server import build_server, is_loopback, run
     from app.settings import load_settings
 

