@@ -49,10 +49,9 @@ ID_DTYPE = "<U36"  # a UUID's text form
 _DICT_ENTRY = 100  # bytes a dict entry costs, with its share of the table
 _STR_36 = 85  # bytes of a 36-character str object
 STORE_MIN = 512  # changed rows that justify storing a project's segment anew
+_FLAGS = ("project_match", "active", "is_memorule")
 _COLUMNS = (
-    "project_match",
-    "active",
-    "is_memorule",
+    *_FLAGS,
     "scope",
     "namespace",
     "memorule_kind",
@@ -213,6 +212,8 @@ class ProjectCache:
         need = start + b
         if need > len(self.ids):
             self._grow(max(need, len(self.ids) * 3 // 2, 64))
+        else:
+            self._own_columns()
         zero = bytes(self.dim * 4)
         vectors = b"".join(
             r.vector if r.vector is not None and len(r.vector) == self.dim * 4 else zero
@@ -290,16 +291,22 @@ class ProjectCache:
             left = np.einsum("ij,ij->i", rows, rows) - np.einsum("ij,ij->i", sketch, sketch)
             residual[lo:hi] = np.sqrt(np.maximum(left, 0.0))
 
+    def _own_columns(self) -> None:
+        """Copy-on-write: the columns of a loaded segment are read-only views of the bytes
+        read (and ``active`` a copy of its first ``n`` rows); before rows are appended,
+        each such column is copied once into an array of the cache's capacity."""
+        capacity = len(self.ids)
+        for name, col in self.cols.items():
+            if len(col) < capacity or not col.flags.writeable:
+                self.cols[name] = _column(name, capacity, col[: self.n])
+
     def _grow(self, capacity: int) -> None:
         n = self.n
         ids = np.empty(capacity, dtype=ID_DTYPE)
         ids[:n] = self.ids[:n]
         self.ids = ids
         for name, old in self.cols.items():
-            dtype = bool if name in ("project_match", "active", "is_memorule") else np.int64
-            new = np.zeros(capacity, dtype=dtype)
-            new[:n] = old[:n]
-            self.cols[name] = new
+            self.cols[name] = _column(name, capacity, old[:n])
         matrix = np.zeros((capacity, self.dim), dtype=np.float32)
         if self.matrix.shape[1] == self.dim:
             matrix[:n] = self.matrix[:n]
@@ -353,6 +360,13 @@ class ProjectCache:
             lexicon=self.lexicon,
             live=c["active"][:n],
         )
+
+
+def _column(name: str, capacity: int, head: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """A writable column of ``capacity`` rows starting with ``head``."""
+    col = np.zeros(capacity, dtype=bool if name in _FLAGS else np.int64)
+    col[: len(head)] = head
+    return col
 
 
 def rank_snapshot(cands: Candidates, req: RecallRequest) -> RankedPage:
