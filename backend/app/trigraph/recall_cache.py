@@ -213,7 +213,7 @@ class ProjectCache:
         if need > len(self.ids):
             self._grow(max(need, len(self.ids) * 3 // 2, 64))
         else:
-            self._own_columns()
+            self._own_arrays()
         zero = bytes(self.dim * 4)
         vectors = b"".join(
             r.vector if r.vector is not None and len(r.vector) == self.dim * 4 else zero
@@ -291,14 +291,31 @@ class ProjectCache:
             left = np.einsum("ij,ij->i", rows, rows) - np.einsum("ij,ij->i", sketch, sketch)
             residual[lo:hi] = np.sqrt(np.maximum(left, 0.0))
 
-    def _own_columns(self) -> None:
-        """Copy-on-write: the columns of a loaded segment are read-only views of the bytes
-        read (and ``active`` a copy of its first ``n`` rows); before rows are appended,
-        each such column is copied once into an array of the cache's capacity."""
-        capacity = len(self.ids)
+    def _own_arrays(self) -> None:
+        """Copy-on-write: a cache loaded from a segment holds read-only views of the bytes
+        read (columns, and the vectors and sketch of a one-chunk segment), and ``active``
+        as a copy of its first ``n`` rows. Before rows are appended in place, each such
+        array is copied once into one of the cache's capacity."""
+        capacity, n = len(self.ids), self.n
         for name, col in self.cols.items():
             if len(col) < capacity or not col.flags.writeable:
-                self.cols[name] = _column(name, capacity, col[: self.n])
+                self.cols[name] = _column(name, capacity, col[:n])
+        if len(self.matrix) < capacity or not self.matrix.flags.writeable:
+            matrix = np.zeros((capacity, self.dim), dtype=np.float32)
+            matrix[:n] = self.matrix[:n]
+            self.matrix = matrix
+        if self.projection is not None and not (
+            self.coarse.flags.writeable and self.coarse.shape[1] >= capacity
+        ):
+            coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
+            coarse[:, :n] = self.coarse[:, :n]
+            self.coarse = coarse
+        if self.projection is not None and not (
+            self.residual.flags.writeable and len(self.residual) >= capacity
+        ):
+            residual = np.zeros(capacity, dtype=np.float32)
+            residual[:n] = self.residual[:n]
+            self.residual = residual
 
     def _grow(self, capacity: int) -> None:
         n = self.n

@@ -5,11 +5,11 @@ dropped, as named parts of raw little-endian arrays: vectors and sketch rows in 
 :data:`CHUNK_ROWS` rows (as sqlite-vec's ``vec0`` packs vectors per BLOB), the filter
 columns, the ids, BM25 postings already tokenised, plus a small JSON head (row count,
 vocabularies, the tenant clock it reflects). No tokenising, no SVD, no per-row Python at
-load: the columns and postings are stored in the dtypes the cache holds and are used in
-place (``np.frombuffer`` over the bytes SQLite returned: read-only, never copied; the
-cache copies one only when it must write to it, see ``ProjectCache._own_columns``); the
-vector and sketch chunks are copied as they are read into one preallocated array each,
-so the parts are never all held at once. An engine stores the parts
+load: the parts are stored in the dtypes the cache holds and used in place
+(``np.frombuffer`` over the bytes SQLite returned: read-only; the cache copies one only
+when it must write to it, see ``ProjectCache._own_arrays``), except that the vector and
+sketch chunks of a segment of more than one chunk are copied, as they are read, into one
+array each, so its parts are never all held at once. An engine stores the parts
 (:mod:`app.trigraph.sqlite_segments`) and folds in the rows changed after ``clock``
 through the cache's ordinary incremental path, so a segment only ever saves work, never
 changes a result.
@@ -27,8 +27,8 @@ import numpy.typing as npt
 from app.domain.lexical import LexicalIndex, PackedPostings
 from app.trigraph.recall_cache import COARSE_DIM, ID_DTYPE, ProjectCache
 
-FORMAT = 4  # bumped when the layout changes: older segments are ignored, then rebuilt
-CHUNK_ROWS = 1024
+FORMAT = 5  # bumped when the layout changes: older segments are ignored, then rebuilt
+CHUNK_ROWS = 8192  # rows per vector BLOB (12 MB at 384-d): most projects load as one
 ID_BYTES = 36  # a UUID's text form, ASCII
 _INT = "<i8"  # integer columns and postings, as the cache holds them
 _FLAGS = ("project_match", "active", "is_memorule")
@@ -67,8 +67,9 @@ class SegmentImage:
         for name, col in self.cols.items():
             kept = col[live].astype(bool if name in _FLAGS else _INT)
             yield f"col:{name}", 0, kept.tobytes()
-        for k, lo in enumerate(range(0, live.size, CHUNK_ROWS)):
-            rows = live[lo : lo + CHUNK_ROWS]
+        step = int(self.head["chunk_rows"])
+        for k, lo in enumerate(range(0, live.size, step)):
+            rows = live[lo : lo + step]
             if self.matrix.shape[1]:
                 yield "vec", k, np.ascontiguousarray(self.matrix[rows]).tobytes()
             if self.coarse is not None:
@@ -96,6 +97,7 @@ def image(cache: ProjectCache) -> SegmentImage:
         "clock": cache.clock,
         "fitted_at": min(cache.fitted_at, int(live.size)),
         "sketch": sketched,
+        "chunk_rows": CHUNK_ROWS,
         "vocab": {k: list(v) for k, v in cache.vocab.items()},
     }
     postings = cache.lexicon.packed(active)
@@ -114,34 +116,50 @@ def image(cache: ProjectCache) -> SegmentImage:
     )
 
 
-def load_into(cache: ProjectCache, head: Mapping[str, Any], parts: Iterable[Part]) -> ProjectCache:
+def load_into(
+    cache: ProjectCache, head: Mapping[str, Any], parts: Iterable[Part]
+) -> ProjectCache:
     """Fill an empty cache from a stored segment, consuming ``parts`` as they come (in any
     order): it is then at ``head["clock"]`` and holds exactly the segment's rows.
 
-    The vectors and the sketch go into arrays with 1/:data:`SPARE` more rows than that,
-    reserved (not touched, so neither faulted in nor copied) for rows appended later; the
-    columns, postings and projection stay read-only views of the bytes read, which the
-    cache copies only when it first writes to them.
+    Nothing is copied that the cache can use in place: the columns, the postings, the
+    projection and, when the segment is one chunk, the vectors and the sketch too are
+    read-only views of the bytes read, which the cache copies only when it first writes
+    to them. Larger segments' chunks are copied as they arrive into one array each, with
+    1/:data:`SPARE` more rows reserved (not touched, so neither faulted in nor copied)
+    for rows appended later.
     """
     m, dim, sketched = int(head["rows"]), int(head["dim"]), bool(head["sketch"])
-    capacity = m + m // SPARE
-    matrix = np.empty((capacity, dim), dtype=np.float32)
-    coarse = np.empty((COARSE_DIM, capacity if sketched else 0), dtype=np.float32)
+    chunk_rows = int(head["chunk_rows"])
+    whole = m <= chunk_rows  # at most one chunk: its bytes are the arrays
+    capacity = m if whole else m + m // SPARE
+    matrix = np.zeros((capacity, dim), dtype=np.float32) if whole else None
+    coarse = np.zeros((COARSE_DIM, capacity if sketched else 0), dtype=np.float32)
+    if not whole:
+        matrix = np.empty((capacity, dim), dtype=np.float32)
+        coarse = np.empty((COARSE_DIM, capacity if sketched else 0), dtype=np.float32)
     filled = 0
     small: dict[str, bytes] = {}
     for name, chunk, data in parts:
-        lo = chunk * CHUNK_ROWS
+        lo = chunk * chunk_rows
         if name == "vec":
             block = np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
-            matrix[lo : lo + len(block)] = block
             filled += len(block)
+            if whole:
+                matrix = block
+            else:
+                matrix[lo : lo + len(block)] = block
         elif name == "coarse":
             sketch = np.frombuffer(data, dtype=np.float32).reshape(COARSE_DIM, -1)
-            coarse[:, lo : lo + sketch.shape[1]] = sketch
+            if whole:
+                coarse = sketch
+            else:
+                coarse[:, lo : lo + sketch.shape[1]] = sketch
         else:
             small[name] = data
     if dim and filled != m:
         raise ValueError(f"recall segment holds {filled} vectors, its head says {m}")
+    assert matrix is not None
     cache.dim, cache.matrix, cache.coarse = dim, matrix, coarse
     ids = np.empty(capacity, dtype=ID_DTYPE)
     ids[:m] = np.frombuffer(small["ids"], dtype=f"S{ID_BYTES}")
@@ -151,13 +169,15 @@ def load_into(cache: ProjectCache, head: Mapping[str, Any], parts: Iterable[Part
         dtype = "|b1" if name in _FLAGS else _INT
         cache.cols[name] = np.frombuffer(small[f"col:{name}"], dtype=dtype)
     cache.vocab = {k: {name: i for i, name in enumerate(v)} for k, v in head["vocab"].items()}
-    cache.residual = np.empty(capacity if sketched else 0, dtype=np.float32)
+    cache.residual = np.zeros(0, dtype=np.float32)
+    cache.projection = None
     if sketched:
-        cache.residual[:m] = np.frombuffer(small["residual"], dtype=np.float32)
+        residual = np.frombuffer(small["residual"], dtype=np.float32)
+        if not whole:
+            residual = np.concatenate([residual, np.empty(capacity - m, dtype=np.float32)])
+        cache.residual = residual
         projection = np.frombuffer(small["projection"], dtype=np.float32)
         cache.projection = projection.reshape(dim, COARSE_DIM)
-    else:
-        cache.projection = None
     cache.fitted_at = int(head["fitted_at"])
     cache.lexicon = LexicalIndex.from_packed(
         PackedPostings(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from app.trigraph.sqlite import SQLiteStore
 
 _log = logging.getLogger("prism.sqlite")
+MMAP_BYTES = 1 << 31  # how much of the file a segment is read through (SQLite's own cap)
 
 
 def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
@@ -44,6 +45,9 @@ def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model:
     img = None
     with cache.lock:
         conn = store._conn()
+        cold = cache.clock < 0 and store.segments
+        if cold:  # a segment is read through a memory map: no read() call per page
+            conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         conn.execute("BEGIN")
         try:
             row = conn.execute(
@@ -60,6 +64,8 @@ def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model:
                 _fold(conn, key, cache, clock)
         finally:
             conn.execute("COMMIT")
+            if cold:  # unmapped again: the file's pages are not held by this process
+                conn.execute("PRAGMA mmap_size = 0")
         if cache.wants_store and store.segments:
             img = image(cache)
         snapshot = cache.snapshot(flt)
