@@ -15,7 +15,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from itertools import compress
 from typing import Any
 from uuid import UUID
 
@@ -102,6 +103,39 @@ class IndexRow:
             vector=vector,
             text=text or "",
         )
+
+
+_FIELDS = tuple(f.name for f in fields(IndexRow))
+Columns = dict[str, Sequence[Any]]  # an IndexRow field -> that field of each row
+
+
+def columns_of(rows: Sequence[IndexRow]) -> Columns:
+    """``rows`` as columns (what :meth:`ProjectCache.load` and appends take)."""
+    return {f: [getattr(r, f) for r in rows] for f in _FIELDS}
+
+
+def columns_from_index(raw: Sequence[Sequence[Any]], model: str) -> Columns:
+    """:meth:`IndexRow.of` for a whole result set at once, column by column: rows of the
+    12 columns ``IndexRow.of`` reads, then the row's model, its vector and its text."""
+    if not raw:
+        return {f: [] for f in _FIELDS}
+    c = list(zip(*raw, strict=True))
+    return {
+        "memory_id": c[0],
+        "project_id": c[1],
+        "active": [bool(a) for a in c[2]],
+        "is_memorule": [k == _MEMORULE for k in c[3]],
+        "namespace": c[4],
+        "memorule_kind": c[5],
+        "confidence": c[6],
+        "scope": c[7],
+        "persona": c[8],
+        "surface": c[9],
+        "specialization": c[10],
+        "written_at": c[11],
+        "vector": [v if m == model else None for m, v in zip(c[12], c[13], strict=True)],
+        "text": [t or "" for t in c[14]],
+    }
 
 
 class ProjectCache:
@@ -200,48 +234,56 @@ class ProjectCache:
                 self.foreign += 1
         self.cols["active"] = active
         if fresh:
-            self._append(fresh)
+            self._append(columns_of(fresh))
         self.clock = clock
 
-    def _append(self, rows: list[IndexRow]) -> None:
+    def load(self, rows: Columns, clock: int) -> None:
+        """Fill an empty cache with every row it can see, given as columns (a first load:
+        no per-row objects, no per-row bookkeeping); rows it cannot see are skipped."""
+        assert self.n == 0 and self.clock < 0
+        seen = np.asarray(rows["project_id"], dtype=object) == self.project_id
+        seen |= np.array([x in ("global", "org") for x in rows["scope"]], dtype=bool)
+        kept = int(seen.sum())
+        if kept < len(seen):
+            rows = {f: list(compress(v, seen)) for f, v in rows.items()}
+        self.changes, self.foreign = kept, len(seen) - kept
+        if kept:
+            self._append(rows)
+        self.clock = clock
+
+    def _append(self, c: Columns) -> None:
         if not self.dim:
-            self.dim = next((len(r.vector) // 4 for r in rows if r.vector), 0)
+            self.dim = next((len(v) // 4 for v in c["vector"] if v), 0)
             if self.dim:  # rows so far had no vector of this model: they stay zero
                 self.matrix = np.zeros((len(self.ids), self.dim), dtype=np.float32)
-        b, start = len(rows), self.n
+        b, start = len(c["memory_id"]), self.n
         need = start + b
         if need > len(self.ids):
             self._grow(max(need, len(self.ids) * 3 // 2, 64))
         else:
             self._own_arrays()
-        zero = bytes(self.dim * 4)
-        vectors = b"".join(
-            r.vector if r.vector is not None and len(r.vector) == self.dim * 4 else zero
-            for r in rows
-        )
+        width = self.dim * 4
+        zero = bytes(width)
+        vectors = b"".join(v if v is not None and len(v) == width else zero for v in c["vector"])
         if self.dim:
             self.matrix[start:need] = np.frombuffer(vectors, dtype=np.float32).reshape(b, self.dim)
-        self.ids[start:need] = [r.memory_id for r in rows]
-        c = self.cols
-        c["project_match"][start:need] = [r.project_id == self.project_id for r in rows]
-        c["active"][start:need] = [r.active for r in rows]
-        c["is_memorule"][start:need] = [r.is_memorule for r in rows]
-        c["scope"][start:need] = [SCOPE_RANK.get(r.scope, 2) for r in rows]
-        c["confidence"][start:need] = [CONFIDENCE_CODE.get(r.confidence, 3) for r in rows]
-        c["written_us"][start:need] = micros_array([r.written_at for r in rows])
-        c["tiebreak"][start:need] = [tiebreak_of(r.memory_id) for r in rows]
-        c["namespace"][start:need] = encode([r.namespace for r in rows], self.vocab["namespace"])
-        c["memorule_kind"][start:need] = encode(
-            [r.memorule_kind for r in rows], self.vocab["memorule_kind"]
+        ids, cols, vocab = c["memory_id"], self.cols, self.vocab
+        self.ids[start:need] = ids
+        cols["project_match"][start:need] = np.asarray(c["project_id"], dtype=object) == (
+            self.project_id
         )
-        for key in APPLIES_TO_KEYS:
-            c[key][start:need] = encode([getattr(r, key) for r in rows], self.vocab[key])
-        pos = self.pos
-        for i, r in enumerate(rows):
-            pos[r.memory_id] = start + i
+        cols["active"][start:need] = c["active"]
+        cols["is_memorule"][start:need] = c["is_memorule"]
+        cols["scope"][start:need] = [SCOPE_RANK.get(x, 2) for x in c["scope"]]
+        cols["confidence"][start:need] = [CONFIDENCE_CODE.get(x, 3) for x in c["confidence"]]
+        cols["written_us"][start:need] = micros_array(c["written_at"])
+        cols["tiebreak"][start:need] = [tiebreak_of(x) for x in ids]
+        for key in ("namespace", "memorule_kind", *APPLIES_TO_KEYS):
+            cols[key][start:need] = encode(c[key], vocab[key])
+        self.pos.update(zip(ids, range(start, need), strict=True))
         # A retired row arrives inactive and never turns live again (a restore appends a
         # new row), so its words need no postings.
-        self.lexicon.add([r.text if r.active else "" for r in rows])
+        self.lexicon.add([t if a else "" for t, a in zip(c["text"], c["active"], strict=True)])
         if self.dim > COARSE_DIM and need >= max(PRESELECT_MIN, 2 * self.fitted_at):
             self._fit_projection(need)
         elif self.projection is not None:
@@ -256,9 +298,12 @@ class ProjectCache:
         """
         rng = np.random.default_rng(0)
         rows = rng.choice(n, size=min(n, 8192), replace=False)
-        _, _, vt = np.linalg.svd(self.matrix[rows].astype(np.float64), full_matrices=False)
-        projection = np.ascontiguousarray(vt[:COARSE_DIM].T, dtype=np.float32)
         sample = self.matrix[rows]
+        # The sample's right singular vectors, as the eigenvectors of its Gram matrix
+        # (dim × dim: a tenth of the cost of an SVD of the sample), largest first.
+        wide = sample.astype(np.float64)
+        _, vectors = np.linalg.eigh(wide.T @ wide)
+        projection = np.ascontiguousarray(vectors[:, ::-1][:, :COARSE_DIM], dtype=np.float32)
         kept = float(np.square(sample @ projection).sum())
         if kept < SKETCH_MIN_ENERGY * float(np.square(sample).sum()):
             # No low-dimensional structure (e.g. random vectors): bounds would prune almost

@@ -116,9 +116,7 @@ def image(cache: ProjectCache) -> SegmentImage:
     )
 
 
-def load_into(
-    cache: ProjectCache, head: Mapping[str, Any], parts: Iterable[Part]
-) -> ProjectCache:
+def load_into(cache: ProjectCache, head: Mapping[str, Any], parts: Iterable[Part]) -> ProjectCache:
     """Fill an empty cache from a stored segment, consuming ``parts`` as they come (in any
     order): it is then at ``head["clock"]`` and holds exactly the segment's rows.
 
@@ -133,11 +131,9 @@ def load_into(
     chunk_rows = int(head["chunk_rows"])
     whole = m <= chunk_rows  # at most one chunk: its bytes are the arrays
     capacity = m if whole else m + m // SPARE
-    matrix = np.zeros((capacity, dim), dtype=np.float32) if whole else None
-    coarse = np.zeros((COARSE_DIM, capacity if sketched else 0), dtype=np.float32)
-    if not whole:
-        matrix = np.empty((capacity, dim), dtype=np.float32)
-        coarse = np.empty((COARSE_DIM, capacity if sketched else 0), dtype=np.float32)
+    # Rows past ``m`` are never read before they are written (snapshots stop at ``n``).
+    matrix = np.empty((capacity, dim), dtype=np.float32)
+    coarse = np.empty((COARSE_DIM, capacity if sketched else 0), dtype=np.float32)
     filled = 0
     small: dict[str, bytes] = {}
     for name, chunk, data in parts:
@@ -159,7 +155,6 @@ def load_into(
             small[name] = data
     if dim and filled != m:
         raise ValueError(f"recall segment holds {filled} vectors, its head says {m}")
-    assert matrix is not None
     cache.dim, cache.matrix, cache.coarse = dim, matrix, coarse
     ids = np.empty(capacity, dtype=ID_DTYPE)
     ids[:m] = np.frombuffer(small["ids"], dtype=f"S{ID_BYTES}")
