@@ -352,7 +352,7 @@ def test_a_compacted_cache_keeps_its_ranking(make_ctx: ContextFactory) -> None:
     """In-memory compaction (dead rows dropped through a segment image) changes nothing."""
     from app.domain.ranking import RankingWeights, rank
     from app.trigraph.port import CandidateFilter
-    from app.trigraph.recall_cache import IndexRow
+    from app.trigraph.recall_rows import IndexRow
     from app.trigraph.recall_segment import compact
 
     rng = np.random.default_rng(1)

@@ -7,18 +7,20 @@ scan, and a write by another process is seen at the next call.
 
 Readers get views of the first ``n`` rows; refreshes only append rows past ``n`` or swap in
 new arrays (``active`` is copied before it changes), so a snapshot stays consistent while
-another thread refreshes.
+another thread refreshes. A cache loaded from a stored segment starts on read-only views
+of the bytes read and copies an array only when it first writes to it.
+
+The rows an engine hands in: :mod:`app.trigraph.recall_rows`; the process's caches:
+:mod:`app.trigraph.recall_registry`; ranking over a snapshot:
+:mod:`app.trigraph.recall_snapshot`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Iterable
 from itertools import compress
 from typing import Any
-from uuid import UUID
 
 import numpy as np
 import numpy.typing as npt
@@ -31,19 +33,15 @@ from app.domain.ranking import (
     PRESELECT_MIN,
     SCOPE_RANK,
     Candidates,
-    dots,
     encode,
     micros_array,
     normalise_key,
-    rank,
-    rows_within_reach,
     tiebreak_of,
 )
-from app.domain.records import APPLIES_TO_KEYS, Kind
-from app.embeddings.port import Vector
-from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequest
+from app.domain.records import APPLIES_TO_KEYS
+from app.trigraph.port import CandidateFilter
+from app.trigraph.recall_rows import Columns, IndexRow, columns_of
 
-_MEMORULE = Kind.MEMORULE.value
 COARSE_DIM = 128  # dimensions of the sketch that bounds every row's cosine (ranking.py)
 SKETCH_MIN_ENERGY = 0.6  # share of the vectors' energy a sketch must keep to be used
 ID_DTYPE = "<U36"  # a UUID's text form
@@ -61,81 +59,6 @@ _COLUMNS = (
     "tiebreak",
     *APPLIES_TO_KEYS,
 )
-
-
-@dataclass(frozen=True)
-class IndexRow:
-    """One memory's recall row as an engine stores it (applies_to values normalised)."""
-
-    memory_id: str
-    project_id: str
-    active: bool
-    is_memorule: bool
-    namespace: str
-    memorule_kind: str | None
-    confidence: str | None
-    scope: str | None
-    persona: str | None
-    surface: str | None
-    specialization: str | None
-    written_at: str
-    vector: bytes | None  # None: embedded by another model (scores as zero relevance)
-    text: str  # the current state's subject and body: what BM25 indexes
-
-    @classmethod
-    def of(cls, r: Sequence[Any], vector: bytes | None, text: str | None) -> IndexRow:
-        """From a row whose first 12 columns are, in order: memory_id, project_id, active,
-        kind, namespace, memorule_kind, confidence, scope, a_persona, a_surface,
-        a_specialization, written_at (as both engines select them from ``recall_index``)."""
-        return cls(
-            memory_id=r[0],
-            project_id=r[1],
-            active=bool(r[2]),
-            is_memorule=r[3] == _MEMORULE,
-            namespace=r[4],
-            memorule_kind=r[5],
-            confidence=r[6],
-            scope=r[7],
-            persona=r[8],
-            surface=r[9],
-            specialization=r[10],
-            written_at=r[11],
-            vector=vector,
-            text=text or "",
-        )
-
-
-_FIELDS = tuple(f.name for f in fields(IndexRow))
-Columns = dict[str, Sequence[Any]]  # an IndexRow field -> that field of each row
-
-
-def columns_of(rows: Sequence[IndexRow]) -> Columns:
-    """``rows`` as columns (what :meth:`ProjectCache.load` and appends take)."""
-    return {f: [getattr(r, f) for r in rows] for f in _FIELDS}
-
-
-def columns_from_index(raw: Sequence[Sequence[Any]], model: str) -> Columns:
-    """:meth:`IndexRow.of` for a whole result set at once, column by column: rows of the
-    12 columns ``IndexRow.of`` reads, then the row's model, its vector and its text."""
-    if not raw:
-        return {f: [] for f in _FIELDS}
-    c = list(zip(*raw, strict=True))
-    return {
-        "memory_id": c[0],
-        "project_id": c[1],
-        "active": [bool(a) for a in c[2]],
-        "is_memorule": [k == _MEMORULE for k in c[3]],
-        "namespace": c[4],
-        "memorule_kind": c[5],
-        "confidence": c[6],
-        "scope": c[7],
-        "persona": c[8],
-        "surface": c[9],
-        "specialization": c[10],
-        "written_at": c[11],
-        "vector": [v if m == model else None for m, v in zip(c[12], c[13], strict=True)],
-        "text": [t or "" for t in c[14]],
-    }
 
 
 class ProjectCache:
@@ -429,113 +352,3 @@ def _column(name: str, capacity: int, head: npt.NDArray[Any]) -> npt.NDArray[Any
     col = np.zeros(capacity, dtype=bool if name in _FLAGS else np.int64)
     col[: len(head)] = head
     return col
-
-
-def rank_snapshot(cands: Candidates, req: RecallRequest) -> RankedPage:
-    """``RecallStore.recall`` over an in-process snapshot: the domain's numpy ranking."""
-    lexical = req.weights.lexical or req.weights.lexical_note
-    hits = cands.lexical_hits(req.query) if lexical and len(cands) else None
-    ranked = rank(
-        cands,
-        req.context,
-        req.vector,
-        req.weights,
-        req.top_k,
-        req.include_inapplicable,
-        req.preselect_above,
-        lexical=hits,
-    )
-    return RankedPage(ranked, len(cands))
-
-
-def near_in_snapshot(
-    cands: Candidates, vector: Vector, threshold: float, limit: int
-) -> list[NearMatch]:
-    """``RecallStore.near_duplicates`` over an in-process snapshot (sketch-pruned, exact)."""
-    if not len(cands) or cands.matrix.shape[1] != vector.shape[0]:
-        return []
-    reach = rows_within_reach(cands, vector, threshold)
-    if reach is None:  # no sketch: every row
-        reach = np.arange(len(cands.ids))
-        sims = dots(cands.matrix, vector)
-    else:
-        sims = dots(cands.matrix[reach], vector)
-    hit = sims >= threshold
-    if cands.selected is not None:
-        hit &= cands.selected[reach]
-    found = np.flatnonzero(hit)
-    found = found[np.argsort(-sims[found], kind="stable")][:limit]
-    out = []
-    for j in found:
-        i = int(reach[j])
-        applies: dict[str, str | None] = {}
-        for key in APPLIES_TO_KEYS:
-            code = int(cands.keys[key][i])
-            applies[key] = _name_of(cands.vocab[key], code)
-        out.append(NearMatch(UUID(str(cands.ids[i])), float(sims[j]), applies))
-    return out
-
-
-def _name_of(vocab: dict[str, int], code: int) -> str | None:
-    if code == NONE:
-        return None
-    return next((name for name, c in vocab.items() if c == code), None)
-
-
-class CacheRegistry:
-    """The process's project caches, least recently used dropped first, bounded in bytes.
-
-    One registry per engine instance; keys are (tenant, project, model). ``budget_bytes``
-    caps what the caches hold together (``PRISM_RECALL_CACHE_MB``); a single project larger
-    than the budget is still served, then dropped when another project is loaded. Each
-    cache's size is remembered from its last use (a cache only grows when used), so
-    trimming costs the same with 8 caches or 800.
-    """
-
-    def __init__(self, budget_bytes: int) -> None:
-        self.budget_bytes = budget_bytes
-        self._guard = threading.Lock()
-        self._caches: OrderedDict[tuple[str, str, str], ProjectCache] = OrderedDict()
-        self._sizes: dict[tuple[str, str, str], int] = {}
-        self._total = 0
-
-    def get(
-        self,
-        key: tuple[str, str, str],
-        make: Callable[[], ProjectCache],
-        fresh: bool = False,
-    ) -> ProjectCache:
-        """The cache under ``key`` (made by ``make`` when missing or ``fresh``), now newest."""
-        with self._guard:
-            cache = self._caches.pop(key, None)
-            if cache is None or fresh:
-                cache = make()
-            self._caches[key] = cache
-            return cache
-
-    def cached(self, key: tuple[str, str, str]) -> ProjectCache | None:
-        """The cache under ``key`` if the process holds it (its recency unchanged)."""
-        with self._guard:
-            return self._caches.get(key)
-
-    def trim(self) -> None:
-        """Measure the newest cache (the one just used), then drop least recently used
-        caches until the rest fit the budget (the newest is kept)."""
-        with self._guard:
-            if not self._caches:
-                return
-            key, newest = next(reversed(self._caches.items()))
-            size = newest.nbytes
-            self._total += size - self._sizes.get(key, 0)
-            self._sizes[key] = size
-            while self._total > self.budget_bytes and len(self._caches) > 1:
-                old, _ = self._caches.popitem(last=False)
-                self._total -= self._sizes.pop(old, 0)
-
-    def nbytes(self) -> int:
-        """What the caches hold together, by :attr:`ProjectCache.nbytes` (measured now)."""
-        with self._guard:
-            return sum(c.nbytes for c in self._caches.values())
-
-    def __len__(self) -> int:
-        return len(self._caches)

@@ -20,7 +20,8 @@ from app.domain.ranking import Candidates
 from app.errors import StorageError
 from app.trigraph import sqlite_segments
 from app.trigraph.port import CandidateFilter
-from app.trigraph.recall_cache import IndexRow, ProjectCache, columns_from_index
+from app.trigraph.recall_cache import ProjectCache
+from app.trigraph.recall_rows import IndexRow, columns_from_index
 from app.trigraph.recall_segment import SegmentImage, compact, image, load_into
 
 if TYPE_CHECKING:
