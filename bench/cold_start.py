@@ -134,15 +134,17 @@ def probe_many(args: argparse.Namespace) -> dict[str, Any]:
         for p in rotation if kind == "rot" else warm:
             mp.recall(svc, p, queries[0])
     times: dict[str, list[float]] = {name: [] for name in systems}
+    cpu: dict[str, list[float]] = {name: [] for name in systems}
     order = list(systems.items())
     for i in range(args.rounds):
         spread_project, query = rng.choice(names), queries[i % len(queries)]
         for name, (kind, svc) in order if i % 2 == 0 else order[::-1]:
             p = rotation[i % len(rotation)] if kind == "rot" else spread_project
-            started = time.perf_counter()
+            started, used = time.perf_counter(), time.process_time()
             mp.recall(svc, p, query)
             times[name].append(time.perf_counter() - started)
-    out: dict[str, Any] = {"times": times, "cache_mb": {}}
+            cpu[name].append(time.process_time() - used)
+    out: dict[str, Any] = {"times": times, "cpu": cpu, "cache_mb": {}}
     for name, (_, svc) in systems.items():
         out["cache_mb"][name] = round(svc.store.caches.nbytes() / 2**20, 1)
         svc.close()
@@ -318,8 +320,10 @@ def main(argv: list[str] | None = None) -> int:
             out = subprocess.run(
                 cmd, capture_output=True, text=True, env=env, check=True
             )
-            result["many_build_s"][v] = float(out.stdout.split()[-1])
+            wall, used = out.stdout.split()[-2:]
+            result["many_build_s"][v] = {"wall": float(wall), "cpu": float(used)}
         times: dict[str, dict[str, list[float]]] = {v: {} for v in variants}
+        cpu: dict[str, dict[str, list[float]]] = {v: {} for v in variants}
         cache_mb: dict[str, dict[str, float]] = {v: {} for v in variants}
         per_block = max(1, args.rounds // args.blocks)
         for b in range(args.blocks):
@@ -330,9 +334,13 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for system, samples in got["times"].items():
                     times[v].setdefault(system, []).extend(samples)
+                    cpu[v].setdefault(system, []).extend(got["cpu"][system])
                 cache_mb[v] = got["cache_mb"]
         result["many"] = {
-            v: {s: {**summary(t), "cache_mb": cache_mb[v][s]} for s, t in ts.items()}
+            v: {
+                s: {**summary(t), "cpu": summary(cpu[v][s]), "cache_mb": cache_mb[v][s]}
+                for s, t in ts.items()
+            }
             for v, ts in times.items()
         }
     result["loadavg_end"] = os.getloadavg()
@@ -355,12 +363,16 @@ import many_projects as mp
 db, model, queries, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 table, qs = mp.query_table(model, np.load(queries))
 svc = mp.services("sqlite", db, table)
-started = time.perf_counter()
+started, used = time.perf_counter(), time.process_time()
 for i in range(n):
     mp.recall(svc, f"p{i}", qs[0])
-print(round(time.perf_counter() - started, 2))
+print(round(time.perf_counter() - started, 2), round(time.process_time() - used, 2))
 svc.close()
 """
+
+
+def _s(probe: dict[str, Any]) -> str:
+    return f"{probe['first_s']:.2f} (CPU {probe['first_cpu_s']:.2f})"
 
 
 def _ms(s: dict[str, Any], key: str = "p50_ms") -> str:
@@ -385,8 +397,8 @@ def report(r: dict[str, Any]) -> list[str]:
     rows: list[str] = []
     if "build" in r:
         rows.append(
-            "| first recall ever (builds + stores the segment), s | "
-            + " | ".join(f"{r['build'][v]['first_s']:.2f}" for v in vs)
+            "| first recall ever (builds + stores the segment), s (CPU) | "
+            + " | ".join(_s(r["build"][v]) for v in vs)
             + " |"
         )
     if "cold" in r:
@@ -418,8 +430,8 @@ def report(r: dict[str, Any]) -> list[str]:
         ]
     if "restore" in r:
         rows.append(
-            "| first recall after 1/8 new rows (folds, stores anew), s | "
-            + " | ".join(f"{r['restore'][v]['first_s']:.2f}" for v in vs)
+            "| first recall after 1/8 new rows (folds, stores anew), s (CPU) | "
+            + " | ".join(_s(r["restore"][v]) for v in vs)
             + " |"
         )
     if rows:
@@ -430,8 +442,8 @@ def report(r: dict[str, Any]) -> list[str]:
         st = r["settings"]
         lines += [
             (
-                f"{st['projects']} projects × {st['per_project']} memorules; recall p50 / p99 ms "
-                f"(cache MB held); small = {st['small_cache_mb']} MB budget:"
+                f"{st['projects']} projects × {st['per_project']} memorules; recall p50 / p99 ms, "
+                f"CPU p50 ms, cache MB held; small = {st['small_cache_mb']} MB budget:"
             ),
             "",
             head,
@@ -441,15 +453,18 @@ def report(r: dict[str, Any]) -> list[str]:
             lines.append(
                 f"| {system} | "
                 + " | ".join(
-                    f"{_ms(m[v][system])} / {_ms(m[v][system], 'p99_ms')} "
-                    f"({m[v][system]['cache_mb']:.0f})"
+                    f"{_ms(m[v][system])} / {_ms(m[v][system], 'p99_ms')}, "
+                    f"CPU {_ms(m[v][system]['cpu'])} ({m[v][system]['cache_mb']:.0f})"
                     for v in vs
                 )
                 + " |"
             )
         lines.append(
-            "| first recall in each project (stores segments), s | "
-            + " | ".join(f"{r['many_build_s'][v]:.1f}" for v in vs)
+            "| first recall in each project (builds, stores segments), s (CPU) | "
+            + " | ".join(
+                f"{r['many_build_s'][v]['wall']:.1f} (CPU {r['many_build_s'][v]['cpu']:.1f})"
+                for v in vs
+            )
             + " |"
         )
     return lines

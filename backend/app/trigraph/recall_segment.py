@@ -7,9 +7,10 @@ columns, the ids, BM25 postings already tokenised, plus a small JSON head (row c
 vocabularies, the tenant clock it reflects). No tokenising, no SVD, no per-row Python at
 load: the parts are stored in the dtypes the cache holds and used in place
 (``np.frombuffer`` over the bytes SQLite returned: read-only; the cache copies one only
-when it must write to it, see ``ProjectCache._own_arrays``), except that the vector and
-sketch chunks of a segment of more than one chunk are copied, as they are read, into one
-array each, so its parts are never all held at once. An engine stores the parts
+when it must write to it, see ``ProjectCache._own_arrays``), except the ids (cast once to
+the cache's text dtype) and the vector and sketch chunks of a segment of more than one
+chunk, copied as they are read into one array each, so its parts are never all held at
+once. An engine stores the parts
 (:mod:`app.trigraph.sqlite_segments`) and folds in the rows changed after ``clock``
 through the cache's ordinary incremental path, so a segment only ever saves work, never
 changes a result.
