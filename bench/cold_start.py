@@ -51,26 +51,16 @@ HERE = Path(__file__).resolve().parent
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument(
-        "--size", type=int, default=100_000, help="memories of the large project"
-    )
-    p.add_argument(
-        "--runs", type=int, default=5, help="new processes per variant (cold)"
-    )
+    p.add_argument("--size", type=int, default=100_000, help="memories of the large project")
+    p.add_argument("--runs", type=int, default=5, help="new processes per variant (cold)")
     p.add_argument("--warm", type=int, default=20, help="warm recalls per cold process")
     p.add_argument("--projects", type=int, default=200)
     p.add_argument("--per-project", type=int, default=2000)
-    p.add_argument(
-        "--rounds", type=int, default=200, help="timed recalls per system (many)"
-    )
-    p.add_argument(
-        "--blocks", type=int, default=2, help="alternating blocks per variant"
-    )
+    p.add_argument("--rounds", type=int, default=200, help="timed recalls per system (many)")
+    p.add_argument("--blocks", type=int, default=2, help="alternating blocks per variant")
     p.add_argument("--small-cache-mb", type=int, default=64)
     p.add_argument("--steps", default="build,cold,restore,many")
-    p.add_argument(
-        "--before", type=Path, help="another checkout's backend/ to compare with"
-    )
+    p.add_argument("--before", type=Path, help="another checkout's backend/ to compare with")
     p.add_argument("--work", type=Path, default=common.CACHE / "cold_start")
     p.add_argument("--json-out", type=Path)
     p.add_argument("--md-out", type=Path)
@@ -160,9 +150,7 @@ def _app_path() -> str:
 # --- the driver ---------------------------------------------------------------------------
 
 
-def run_probe(
-    backend: Path, kind: str, db: Path, args: argparse.Namespace, **extra: Any
-) -> Any:
+def run_probe(backend: Path, kind: str, db: Path, args: argparse.Namespace, **extra: Any) -> Any:
     cmd = [
         sys.executable,
         __file__,
@@ -228,9 +216,7 @@ def median(values: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.probe:
-        probe = {"build": probe_first, "cold": probe_first, "many": probe_many}[
-            args.probe
-        ]
+        probe = {"build": probe_first, "cold": probe_first, "many": probe_many}[args.probe]
         print(json.dumps(probe(args)))
         return 0
     variants = {"after": common.BACKEND}
@@ -260,9 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         if "build" in steps or "cold" in steps:
             result["build"] = {}
             for v in order:  # the first recall ever: builds and stores the segment
-                common.progress(
-                    f"build/{v}: first recall ever of the {args.size} project"
-                )
+                common.progress(f"build/{v}: first recall ever of the {args.size} project")
                 result["build"][v] = run_probe(variants[v], "build", dbs[v], args)
         if "cold" in steps:
             probes: dict[str, list[Any]] = {v: [] for v in variants}
@@ -286,14 +270,10 @@ def main(argv: list[str] | None = None) -> int:
             table, _ = mp.query_table(args.model, np.load(args.queries))
             result["restore"] = {}
             for v in order:
-                svc = mp.services(
-                    "sqlite", str(dbs[v]), table
-                )  # "another process": no recall
+                svc = mp.services("sqlite", str(dbs[v]), table)  # "another process": no recall
                 mp.load(svc, "big", args.size // 8 + 1, moments, seed=900)
                 svc.close()
-                common.progress(
-                    f"restore/{v}: recall after {args.size // 8 + 1} new rows"
-                )
+                common.progress(f"restore/{v}: recall after {args.size // 8 + 1} new rows")
                 result["restore"][v] = run_probe(variants[v], "build", dbs[v], args)
     if "many" in steps:
         projects = {f"p{i}": args.per_project for i in range(args.projects)}
@@ -317,9 +297,7 @@ def main(argv: list[str] | None = None) -> int:
                 "PRISM_BACKEND": str(variants[v]),
                 "PYTHONPATH": str(HERE),
             }
-            out = subprocess.run(
-                cmd, capture_output=True, text=True, env=env, check=True
-            )
+            out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
             wall, used = out.stdout.split()[-2:]
             result["many_build_s"][v] = {"wall": float(wall), "cpu": float(used)}
         times: dict[str, dict[str, list[float]]] = {v: {} for v in variants}
@@ -329,9 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         for b in range(args.blocks):
             for v in order if b % 2 == 0 else order[::-1]:
                 common.progress(f"many/{v}: block {b + 1}/{args.blocks}")
-                got = run_probe(
-                    variants[v], "many", dbs[v], args, rounds=per_block, seed=b
-                )
+                got = run_probe(variants[v], "many", dbs[v], args, rounds=per_block, seed=b)
                 for system, samples in got["times"].items():
                     times[v].setdefault(system, []).extend(samples)
                     cpu[v].setdefault(system, []).extend(got["cpu"][system])
@@ -405,26 +381,18 @@ def report(r: dict[str, Any]) -> list[str]:
         c = r["cold"]
         rows += [
             "| new process, first recall p50 ms (runs) | "
-            + " | ".join(
-                f"{_ms(c[v]['first_recall'])} ({c[v]['first_recall_s']})" for v in vs
-            )
+            + " | ".join(f"{_ms(c[v]['first_recall'])} ({c[v]['first_recall_s']})" for v in vs)
             + " |",
-            "| … its CPU p50 ms | "
-            + " | ".join(_ms(c[v]["first_recall_cpu"]) for v in vs)
-            + " |",
+            "| … its CPU p50 ms | " + " | ".join(_ms(c[v]["first_recall_cpu"]) for v in vs) + " |",
             "| … RSS before → after, MB | "
             + " | ".join(
-                f"{c[v]['rss_before_mb']:.0f} → {c[v]['rss_after_first_mb']:.0f}"
-                for v in vs
+                f"{c[v]['rss_before_mb']:.0f} → {c[v]['rss_after_first_mb']:.0f}" for v in vs
             )
             + " |",
-            "| … cache MB counted | "
-            + " | ".join(f"{c[v]['cache_mb']:.0f}" for v in vs)
-            + " |",
+            "| … cache MB counted | " + " | ".join(f"{c[v]['cache_mb']:.0f}" for v in vs) + " |",
             "| warm recall p50 / p99 ms | "
             + " | ".join(
-                f"{_ms(c[v]['warm_recall'])} / {_ms(c[v]['warm_recall'], 'p99_ms')}"
-                for v in vs
+                f"{_ms(c[v]['warm_recall'])} / {_ms(c[v]['warm_recall'], 'p99_ms')}" for v in vs
             )
             + " |",
         ]
