@@ -17,8 +17,9 @@ works on its own copy of the same stores, so neither reads the other's segments)
   segment) — the first recall ever of a project.
 - ``cold``: ``--runs`` new processes per variant, variants alternating: RSS before, first
   recall (time and CPU: it loads the stored segment), RSS after, then ``--warm`` warm recalls.
-- ``restore``: 1/8 of the project's rows added by another process, then a new process's
-  first recall (loads the segment, folds the changes in, stores the segment anew).
+- ``restore``: 1/8 more rows added to the project by another process, then a new process's
+  first recall (loads the segment and folds them in; an eighth of the rows then held is
+  more than that, so no segment is stored anew).
 - ``many``: ``--projects`` × ``--per-project`` memorules of one tenant; per variant one
   process with three systems taking turns query by query: ``rotating-8`` (in cache),
   ``spread`` (a random project each time, default budget) and ``spread, small`` (the same
@@ -398,7 +399,7 @@ def report(r: dict[str, Any]) -> list[str]:
         ]
     if "restore" in r:
         rows.append(
-            "| first recall after 1/8 new rows (folds, stores anew), s (CPU) | "
+            "| first recall after 1/8 more rows from another process (folds them in), s (CPU) | "
             + " | ".join(_s(r["restore"][v]) for v in vs)
             + " |"
         )
