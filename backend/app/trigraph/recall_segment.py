@@ -132,9 +132,11 @@ def load_into(cache: ProjectCache, head: Mapping[str, Any], parts: Iterable[Part
     chunk_rows = int(head["chunk_rows"])
     whole = m <= chunk_rows  # at most one chunk: its bytes are the arrays
     capacity = m if whole else m + m // SPARE
-    # Rows past ``m`` are never read before they are written (snapshots stop at ``n``).
-    matrix = np.empty((capacity, dim), dtype=np.float32)
-    coarse = np.empty((COARSE_DIM, capacity if sketched else 0), dtype=np.float32)
+    # Rows past ``m`` are never read before they are written (snapshots stop at ``n``); a
+    # one-chunk segment's vectors and sketch are its parts (no vectors: none are stored).
+    rows = 0 if whole and dim else capacity
+    matrix = np.empty((rows, dim), dtype=np.float32)
+    coarse = np.empty((COARSE_DIM, rows if sketched else 0), dtype=np.float32)
     filled = 0
     small: dict[str, bytes] = {}
     for name, chunk, data in parts:
