@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from itertools import compress
+from itertools import chain, compress
 from typing import Any
 
 import numpy as np
@@ -131,45 +131,33 @@ class ProjectCache:
         return self.dead > max(1000, self.n - self.dead)
 
     def apply(self, rows: Iterable[IndexRow], clock: int, gone: Iterable[str] = ()) -> None:
-        """Fold changed rows in: a changed memory's old row dies, its new row is appended.
+        """:meth:`fold` for rows given one by one."""
+        self.fold(columns_of(list(rows)), clock, gone)
+
+    def fold(self, rows: Columns, clock: int, gone: Iterable[str] = ()) -> None:
+        """Fold changed rows in, given as columns (no object per row): a changed memory's
+        old row dies, its new row is appended.
 
         ``rows`` may include rows this project cannot see (they only end the old row);
         ``gone`` names more changed memories it cannot see, by id alone.
         """
-        fresh = []
         active = self.cols["active"].copy()
         pos = self.pos
-        for memory_id in gone:
+        for memory_id in chain(gone, rows["memory_id"]):
             old = pos.pop(memory_id, None)
             if old is not None:
                 active[old] = False
                 self.dead += 1
-        for row in rows:
-            old = pos.pop(row.memory_id, None)
-            if old is not None:
-                active[old] = False
-                self.dead += 1
-            visible = row.project_id == self.project_id or row.scope in ("global", "org")
-            if visible:
-                fresh.append(row)
-                self.changes += 1
-            else:
-                self.foreign += 1
-        self.cols["active"] = active
-        if fresh:
-            self._append(columns_of(fresh))
-        self.clock = clock
-
-    def load(self, rows: Columns, clock: int) -> None:
-        """Fill an empty cache with every row it can see, given as columns (a first load:
-        no per-row objects, no per-row bookkeeping); rows it cannot see are skipped."""
-        assert self.n == 0 and self.clock < 0
-        seen = np.asarray(rows["project_id"], dtype=object) == self.project_id
-        seen |= np.array([x in ("global", "org") for x in rows["scope"]], dtype=bool)
-        kept = int(seen.sum())
+        seen = [
+            p == self.project_id or x in ("global", "org")
+            for p, x in zip(rows["project_id"], rows["scope"], strict=True)
+        ]
+        kept = sum(seen)
         if kept < len(seen):
             rows = {f: list(compress(v, seen)) for f, v in rows.items()}
-        self.changes, self.foreign = kept, len(seen) - kept
+        self.changes += kept
+        self.foreign += len(seen) - kept
+        self.cols["active"] = active
         if kept:
             self._append(rows)
         self.clock = clock

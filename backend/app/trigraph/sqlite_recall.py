@@ -21,7 +21,7 @@ from app.errors import StorageError
 from app.trigraph import sqlite_segments
 from app.trigraph.port import CandidateFilter
 from app.trigraph.recall_cache import ProjectCache
-from app.trigraph.recall_rows import IndexRow, columns_from_index
+from app.trigraph.recall_rows import columns_from_index
 from app.trigraph.recall_segment import SegmentImage, compact, image, load_into
 
 if TYPE_CHECKING:
@@ -103,25 +103,25 @@ def _fold(
         "AND s.version = m.current_version "
         "WHERE m.tenant_id = recall_index.tenant_id AND m.id = recall_index.memory_id)"
     )
-    if cache.clock < 0:  # first load: only what the project can see, by index; in bulk
+    gone: list[str] = []
+    if cache.clock < 0:  # first load: only what the project can see, by index
         cur = conn.execute(
             f"SELECT {cols} FROM recall_index WHERE tenant_id = ? AND project_id = ? "
             f"UNION ALL SELECT {cols} FROM recall_index WHERE tenant_id = ? "
             "AND scope IN ('global', 'org') AND project_id != ?",
             (t, project, t, project),
         )
-        cache.load(columns_from_index(cur.fetchall(), model), clock)
-        return
-    # coalesce: a rule without a scope is a project rule (NULL would make NOT … unknown)
-    visible = "(project_id = ? OR coalesce(scope, 'project') IN ('global', 'org'))"
-    by_clock = "recall_index INDEXED BY recall_index_by_clock"
-    gone = _gone(conn, key, cache, visible, by_clock)
-    cur = conn.execute(
-        f"SELECT {cols} FROM {by_clock} WHERE tenant_id = ? AND clock > ? AND {visible}",
-        (t, cache.clock, project),
-    )
-    rows = (IndexRow.of(r, r[13] if r[12] == model else None, r[14]) for r in cur)
-    cache.apply(rows, clock, gone)
+    else:
+        # coalesce: a rule without a scope is a project rule (NULL would make NOT … unknown)
+        visible = "(project_id = ? OR coalesce(scope, 'project') IN ('global', 'org'))"
+        by_clock = "recall_index INDEXED BY recall_index_by_clock"
+        gone = _gone(conn, key, cache, visible, by_clock)
+        cur = conn.execute(
+            f"SELECT {cols} FROM {by_clock} WHERE tenant_id = ? AND clock > ? AND {visible}",
+            (t, cache.clock, project),
+        )
+    # In bulk: the rows as columns, no object per row.
+    cache.fold(columns_from_index(cur.fetchall(), model), clock, gone)
 
 
 def _gone(
