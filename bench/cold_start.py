@@ -62,6 +62,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--small-cache-mb", type=int, default=64)
     p.add_argument("--steps", default="build,cold,restore,many")
     p.add_argument("--before", type=Path, help="another checkout's backend/ to compare with")
+    p.add_argument("--vectors", choices=("minilm-like", "random"), default="minilm-like")
     p.add_argument("--work", type=Path, default=common.CACHE / "cold_start")
     p.add_argument("--json-out", type=Path)
     p.add_argument("--md-out", type=Path)
@@ -225,10 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         variants = {"before": args.before.resolve(), **variants}
     steps = set(args.steps.split(","))
     args.work.mkdir(parents=True, exist_ok=True)
-    from speed import rule_texts
+    moments, args.model = None, "all-MiniLM-L6-v2-int8-onnx"
+    if args.vectors == "minilm-like":
+        from speed import rule_texts
 
-    real = common.make_embedder("minilm")
-    args.model, moments = real.model_id, common.minilm_moments(real, rule_texts(2000))
+        real = common.make_embedder("minilm")
+        args.model, moments = real.model_id, common.minilm_moments(real, rule_texts(2000))
     args.queries = args.work / "queries.npy"
     np.save(args.queries, mp.vectors(len(mp.QUERIES), moments, seed=99))
     result: dict[str, Any] = {
@@ -241,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     order = list(variants)
     if steps & {"build", "cold", "restore"}:
         big = build_store(
-            args.work / f"big-{args.size}.db", {"big": args.size}, moments, args.model
+            args.work / f"big-{args.size}-{args.vectors}.db",
+            {"big": args.size},
+            moments,
+            args.model,
         )
         dbs = {v: copy_store(big, args.work / f"run-{v}-big.db") for v in variants}
         if "build" in steps or "cold" in steps:
@@ -278,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                 result["restore"][v] = run_probe(variants[v], "build", dbs[v], args)
     if "many" in steps:
         projects = {f"p{i}": args.per_project for i in range(args.projects)}
-        name = f"many-{args.projects}x{args.per_project}.db"
+        name = f"many-{args.projects}x{args.per_project}-{args.vectors}.db"
         store = build_store(args.work / name, projects, moments, args.model)
         dbs = {v: copy_store(store, args.work / f"run-{v}-many.db") for v in variants}
         result["many_build_s"] = {}
