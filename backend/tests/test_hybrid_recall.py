@@ -16,7 +16,8 @@ from app.domain.ranking import Candidates, RankingWeights, rank
 from app.settings import Settings, load_settings
 from app.trigraph.lexical_index import LexicalIndex
 from app.trigraph.port import CandidateFilter
-from app.trigraph.recall_cache import IndexRow, ProjectCache
+from app.trigraph.recall_cache import ProjectCache
+from app.trigraph.recall_rows import IndexRow
 from tests.conftest import ContextFactory
 
 NOTES = [

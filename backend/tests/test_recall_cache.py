@@ -91,7 +91,8 @@ def test_many_supersedes_trigger_a_rebuild_without_changing_results(
 
 def _sketched(matrix: np.ndarray, applies: dict[str, list[str | None]]) -> Candidates:
     """Candidates with the sketch a ProjectCache keeps (built by the cache itself)."""
-    from app.trigraph.recall_cache import IndexRow, ProjectCache
+    from app.trigraph.recall_cache import ProjectCache
+    from app.trigraph.recall_rows import IndexRow
 
     n = len(matrix)
     cache = ProjectCache("p")

@@ -278,9 +278,19 @@ def test_an_older_segment_never_replaces_a_newer_one(
     assert stored is not None and stored[0]["clock"] == new.clock and stored[0]["rows"] == 2
 
 
+@pytest.mark.parametrize("chunk_rows", [8192, 64])
 def test_memory_stays_under_the_budget_while_cycling_through_more_projects_than_fit(
-    db_path: Path, nodes: list[Node], make_ctx: ContextFactory
+    chunk_rows: int,
+    db_path: Path,
+    nodes: list[Node],
+    make_ctx: ContextFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Projects loaded from segments (in place, or copied chunk by chunk into arrays with
+    spare rows, counted) and written to in between stay within the budget."""
+    from app.trigraph import recall_segment
+
+    monkeypatch.setattr(recall_segment, "CHUNK_ROWS", chunk_rows)
     writer = Node(db_path)
     nodes.append(writer)
     projects = [make_ctx(project=f"p{i}") for i in range(12)]
@@ -291,7 +301,9 @@ def test_memory_stays_under_the_budget_while_cycling_through_more_projects_than_
     nodes += [small, reference]
     sizes = []
     for round_ in range(3):
-        for ctx in projects:
+        for i, ctx in enumerate(projects):
+            if i % 4 == round_:  # a write into a loaded cache (copy-on-write), then recall
+                small.memory.remember(ctx, rule(f"{ctx.project_id} late rule {round_}"))
             raw = {"query": f"rule {round_}", "top_k": 5}
             assert small.ranked(ctx, raw) == reference.ranked(ctx, raw)
             held = small.store.caches.nbytes()
@@ -352,7 +364,7 @@ def test_a_compacted_cache_keeps_its_ranking(make_ctx: ContextFactory) -> None:
     """In-memory compaction (dead rows dropped through a segment image) changes nothing."""
     from app.domain.ranking import RankingWeights, rank
     from app.trigraph.port import CandidateFilter
-    from app.trigraph.recall_cache import IndexRow
+    from app.trigraph.recall_rows import IndexRow
     from app.trigraph.recall_segment import compact
 
     rng = np.random.default_rng(1)
@@ -416,3 +428,139 @@ def test_a_global_rule_that_loses_its_scope_leaves_a_warm_cache_of_another_proje
     cold = Node(db_path, segments=False)
     nodes.append(cold)
     assert warm == cold.ranked(home, {"query": ""})
+
+
+# --- copy-on-write: a loaded segment's arrays are the bytes read, until first written ---
+
+
+def _row(i: int, version: int, **over: Any) -> Any:
+    """Row ``i`` (one memory) at ``version``: a 192-d vector of low rank plus noise, text
+    that BM25 tells apart, a mix of scopes, personas, surfaces and confidences."""
+    from app.trigraph.recall_rows import IndexRow
+
+    rng = np.random.default_rng(1000 * i + version)
+    basis = np.random.default_rng(5).standard_normal((24, 192))
+    vector = (rng.standard_normal(24) @ basis + 0.1 * rng.standard_normal(192)).astype(np.float32)
+    fields: dict[str, Any] = {
+        "memory_id": f"01a229b4-{i:04x}-7000-a801-29b40e2e11e3",
+        "project_id": "p",
+        "active": True,
+        "is_memorule": bool(i % 4),
+        "namespace": ("default", "ops")[i % 5 == 0],
+        "memorule_kind": ("convention", "pitfall")[i % 2],
+        "confidence": ("observed", "inferred", None)[i % 3],
+        "scope": ("project", "global", "persona", "org")[i % 4],
+        "persona": "ann" if i % 4 == 2 else None,
+        "surface": ("cli", None)[i % 2],
+        "specialization": None,
+        "written_at": f"2026-11-{1 + i % 28:02d}T00:00:{version:02d}.000000Z",
+        "vector": (vector / np.linalg.norm(vector)).tobytes(),
+        "text": f"word{i % 7} version{version} shared {'deploy' if i % 3 else 'log'}",
+    }
+    fields.update(over)
+    return IndexRow(**fields)
+
+
+def _changes() -> Iterator[tuple[list[Any], list[str]]]:
+    """Batches folded in after the segment, as (rows, gone): every mutation path."""
+    yield [_row(i, 0) for i in range(600, 630)], []  # new rows, within the spare rows
+    yield [_row(i, 1) for i in range(0, 200, 5)], []  # supersedes (old rows die)
+    yield [_row(i, 2, active=False) for i in range(1, 600, 7)], []  # retirements
+    yield [_row(i, 3) for i in range(1, 60, 7)], []  # restores (a new live row)
+    yield [_row(i, 1) for i in range(200, 600, 5)], []  # more supersedes
+    yield [_row(i, 0) for i in range(630, 640)], []
+    yield [_row(i, 4, project_id="q", scope="project") for i in range(3, 600, 40)], []  # leave
+    yield [], [f"01a229b4-{i:04x}-7000-a801-29b40e2e11e3" for i in range(7, 600, 40)]  # gone
+    yield [_row(i, 0, vector=None) for i in range(640, 660)], []  # another model's rows
+    yield [_row(i, 0) for i in range(660, 1400)], []  # past capacity, and a sketch refit
+
+
+@pytest.mark.parametrize("chunk_rows", [8192, 64])
+def test_a_loaded_segment_then_every_kind_of_change_ranks_as_a_row_by_row_cache(
+    chunk_rows: int, monkeypatch: pytest.MonkeyPatch, make_ctx: ContextFactory
+) -> None:
+    """A cache loaded from a segment (one chunk: vectors and sketch used in place; or
+    many: copied into arrays with spare rows) starts on read-only views of the bytes read.
+    Supersedes, retirements, restores, new rows, rows leaving its view, rows of another
+    model, growth past its capacity, a sketch refit and a compaction then go through
+    copy-on-write (numpy refuses any write into a read-only array, so a path that wrote
+    into the loaded bytes would fail here), and after every one it ranks exactly as a
+    cache that saw the same rows one by one."""
+    from app.domain.ranking import RankingWeights, rank
+    from app.trigraph import recall_cache, recall_segment
+    from app.trigraph.port import CandidateFilter
+    from app.trigraph.recall_segment import compact, image, load_into
+
+    monkeypatch.setattr(recall_segment, "CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr(recall_cache, "PRESELECT_MIN", 200)  # a sketch at this size
+    reference, source = ProjectCache("p"), ProjectCache("p")
+    first = [_row(i, 0) for i in range(600)]
+    for cache in (reference, source):
+        cache.apply(first, clock=1)
+    assert source.projection is not None  # the segment carries a sketch
+    with source.lock:
+        img = image(source)
+    cache = load_into(ProjectCache("p"), img.head, img.parts())
+
+    loaded = [cache.ids, *cache.cols.values(), cache.matrix, cache.coarse, cache.residual]
+    if chunk_rows > 600:  # one chunk: everything but the ids is the bytes read
+        assert not any(a.flags.writeable for a in loaded[1:])
+        assert len(cache.matrix) == cache.n == 600
+    else:  # chunks copied into arrays with spare rows; the columns still the bytes read
+        assert not any(c.flags.writeable for c in cache.cols.values())
+        assert cache.matrix.flags.writeable and len(cache.matrix) == 600 + 600 // 8
+    assert cache.projection is not None and not cache.projection.flags.writeable
+
+    ctx = make_ctx(persona="ann", surface="cli")
+    q = np.frombuffer(_row(9999, 0).vector or b"", dtype=np.float32)
+    filters = [
+        CandidateFilter(project_id="p", persona="ann"),  # type: ignore[arg-type]
+        CandidateFilter(project_id="p", memorules_only=True, namespace="ops"),  # type: ignore[arg-type]
+    ]
+
+    def top(c: ProjectCache) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
+        for flt in filters:
+            for query in ("word3 version1 deploy", "log shared", ""):
+                cands = c.snapshot(flt)
+                hits = cands.lexical_hits(query)
+                ranked = rank(cands, ctx, q, RankingWeights(), 60, True, 0, lexical=hits)
+                out += [(r.memory_id, r.score, r.why, r.applicable) for r in ranked]
+        return out
+
+    assert top(cache) == top(reference)
+    clock = 1
+    for rows, gone in _changes():
+        clock += 1
+        for c in (cache, reference):
+            c.apply(rows, clock, gone)
+        assert top(cache) == top(reference), clock
+    assert cache.n > 1400 - 60 and cache.projection is not None
+    assert cache.fitted_at > 600  # refitted after the load, into arrays of its own
+    for c in (cache, reference):
+        with c.lock:
+            compact(c)
+    assert top(cache) == top(reference) and len(top(reference)) > 100
+    clock += 1
+    for c in (cache, reference):
+        c.apply([_row(i, 5) for i in range(0, 1400, 3)], clock)  # after a compaction
+    assert top(cache) == top(reference)
+
+
+def test_a_loaded_segment_holds_its_bytes_once(make_ctx: ContextFactory) -> None:
+    """Loading does not copy what it can use in place: a one-chunk segment's vectors and
+    columns are views of the very bytes read (no second copy counted or held)."""
+    from app.trigraph.recall_segment import image, load_into
+
+    source = ProjectCache("p")
+    source.apply([_row(i, 0) for i in range(300)], clock=1)
+    with source.lock:
+        img = image(source)
+    parts = list(img.parts())
+    blobs = {(name, k): data for name, k, data in parts}
+    cache = load_into(ProjectCache("p"), img.head, parts)
+    assert cache.matrix.base is not None
+    assert np.shares_memory(cache.matrix, np.frombuffer(blobs["vec", 0], dtype=np.uint8))
+    for name, col in cache.cols.items():
+        assert np.shares_memory(col, np.frombuffer(blobs[f"col:{name}", 0], dtype=np.uint8))
+    assert cache.nbytes <= source.nbytes

@@ -117,6 +117,18 @@ class LexicalIndex:
                 return i
         return -1
 
+    def _frozen_ids(self, words: Sequence[str]) -> IntArray:
+        """:meth:`_term_id` of each of ``words`` among the loaded terms (-1: not one)."""
+        frozen = self._frozen
+        if not frozen.size or not words:
+            return np.full(len(words), -1, dtype=np.int64)
+        keys = [w.encode() for w in words]
+        wide = np.array(keys, dtype=bytes)
+        at = np.minimum(np.searchsorted(frozen, wide), frozen.size - 1)
+        fits = np.fromiter(map(len, keys), np.int64, len(keys)) <= frozen.itemsize
+        found = (frozen[at] == wide) & fits
+        return np.where(found, at, -1).astype(np.int64)
+
     def packed(self, keep: BoolArray) -> PackedPostings:
         """The postings of the rows ``keep`` marks, renumbered ``0, 1, ...`` in row order.
 
@@ -254,8 +266,12 @@ class LexicalIndex:
         start, count = self._indexed, len(docs)
         words = list(chain.from_iterable(docs))
         ids_of = self._ids
-        for word in set(words).difference(ids_of):
-            if self._term_id(word) < 0:  # new (a known frozen term is now in ids_of)
+        unseen = sorted(set(words).difference(ids_of))
+        known = self._frozen_ids(unseen)  # terms of a loaded index: one search for all
+        for word, tid in zip(unseen, known.tolist(), strict=True):
+            if tid >= 0:
+                ids_of[word] = tid
+            else:
                 ids_of[word] = self._terms
                 self._terms += 1
         ids = np.fromiter(map(ids_of.__getitem__, words), np.int64, len(words))

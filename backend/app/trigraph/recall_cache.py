@@ -7,17 +7,20 @@ scan, and a write by another process is seen at the next call.
 
 Readers get views of the first ``n`` rows; refreshes only append rows past ``n`` or swap in
 new arrays (``active`` is copied before it changes), so a snapshot stays consistent while
-another thread refreshes.
+another thread refreshes. A cache loaded from a stored segment starts on read-only views
+of the bytes read and copies an array only when it first writes to it.
+
+The rows an engine hands in: :mod:`app.trigraph.recall_rows`; the process's caches:
+:mod:`app.trigraph.recall_registry`; ranking over a snapshot:
+:mod:`app.trigraph.recall_snapshot`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
+from itertools import chain, compress
 from typing import Any
-from uuid import UUID
 
 import numpy as np
 import numpy.typing as npt
@@ -29,30 +32,25 @@ from app.domain.ranking import (
     PRESELECT_MIN,
     SCOPE_RANK,
     Candidates,
-    dots,
     encode,
     micros_array,
     normalise_key,
-    rank,
-    rows_within_reach,
     tiebreak_of,
 )
-from app.domain.records import APPLIES_TO_KEYS, Kind
-from app.embeddings.port import Vector
+from app.domain.records import APPLIES_TO_KEYS
 from app.trigraph.lexical_index import LexicalIndex
-from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequest
+from app.trigraph.port import CandidateFilter
+from app.trigraph.recall_rows import Columns, IndexRow, columns_of
 
-_MEMORULE = Kind.MEMORULE.value
 COARSE_DIM = 128  # dimensions of the sketch that bounds every row's cosine (ranking.py)
 SKETCH_MIN_ENERGY = 0.6  # share of the vectors' energy a sketch must keep to be used
 ID_DTYPE = "<U36"  # a UUID's text form
 _DICT_ENTRY = 100  # bytes a dict entry costs, with its share of the table
 _STR_36 = 85  # bytes of a 36-character str object
 STORE_MIN = 512  # changed rows that justify storing a project's segment anew
+_FLAGS = ("project_match", "active", "is_memorule")
 _COLUMNS = (
-    "project_match",
-    "active",
-    "is_memorule",
+    *_FLAGS,
     "scope",
     "namespace",
     "memorule_kind",
@@ -61,48 +59,6 @@ _COLUMNS = (
     "tiebreak",
     *APPLIES_TO_KEYS,
 )
-
-
-@dataclass(frozen=True)
-class IndexRow:
-    """One memory's recall row as an engine stores it (applies_to values normalised)."""
-
-    memory_id: str
-    project_id: str
-    active: bool
-    is_memorule: bool
-    namespace: str
-    memorule_kind: str | None
-    confidence: str | None
-    scope: str | None
-    persona: str | None
-    surface: str | None
-    specialization: str | None
-    written_at: str
-    vector: bytes | None  # None: embedded by another model (scores as zero relevance)
-    text: str  # the current state's subject and body: what BM25 indexes
-
-    @classmethod
-    def of(cls, r: Sequence[Any], vector: bytes | None, text: str | None) -> IndexRow:
-        """From a row whose first 12 columns are, in order: memory_id, project_id, active,
-        kind, namespace, memorule_kind, confidence, scope, a_persona, a_surface,
-        a_specialization, written_at (as both engines select them from ``recall_index``)."""
-        return cls(
-            memory_id=r[0],
-            project_id=r[1],
-            active=bool(r[2]),
-            is_memorule=r[3] == _MEMORULE,
-            namespace=r[4],
-            memorule_kind=r[5],
-            confidence=r[6],
-            scope=r[7],
-            persona=r[8],
-            surface=r[9],
-            specialization=r[10],
-            written_at=r[11],
-            vector=vector,
-            text=text or "",
-        )
 
 
 class ProjectCache:
@@ -175,72 +131,70 @@ class ProjectCache:
         return self.dead > max(1000, self.n - self.dead)
 
     def apply(self, rows: Iterable[IndexRow], clock: int, gone: Iterable[str] = ()) -> None:
-        """Fold changed rows in: a changed memory's old row dies, its new row is appended.
+        """:meth:`fold` for rows given one by one."""
+        self.fold(columns_of(list(rows)), clock, gone)
+
+    def fold(self, rows: Columns, clock: int, gone: Iterable[str] = ()) -> None:
+        """Fold changed rows in, given as columns (no object per row): a changed memory's
+        old row dies, its new row is appended.
 
         ``rows`` may include rows this project cannot see (they only end the old row);
         ``gone`` names more changed memories it cannot see, by id alone.
         """
-        fresh = []
         active = self.cols["active"].copy()
         pos = self.pos
-        for memory_id in gone:
+        for memory_id in chain(gone, rows["memory_id"]):
             old = pos.pop(memory_id, None)
             if old is not None:
                 active[old] = False
                 self.dead += 1
-        for row in rows:
-            old = pos.pop(row.memory_id, None)
-            if old is not None:
-                active[old] = False
-                self.dead += 1
-            visible = row.project_id == self.project_id or row.scope in ("global", "org")
-            if visible:
-                fresh.append(row)
-                self.changes += 1
-            else:
-                self.foreign += 1
+        seen = [
+            p == self.project_id or x in ("global", "org")
+            for p, x in zip(rows["project_id"], rows["scope"], strict=True)
+        ]
+        kept = sum(seen)
+        if kept < len(seen):
+            rows = {f: list(compress(v, seen)) for f, v in rows.items()}
+        self.changes += kept
+        self.foreign += len(seen) - kept
         self.cols["active"] = active
-        if fresh:
-            self._append(fresh)
+        if kept:
+            self._append(rows)
         self.clock = clock
 
-    def _append(self, rows: list[IndexRow]) -> None:
+    def _append(self, c: Columns) -> None:
         if not self.dim:
-            self.dim = next((len(r.vector) // 4 for r in rows if r.vector), 0)
+            self.dim = next((len(v) // 4 for v in c["vector"] if v), 0)
             if self.dim:  # rows so far had no vector of this model: they stay zero
                 self.matrix = np.zeros((len(self.ids), self.dim), dtype=np.float32)
-        b, start = len(rows), self.n
+        b, start = len(c["memory_id"]), self.n
         need = start + b
         if need > len(self.ids):
             self._grow(max(need, len(self.ids) * 3 // 2, 64))
-        zero = bytes(self.dim * 4)
-        vectors = b"".join(
-            r.vector if r.vector is not None and len(r.vector) == self.dim * 4 else zero
-            for r in rows
-        )
+        else:
+            self._own_arrays()
+        width = self.dim * 4
+        zero = bytes(width)
+        vectors = b"".join(v if v is not None and len(v) == width else zero for v in c["vector"])
         if self.dim:
             self.matrix[start:need] = np.frombuffer(vectors, dtype=np.float32).reshape(b, self.dim)
-        self.ids[start:need] = [r.memory_id for r in rows]
-        c = self.cols
-        c["project_match"][start:need] = [r.project_id == self.project_id for r in rows]
-        c["active"][start:need] = [r.active for r in rows]
-        c["is_memorule"][start:need] = [r.is_memorule for r in rows]
-        c["scope"][start:need] = [SCOPE_RANK.get(r.scope, 2) for r in rows]
-        c["confidence"][start:need] = [CONFIDENCE_CODE.get(r.confidence, 3) for r in rows]
-        c["written_us"][start:need] = micros_array([r.written_at for r in rows])
-        c["tiebreak"][start:need] = [tiebreak_of(r.memory_id) for r in rows]
-        c["namespace"][start:need] = encode([r.namespace for r in rows], self.vocab["namespace"])
-        c["memorule_kind"][start:need] = encode(
-            [r.memorule_kind for r in rows], self.vocab["memorule_kind"]
+        ids, cols, vocab = c["memory_id"], self.cols, self.vocab
+        self.ids[start:need] = ids
+        cols["project_match"][start:need] = np.asarray(c["project_id"], dtype=object) == (
+            self.project_id
         )
-        for key in APPLIES_TO_KEYS:
-            c[key][start:need] = encode([getattr(r, key) for r in rows], self.vocab[key])
-        pos = self.pos
-        for i, r in enumerate(rows):
-            pos[r.memory_id] = start + i
+        cols["active"][start:need] = c["active"]
+        cols["is_memorule"][start:need] = c["is_memorule"]
+        cols["scope"][start:need] = [SCOPE_RANK.get(x, 2) for x in c["scope"]]
+        cols["confidence"][start:need] = [CONFIDENCE_CODE.get(x, 3) for x in c["confidence"]]
+        cols["written_us"][start:need] = micros_array(c["written_at"])
+        cols["tiebreak"][start:need] = [tiebreak_of(x) for x in ids]
+        for key in ("namespace", "memorule_kind", *APPLIES_TO_KEYS):
+            cols[key][start:need] = encode(c[key], vocab[key])
+        self.pos.update(zip(ids, range(start, need), strict=True))
         # A retired row arrives inactive and never turns live again (a restore appends a
         # new row), so its words need no postings.
-        self.lexicon.add([r.text if r.active else "" for r in rows])
+        self.lexicon.add([t if a else "" for t, a in zip(c["text"], c["active"], strict=True)])
         if self.dim > COARSE_DIM and need >= max(PRESELECT_MIN, 2 * self.fitted_at):
             self._fit_projection(need)
         elif self.projection is not None:
@@ -255,9 +209,12 @@ class ProjectCache:
         """
         rng = np.random.default_rng(0)
         rows = rng.choice(n, size=min(n, 8192), replace=False)
-        _, _, vt = np.linalg.svd(self.matrix[rows].astype(np.float64), full_matrices=False)
-        projection = np.ascontiguousarray(vt[:COARSE_DIM].T, dtype=np.float32)
         sample = self.matrix[rows]
+        # The sample's right singular vectors, as the eigenvectors of its Gram matrix
+        # (dim × dim: a tenth of the cost of an SVD of the sample), largest first.
+        wide = sample.astype(np.float64)
+        _, vectors = np.linalg.eigh(wide.T @ wide)
+        projection = np.ascontiguousarray(vectors[:, ::-1][:, :COARSE_DIM], dtype=np.float32)
         kept = float(np.square(sample @ projection).sum())
         if kept < SKETCH_MIN_ENERGY * float(np.square(sample).sum()):
             # No low-dimensional structure (e.g. random vectors): bounds would prune almost
@@ -290,16 +247,39 @@ class ProjectCache:
             left = np.einsum("ij,ij->i", rows, rows) - np.einsum("ij,ij->i", sketch, sketch)
             residual[lo:hi] = np.sqrt(np.maximum(left, 0.0))
 
+    def _own_arrays(self) -> None:
+        """Copy-on-write: a cache loaded from a segment holds read-only views of the bytes
+        read (columns, and the vectors and sketch of a one-chunk segment), and ``active``
+        as a copy of its first ``n`` rows. Before rows are appended in place, each such
+        array is copied once into one of the cache's capacity."""
+        capacity, n = len(self.ids), self.n
+        for name, col in self.cols.items():
+            if len(col) < capacity or not col.flags.writeable:
+                self.cols[name] = _column(name, capacity, col[:n])
+        if len(self.matrix) < capacity or not self.matrix.flags.writeable:
+            matrix = np.zeros((capacity, self.dim), dtype=np.float32)
+            matrix[:n] = self.matrix[:n]
+            self.matrix = matrix
+        if self.projection is not None and not (
+            self.coarse.flags.writeable and self.coarse.shape[1] >= capacity
+        ):
+            coarse = np.zeros((COARSE_DIM, capacity), dtype=np.float32)
+            coarse[:, :n] = self.coarse[:, :n]
+            self.coarse = coarse
+        if self.projection is not None and not (
+            self.residual.flags.writeable and len(self.residual) >= capacity
+        ):
+            residual = np.zeros(capacity, dtype=np.float32)
+            residual[:n] = self.residual[:n]
+            self.residual = residual
+
     def _grow(self, capacity: int) -> None:
         n = self.n
         ids = np.empty(capacity, dtype=ID_DTYPE)
         ids[:n] = self.ids[:n]
         self.ids = ids
         for name, old in self.cols.items():
-            dtype = bool if name in ("project_match", "active", "is_memorule") else np.int64
-            new = np.zeros(capacity, dtype=dtype)
-            new[:n] = old[:n]
-            self.cols[name] = new
+            self.cols[name] = _column(name, capacity, old[:n])
         matrix = np.zeros((capacity, self.dim), dtype=np.float32)
         if self.matrix.shape[1] == self.dim:
             matrix[:n] = self.matrix[:n]
@@ -355,111 +335,8 @@ class ProjectCache:
         )
 
 
-def rank_snapshot(cands: Candidates, req: RecallRequest) -> RankedPage:
-    """``RecallStore.recall`` over an in-process snapshot: the domain's numpy ranking."""
-    lexical = req.weights.lexical or req.weights.lexical_note
-    hits = cands.lexical_hits(req.query, req.weights) if lexical and len(cands) else None
-    ranked = rank(
-        cands,
-        req.context,
-        req.vector,
-        req.weights,
-        req.top_k,
-        req.include_inapplicable,
-        req.preselect_above,
-        lexical=hits,
-    )
-    return RankedPage(ranked, len(cands))
-
-
-def near_in_snapshot(
-    cands: Candidates, vector: Vector, threshold: float, limit: int
-) -> list[NearMatch]:
-    """``RecallStore.near_duplicates`` over an in-process snapshot (sketch-pruned, exact)."""
-    if not len(cands) or cands.matrix.shape[1] != vector.shape[0]:
-        return []
-    reach = rows_within_reach(cands, vector, threshold)
-    if reach is None:  # no sketch: every row
-        reach = np.arange(len(cands.ids))
-        sims = dots(cands.matrix, vector)
-    else:
-        sims = dots(cands.matrix[reach], vector)
-    hit = sims >= threshold
-    if cands.selected is not None:
-        hit &= cands.selected[reach]
-    found = np.flatnonzero(hit)
-    found = found[np.argsort(-sims[found], kind="stable")][:limit]
-    out = []
-    for j in found:
-        i = int(reach[j])
-        applies: dict[str, str | None] = {}
-        for key in APPLIES_TO_KEYS:
-            code = int(cands.keys[key][i])
-            applies[key] = _name_of(cands.vocab[key], code)
-        out.append(NearMatch(UUID(str(cands.ids[i])), float(sims[j]), applies))
-    return out
-
-
-def _name_of(vocab: dict[str, int], code: int) -> str | None:
-    if code == NONE:
-        return None
-    return next((name for name, c in vocab.items() if c == code), None)
-
-
-class CacheRegistry:
-    """The process's project caches, least recently used dropped first, bounded in bytes.
-
-    One registry per engine instance; keys are (tenant, project, model). ``budget_bytes``
-    caps what the caches hold together (``PRISM_RECALL_CACHE_MB``); a single project larger
-    than the budget is still served, then dropped when another project is loaded. Each
-    cache's size is remembered from its last use (a cache only grows when used), so
-    trimming costs the same with 8 caches or 800.
-    """
-
-    def __init__(self, budget_bytes: int) -> None:
-        self.budget_bytes = budget_bytes
-        self._guard = threading.Lock()
-        self._caches: OrderedDict[tuple[str, str, str], ProjectCache] = OrderedDict()
-        self._sizes: dict[tuple[str, str, str], int] = {}
-        self._total = 0
-
-    def get(
-        self,
-        key: tuple[str, str, str],
-        make: Callable[[], ProjectCache],
-        fresh: bool = False,
-    ) -> ProjectCache:
-        """The cache under ``key`` (made by ``make`` when missing or ``fresh``), now newest."""
-        with self._guard:
-            cache = self._caches.pop(key, None)
-            if cache is None or fresh:
-                cache = make()
-            self._caches[key] = cache
-            return cache
-
-    def cached(self, key: tuple[str, str, str]) -> ProjectCache | None:
-        """The cache under ``key`` if the process holds it (its recency unchanged)."""
-        with self._guard:
-            return self._caches.get(key)
-
-    def trim(self) -> None:
-        """Measure the newest cache (the one just used), then drop least recently used
-        caches until the rest fit the budget (the newest is kept)."""
-        with self._guard:
-            if not self._caches:
-                return
-            key, newest = next(reversed(self._caches.items()))
-            size = newest.nbytes
-            self._total += size - self._sizes.get(key, 0)
-            self._sizes[key] = size
-            while self._total > self.budget_bytes and len(self._caches) > 1:
-                old, _ = self._caches.popitem(last=False)
-                self._total -= self._sizes.pop(old, 0)
-
-    def nbytes(self) -> int:
-        """What the caches hold together, by :attr:`ProjectCache.nbytes` (measured now)."""
-        with self._guard:
-            return sum(c.nbytes for c in self._caches.values())
-
-    def __len__(self) -> int:
-        return len(self._caches)
+def _column(name: str, capacity: int, head: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """A writable column of ``capacity`` rows starting with ``head``."""
+    col = np.zeros(capacity, dtype=bool if name in _FLAGS else np.int64)
+    col[: len(head)] = head
+    return col

@@ -4,16 +4,21 @@ A segment is what a :class:`~app.trigraph.recall_cache.ProjectCache` holds, dead
 dropped, as named parts of raw little-endian arrays: vectors and sketch rows in chunks of
 :data:`CHUNK_ROWS` rows (as sqlite-vec's ``vec0`` packs vectors per BLOB), the filter
 columns, the ids, BM25 postings already tokenised, plus a small JSON head (row count,
-vocabularies, the tenant clock it reflects). Loading is ``np.frombuffer`` and a few copies:
-no tokenising, no SVD, no per-row Python beyond the ids. An engine stores the parts
-(:mod:`app.trigraph.sqlite_segments`) and folds in the rows changed after ``clock`` through
-the cache's ordinary incremental path, so a segment only ever saves work, never changes a
-result.
+vocabularies, the tenant clock it reflects). No tokenising, no SVD, no per-row Python at
+load: the parts are stored in the dtypes the cache holds and used in place
+(``np.frombuffer`` over the bytes SQLite returned: read-only; the cache copies one only
+when it must write to it, see ``ProjectCache._own_arrays``), except the ids (cast once to
+the cache's text dtype) and the vector and sketch chunks of a segment of more than one
+chunk, copied as they are read into one array each, so its parts are never all held at
+once. An engine stores the parts
+(:mod:`app.trigraph.sqlite_segments`) and folds in the rows changed after ``clock``
+through the cache's ordinary incremental path, so a segment only ever saves work, never
+changes a result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +29,14 @@ from app.domain.lexical import PackedPostings
 from app.trigraph.lexical_index import LexicalIndex
 from app.trigraph.recall_cache import COARSE_DIM, ID_DTYPE, ProjectCache
 
-FORMAT = 3  # bumped when the layout changes: older segments are ignored, then rebuilt
-CHUNK_ROWS = 1024
+FORMAT = 5  # bumped when the layout changes: older segments are ignored, then rebuilt
+CHUNK_ROWS = 8192  # rows per vector BLOB (12 MB at 384-d): most projects load as one
 ID_BYTES = 36  # a UUID's text form, ASCII
-_CODE_DTYPE = "<i4"  # categorical codes and postings, stored
-_WIDE = ("written_us", "tiebreak")  # int64 in the cache and on disk
+_INT = "<i8"  # integer columns and postings, as the cache holds them
 _FLAGS = ("project_match", "active", "is_memorule")
+SPARE = 8  # a loaded cache reserves 1/SPARE more rows, untouched until appended to
 
-PartKey = tuple[str, int]  # (name, chunk number)
+Part = tuple[str, int, bytes]  # (name, chunk number, data)
 
 
 @dataclass(frozen=True)
@@ -62,12 +67,11 @@ class SegmentImage:
         live = self.live
         yield "ids", 0, self.ids[live].astype(f"S{ID_BYTES}").tobytes()
         for name, col in self.cols.items():
-            kept = col[live]
-            if name not in _WIDE and name not in _FLAGS:
-                kept = kept.astype(_CODE_DTYPE)
-            yield f"col:{name}", 0, np.ascontiguousarray(kept).tobytes()
-        for k, lo in enumerate(range(0, live.size, CHUNK_ROWS)):
-            rows = live[lo : lo + CHUNK_ROWS]
+            kept = col[live].astype(bool if name in _FLAGS else _INT)
+            yield f"col:{name}", 0, kept.tobytes()
+        step = int(self.head["chunk_rows"])
+        for k, lo in enumerate(range(0, live.size, step)):
+            rows = live[lo : lo + step]
             if self.matrix.shape[1]:
                 yield "vec", k, np.ascontiguousarray(self.matrix[rows]).tobytes()
             if self.coarse is not None:
@@ -78,8 +82,8 @@ class SegmentImage:
         p = self.postings
         yield "lex:words", 0, p.words.tobytes()
         for name, arr in (("starts", p.starts), ("rows", p.rows), ("tf", p.tf)):
-            yield f"lex:{name}", 0, arr.astype(_CODE_DTYPE).tobytes()
-        yield "lex:lengths", 0, p.lengths.astype(_CODE_DTYPE).tobytes()
+            yield f"lex:{name}", 0, arr.astype(_INT).tobytes()
+        yield "lex:lengths", 0, p.lengths.astype(_INT).tobytes()
 
 
 def image(cache: ProjectCache) -> SegmentImage:
@@ -95,6 +99,7 @@ def image(cache: ProjectCache) -> SegmentImage:
         "clock": cache.clock,
         "fitted_at": min(cache.fitted_at, int(live.size)),
         "sketch": sketched,
+        "chunk_rows": CHUNK_ROWS,
         "vocab": {k: list(v) for k, v in cache.vocab.items()},
     }
     postings = cache.lexicon.packed(active)
@@ -113,50 +118,73 @@ def image(cache: ProjectCache) -> SegmentImage:
     )
 
 
-def load_into(
-    cache: ProjectCache, head: Mapping[str, Any], parts: Mapping[PartKey, bytes]
-) -> ProjectCache:
-    """Fill an empty cache from a stored segment: it is then at ``head["clock"]``; its
-    arrays hold exactly the segment's rows (most projects are read far more than written)."""
+def load_into(cache: ProjectCache, head: Mapping[str, Any], parts: Iterable[Part]) -> ProjectCache:
+    """Fill an empty cache from a stored segment, consuming ``parts`` as they come (in any
+    order): it is then at ``head["clock"]`` and holds exactly the segment's rows.
+
+    Nothing is copied that the cache can use in place: the columns, the postings, the
+    projection and, when the segment is one chunk, the vectors and the sketch too are
+    read-only views of the bytes read, which the cache copies only when it first writes
+    to them. Larger segments' chunks are copied as they arrive into one array each, with
+    1/:data:`SPARE` more rows reserved (not touched, so neither faulted in nor copied)
+    for rows appended later.
+    """
     m, dim, sketched = int(head["rows"]), int(head["dim"]), bool(head["sketch"])
-    capacity = m  # grown (by half) when the first row is appended
-    cache.dim = dim
+    chunk_rows = int(head["chunk_rows"])
+    whole = m <= chunk_rows  # at most one chunk: its bytes are the arrays
+    capacity = m if whole else m + m // SPARE
+    # Rows past ``m`` are never read before they are written (snapshots stop at ``n``); a
+    # one-chunk segment's vectors and sketch are its parts (no vectors: none are stored).
+    rows = 0 if whole and dim else capacity
+    matrix = np.empty((rows, dim), dtype=np.float32)
+    coarse = np.empty((COARSE_DIM, rows if sketched else 0), dtype=np.float32)
+    filled = 0
+    small: dict[str, bytes] = {}
+    for name, chunk, data in parts:
+        lo = chunk * chunk_rows
+        if name == "vec":
+            block = np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
+            filled += len(block)
+            if whole:
+                matrix = block
+            else:
+                matrix[lo : lo + len(block)] = block
+        elif name == "coarse":
+            sketch = np.frombuffer(data, dtype=np.float32).reshape(COARSE_DIM, -1)
+            if whole:
+                coarse = sketch
+            else:
+                coarse[:, lo : lo + sketch.shape[1]] = sketch
+        else:
+            small[name] = data
+    if dim and filled != m:
+        raise ValueError(f"recall segment holds {filled} vectors, its head says {m}")
+    cache.dim, cache.matrix, cache.coarse = dim, matrix, coarse
     ids = np.empty(capacity, dtype=ID_DTYPE)
-    ids[:m] = np.frombuffer(parts["ids", 0], dtype=f"S{ID_BYTES}")
+    ids[:m] = np.frombuffer(small["ids"], dtype=f"S{ID_BYTES}")
     cache.ids = ids
     cache.pos = None  # built by the first change folded in
     for name in cache.cols:
-        dtype: Any = bool if name in _FLAGS else np.int64
-        col = np.zeros(capacity, dtype=dtype)
-        stored = "|b1" if name in _FLAGS else "<i8" if name in _WIDE else _CODE_DTYPE
-        col[:m] = np.frombuffer(parts[f"col:{name}", 0], dtype=stored)
-        cache.cols[name] = col
+        dtype = "|b1" if name in _FLAGS else _INT
+        cache.cols[name] = np.frombuffer(small[f"col:{name}"], dtype=dtype)
     cache.vocab = {k: {name: i for i, name in enumerate(v)} for k, v in head["vocab"].items()}
-    cache.matrix = np.zeros((capacity, dim), dtype=np.float32)
-    chunks = (m + CHUNK_ROWS - 1) // CHUNK_ROWS
-    if dim:
-        for k in range(chunks):
-            block = np.frombuffer(parts["vec", k], dtype=np.float32).reshape(-1, dim)
-            cache.matrix[k * CHUNK_ROWS : k * CHUNK_ROWS + len(block)] = block
-    cache.coarse = np.zeros((COARSE_DIM, capacity if sketched else 0), dtype=np.float32)
-    cache.residual = np.zeros(capacity if sketched else 0, dtype=np.float32)
+    cache.residual = np.zeros(0, dtype=np.float32)
+    cache.projection = None
     if sketched:
-        for k in range(chunks):
-            block = np.frombuffer(parts["coarse", k], dtype=np.float32).reshape(COARSE_DIM, -1)
-            cache.coarse[:, k * CHUNK_ROWS : k * CHUNK_ROWS + block.shape[1]] = block
-        cache.residual[:m] = np.frombuffer(parts["residual", 0], dtype=np.float32)
-        projection = np.frombuffer(parts["projection", 0], dtype=np.float32)
-        cache.projection = projection.reshape(dim, COARSE_DIM).copy()
-    else:
-        cache.projection = None
+        residual = np.frombuffer(small["residual"], dtype=np.float32)
+        if not whole:
+            residual = np.concatenate([residual, np.empty(capacity - m, dtype=np.float32)])
+        cache.residual = residual
+        projection = np.frombuffer(small["projection"], dtype=np.float32)
+        cache.projection = projection.reshape(dim, COARSE_DIM)
     cache.fitted_at = int(head["fitted_at"])
     cache.lexicon = LexicalIndex.from_packed(
         PackedPostings(
-            words=np.frombuffer(parts["lex:words", 0], dtype=f"S{head['word_bytes']}"),
-            starts=_ints(parts["lex:starts", 0]),
-            rows=_ints(parts["lex:rows", 0]),
-            tf=_ints(parts["lex:tf", 0]),
-            lengths=_ints(parts["lex:lengths", 0]),
+            words=np.frombuffer(small["lex:words"], dtype=f"S{head['word_bytes']}"),
+            starts=np.frombuffer(small["lex:starts"], dtype=_INT),
+            rows=np.frombuffer(small["lex:rows"], dtype=_INT),
+            tf=np.frombuffer(small["lex:tf"], dtype=_INT),
+            lengths=np.frombuffer(small["lex:lengths"], dtype=_INT),
         )
     )
     cache.n, cache.dead, cache.changes, cache.foreign = m, 0, 0, 0
@@ -168,11 +196,6 @@ def compact(cache: ProjectCache) -> None:
     """Drop the cache's dead rows, in place (call with its lock held; snapshots already
     taken keep the arrays they have)."""
     img = image(cache)
-    parts = {(name, k): blob for name, k, blob in img.parts()}
     stored, changes, foreign = cache.stored_clock, cache.changes, cache.foreign
-    load_into(cache, img.head, parts)
+    load_into(cache, img.head, img.parts())
     cache.stored_clock, cache.changes, cache.foreign = stored, changes, foreign
-
-
-def _ints(blob: bytes) -> npt.NDArray[np.int64]:
-    return np.frombuffer(blob, dtype=_CODE_DTYPE).astype(np.int64)

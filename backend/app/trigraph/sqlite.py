@@ -38,7 +38,8 @@ from app.trigraph.port import (
     WriteBatch,
     WriteOutcome,
 )
-from app.trigraph.recall_cache import CacheRegistry, near_in_snapshot, rank_snapshot
+from app.trigraph.recall_registry import CacheRegistry
+from app.trigraph.recall_snapshot import near_in_snapshot, rank_snapshot
 from app.trigraph.sqlite_conn import SQLiteFile
 from app.trigraph.sqlite_schema import MIGRATIONS
 

@@ -20,13 +20,15 @@ from app.domain.ranking import Candidates
 from app.errors import StorageError
 from app.trigraph import sqlite_segments
 from app.trigraph.port import CandidateFilter
-from app.trigraph.recall_cache import IndexRow, ProjectCache
+from app.trigraph.recall_cache import ProjectCache
+from app.trigraph.recall_rows import columns_from_index
 from app.trigraph.recall_segment import SegmentImage, compact, image, load_into
 
 if TYPE_CHECKING:
     from app.trigraph.sqlite import SQLiteStore
 
 _log = logging.getLogger("prism.sqlite")
+MMAP_BYTES = 1 << 31  # how much of the file a segment is read through (SQLite's own cap)
 
 
 def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
@@ -44,6 +46,9 @@ def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model:
     img = None
     with cache.lock:
         conn = store.file.connection()
+        cold = cache.clock < 0 and store.segments
+        if cold:  # a segment is read through a memory map: no read() call per page
+            conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         conn.execute("BEGIN")
         try:
             row = conn.execute(
@@ -60,6 +65,8 @@ def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model:
                 _fold(conn, key, cache, clock)
         finally:
             conn.execute("COMMIT")
+            if cold:  # unmapped again: the file's pages are not held by this process
+                conn.execute("PRAGMA mmap_size = 0")
         if cache.wants_store and store.segments:
             img = image(cache)
         snapshot = cache.snapshot(flt)
@@ -113,8 +120,8 @@ def _fold(
             f"SELECT {cols} FROM {by_clock} WHERE tenant_id = ? AND clock > ? AND {visible}",
             (t, cache.clock, project),
         )
-    rows = (IndexRow.of(r, r[13] if r[12] == model else None, r[14]) for r in cur)
-    cache.apply(rows, clock, gone)
+    # In bulk: the rows as columns, no object per row.
+    cache.fold(columns_from_index(cur.fetchall(), model), clock, gone)
 
 
 def _gone(

@@ -13,32 +13,30 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 from app.domain.records import iso
-from app.trigraph.recall_segment import FORMAT, PartKey, SegmentImage
+from app.trigraph.recall_segment import FORMAT, Part, SegmentImage
 
 _KEY = "tenant_id = ? AND project_id = ? AND model = ?"
 
 
 def read(
     conn: sqlite3.Connection, key: tuple[str, str, str]
-) -> tuple[dict[str, Any], dict[PartKey, bytes]] | None:
-    """The stored segment of ``key`` (tenant, project, model): its head and parts."""
+) -> tuple[dict[str, Any], Iterator[Part]] | None:
+    """The stored segment of ``key`` (tenant, project, model): its head, and its parts as
+    they are read (consume them inside the caller's read transaction: a loader copies
+    each vector chunk into place and drops it, so the parts are never all held at once)."""
     row = conn.execute(f"SELECT head FROM recall_segment WHERE {_KEY}", key).fetchone()
     if row is None:
         return None
     head: dict[str, Any] = json.loads(row[0])
     if head.get("format") != FORMAT:
         return None  # an older layout: rebuilt from the rows, then stored anew
-    parts = {
-        (name, chunk): data
-        for name, chunk, data in conn.execute(
-            f"SELECT name, chunk, data FROM recall_segment_part WHERE {_KEY}", key
-        )
-    }
-    return head, parts
+    cur = conn.execute(f"SELECT name, chunk, data FROM recall_segment_part WHERE {_KEY}", key)
+    return head, iter(cur)
 
 
 def store(conn: sqlite3.Connection, key: tuple[str, str, str], img: SegmentImage) -> bool:
