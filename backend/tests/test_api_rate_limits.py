@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api.rate_limit import parse_rate
+from app.errors import InvalidInput
 from app.settings import load_settings
 from tests.api_world import World, running_world
 
@@ -89,8 +90,9 @@ def test_probes_and_metrics_are_never_limited(world: World) -> None:
 
 @pytest.mark.parametrize("spec", ["lots", "5/fortnight", "-1/minute"])
 def test_a_malformed_limit_is_refused_at_start(spec: str) -> None:
-    with pytest.raises(ValueError, match="http_rate_limit"):
+    with pytest.raises(InvalidInput) as refused:
         load_settings(http_rate_limit=spec)
+    assert [e.field for e in refused.value.errors] == ["http_rate_limit"]
 
 
 def test_an_empty_limit_means_no_limit() -> None:
