@@ -91,6 +91,8 @@ class PostgresStore:
         min_size: connections the pool keeps open.
         max_size: the most connections the pool opens (threads beyond it wait).
         timeout: seconds to wait for a pool connection (and for the first connection).
+        index_above: from this many candidates on, recall pre-selects them through the HNSW
+            index (:data:`~app.trigraph.postgres_ranking.INDEX_ABOVE`; 0: always).
     """
 
     def __init__(
@@ -100,8 +102,10 @@ class PostgresStore:
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 30.0,
+        index_above: int = postgres_ranking.INDEX_ABOVE,
     ) -> None:
         self.url = url
+        self.index_above = index_above
         self._min_size = min_size
         self._max_size = max_size
         self._timeout = timeout
@@ -249,7 +253,7 @@ class PostgresStore:
 
     def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
         with self._conn() as conn:
-            return postgres_ranking.recall(conn, tenant_id, request)
+            return postgres_ranking.recall(conn, tenant_id, request, self.index_above)
 
     def near_duplicates(
         self,

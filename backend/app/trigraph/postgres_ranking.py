@@ -38,11 +38,24 @@ from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequ
 Conn = psycopg.Connection[tuple[Any, ...]]
 
 _MEMORULE: Final = Kind.MEMORULE.value
-RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see recall()
+RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see session_settings()
+# Large projects: from INDEX_ABOVE candidates on (measured: bench/pg_large.py), the
+# NEAR_ROWS nearest by inner product come from the HNSW index of migration 6, which covers
+# vectors of INDEXED_DIMS dimensions.
+INDEX_ABOVE: Final = 20_000
+NEAR_ROWS: Final = 200
+INDEXED_DIMS: Final = frozenset({384})
+HNSW_EF_SEARCH: Final = 200
+HNSW_MAX_SCAN_TUPLES: Final = 50_000
 _PROJECT_BRANCH: Final = "r.tenant_id = %(t)s AND r.active AND r.project_id = %(p)s"
 _SHARED_BRANCH: Final = (
     "r.tenant_id = %(t)s AND r.active AND r.scope IN ('global', 'org') AND r.project_id <> %(p)s"
 )
+# The pre-selected rows of a large project, fetched by primary key.
+_PICKED_BRANCH: Final = (
+    "r.tenant_id = %(t)s AND r.memory_id = ANY(ARRAY(SELECT memory_id FROM pre)) AND r.active"
+)
+_CANDIDATES: Final = "(SELECT selected FROM stats)"
 # In its own project a row is seen unless it is another persona's rule.
 _OWN_VISIBLE: Final = "(r.scope IS DISTINCT FROM 'persona' OR r.a_persona = %(viewer)s)"
 _SCOPE_RANK: Final = (
@@ -87,12 +100,13 @@ _SCORE: Final = (
     "+ (%(w_overlap)s * l.matches + %(w_scope)s * l.scope_rank + %(w_prior)s))"
 )
 # N and the total length of the live rows the project sees (BM25), and how many the filter
-# keeps (the page's candidate count), from the same single scan.
+# keeps (the page's candidate count), from one scan of ``seen``: index-only scans of the two
+# visibility indexes, which carry every column these read (migration 6), not the vectors.
 _STATS: Final = (
     "stats AS MATERIALIZED (SELECT n, len, selected, "
     "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
     "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
-    "count(*) FILTER (WHERE sel) AS selected FROM live) x)"
+    "count(*) FILTER (WHERE sel) AS selected FROM seen) x)"
 )
 _CONF_CODE: Final = (
     "CASE r.confidence WHEN 'observed' THEN 0 WHEN 'inferred' THEN 1 "
@@ -101,36 +115,81 @@ _CONF_CODE: Final = (
 _OUT: Final = "memory_id, scope_rank, conf_code, masks, cos, lex, applicable, score"
 
 
-def recall(conn: Conn, tenant_id: UUID, req: RecallRequest) -> RankedPage:
-    """``RecallStore.recall`` in one statement (see the module's docstring)."""
-    query, args = recall_sql(tenant_id, req)
+def recall(
+    conn: Conn, tenant_id: UUID, req: RecallRequest, index_above: int = INDEX_ABOVE
+) -> RankedPage:
+    """``RecallStore.recall`` in one statement (see the module's docstring).
+
+    ``index_above``: from this many candidates on, the statement pre-selects them through
+    the HNSW index ("Large projects" in the module's docstring); below it every candidate
+    is scored.
+    """
+    index = index_above if uses_index(req) else None
+    found = _run(conn, *recall_sql(tenant_id, req, index), index=index is not None)
+    total = int(found[0][0]) if found else 0
+    near = found[0][1] if found else None
+    if near is not None and near < min(NEAR_ROWS, total):
+        # The index scan stopped short (hnsw.max_scan_tuples: the project is a small part
+        # of what the index holds): score every candidate instead.
+        found = _run(conn, *recall_sql(tenant_id, req, None), index=False)
+    ranked = [_ranked(i, row[2:], req) for i, row in enumerate(found) if row[2] is not None]
+    return RankedPage(ranked, total)
+
+
+def uses_index(req: RecallRequest) -> bool:
+    """Whether a recall may pre-select through the HNSW index: a query vector of an indexed
+    dimension, and weights none of which is negative (the union's reasoning needs that)."""
+    if req.vector is None or int(req.vector.shape[0]) not in INDEXED_DIMS:
+        return False
+    return all(float(v) >= 0 for v in req.weights.to_dict().values())
+
+
+def session_settings(index: bool) -> list[str]:
+    """The ``SET LOCAL`` statements a recall runs before its statement."""
     # The statement's joins (candidates to BM25 hits, postings to idf) are between row sets
     # the planner estimates from table statistics, which know nothing of one project's size;
     # a nested loop chosen on a low estimate turns quadratic (2,000 rows: 1.6 s instead of
     # ms). Hash joins are right at every size, so nested loops are turned off for this one
     # statement. It also holds the project's live rows once (a materialised CTE of ~100
     # bytes a row): ``work_mem`` is raised for it so 100k candidates stay in memory instead
-    # of spilling to a temporary file. BEGIN, the SETs, the query and COMMIT go out in one
-    # round trip.
+    # of spilling to a temporary file.
+    out = ["SET LOCAL enable_nestloop = off", f"SET LOCAL work_mem = '{RECALL_WORK_MEM}'"]
+    if index:
+        # pgvector's iterative scan: the index is read until NEAR_ROWS rows pass the
+        # visibility and filter conditions, not just hnsw.ef_search rows before them.
+        out += [
+            "SET LOCAL hnsw.iterative_scan = relaxed_order",
+            f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}",
+            f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}",
+        ]
+    return out
+
+
+def _run(conn: Conn, query: str, args: dict[str, Any], *, index: bool) -> list[tuple[Any, ...]]:
+    # BEGIN, the SETs, the query and COMMIT go out in one round trip.
     try:
         with conn.pipeline():
             conn.execute("BEGIN")
-            conn.execute("SET LOCAL enable_nestloop = off")
-            conn.execute(f"SET LOCAL work_mem = '{RECALL_WORK_MEM}'")
+            for setting in session_settings(index):
+                conn.execute(setting)
             cur = conn.execute(query, args, binary=True)
             conn.execute("COMMIT")
-            found = cur.fetchall()
+            return cur.fetchall()
     except psycopg.Error:
         conn.rollback()  # leave no aborted transaction behind in the pool
         raise
-    total = int(found[0][0]) if found else 0
-    ranked = [_ranked(i, row[1:], req) for i, row in enumerate(found) if row[1] is not None]
-    return RankedPage(ranked, total)
 
 
-def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]]:
+def recall_sql(
+    tenant_id: UUID, req: RecallRequest, index_above: int | None = None
+) -> tuple[str, dict[str, Any]]:
     """The recall statement and its parameters: one row per result, each led by the count
-    of candidates (one row with NULLs after the count when nothing is found)."""
+    of candidates and the number of rows the index pre-selected (NULL when it was not used;
+    one row with NULLs after those when nothing is found).
+
+    ``index_above`` (only for a request :func:`uses_index` accepts): from this many
+    candidates on, only the pre-selected ones are scored.
+    """
     args = _filter_args(tenant_id, req.filter)
     w = req.weights
     args.update(
@@ -169,21 +228,96 @@ def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]
         )
 
     own, shared = _selected(req.filter)
-    live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
+    seen = (
+        f"seen AS (SELECT r.doc_len, ({own}) AS sel FROM recall_index r WHERE {_PROJECT_BRANCH} "
+        f"UNION ALL SELECT r.doc_len, ({shared}) AS sel FROM recall_index r "
+        f"WHERE {_SHARED_BRANCH})"
+    )
+    near = "NULL::bigint"
+    if index_above is None:
+        live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
+        narrowing = ""
+    else:
+        args["above"] = int(index_above)
+        narrowing, picked = _preselect_sql(req, args, own, shared, matches, conflicts, terms)
+        exact, indexed = f" AND {_CANDIDATES} < %(above)s", f" AND {_CANDIDATES} >= %(above)s"
+        live = " UNION ALL ".join(
+            (
+                branch(_PROJECT_BRANCH + exact, own),
+                branch(_SHARED_BRANCH + exact, shared),
+                branch(f"{_PICKED_BRANCH} AND r.project_id = %(p)s{indexed}", own),
+                branch(
+                    f"{_PICKED_BRANCH} AND r.scope IN ('global', 'org') "
+                    f"AND r.project_id <> %(p)s{indexed}",
+                    shared,
+                ),
+            )
+        )
+        near = f"CASE WHEN {_CANDIDATES} >= %(above)s THEN {picked} END"
     lexical = _LEXICAL_SHARE if terms else "0.0::float8"
     joined = "live c"
     if terms:
         joined += " CROSS JOIN ceiling ce LEFT JOIN bm ON bm.memory_id = c.memory_id"
     keep = "" if req.include_inapplicable else " AND c.applicable"
     query = (
-        f"WITH live AS MATERIALIZED ({live}), {_STATS}{_LEXICAL_CTES if terms else ''} "
-        "SELECT s.selected, top.* FROM stats s LEFT JOIN LATERAL ("
+        f"WITH {seen}, {_STATS}{_LEXICAL_CTES if terms else ''}{narrowing}, "
+        f"live AS MATERIALIZED ({live}) "
+        f"SELECT s.selected, {near} AS near, top.* FROM stats s LEFT JOIN LATERAL ("
         f"SELECT {_OUT} FROM (SELECT l.*, {_SCORE} AS score FROM "
         f"(SELECT c.*, {lexical} AS lex FROM {joined} WHERE c.sel{keep}) l) sc "
         "ORDER BY sc.applicable DESC, round(sc.score * 1e9::float8) DESC, "
         "sc.written_at DESC, sc.memory_id DESC LIMIT %(k)s) top ON true"
     )
     return query, args
+
+
+def _preselect_sql(
+    req: RecallRequest,
+    args: dict[str, Any],
+    own: str,
+    shared: str,
+    matches: str,
+    conflicts: str,
+    terms: list[str],
+) -> tuple[str, str]:
+    """The CTEs that narrow a large project's candidates (``pre``), and SQL counting the
+    rows the index scan found.
+
+    ``pre`` is the union of (a) the NEAR_ROWS visible, selected rows of the query's model
+    nearest to the query by inner product, read from the HNSW index (applicable ones, and
+    as many conflicting ones when those are shown), (b) every row holding a query term
+    (its BM25 is not bounded by its cosine), (c) every row that matches a key of the context
+    or is a persona rule (overlap and scope lift those above nearer rows).
+    """
+    assert req.vector is not None
+    dim = int(req.vector.shape[0])
+    args["near"] = NEAR_ROWS
+    visible = (
+        f"((r.project_id = %(p)s AND {own}) OR "
+        f"(r.scope IN ('global', 'org') AND r.project_id <> %(p)s AND {shared}))"
+    )
+    ann = (
+        f"SELECT r.memory_id FROM recall_index r WHERE r.tenant_id = %(t)s AND r.active "
+        f"AND vector_dims(r.vector) = {dim} AND r.model = %(model)s AND {visible} AND {{cond}} "
+        f"ORDER BY r.vector::vector({dim}) <#> %(q)b::vector({dim}) LIMIT %(near)s"
+    )
+    ctes = f", near AS MATERIALIZED ({ann.format(cond=f'NOT {conflicts}')})"
+    found = "(SELECT count(*) FROM near)"
+    union = "SELECT memory_id FROM near"
+    if req.include_inapplicable and conflicts != "false":
+        ctes += f", near_conflicting AS MATERIALIZED ({ann.format(cond=conflicts)})"
+        union += " UNION SELECT memory_id FROM near_conflicting"
+    keyed = f"(({matches}) > 0 OR r.scope = 'persona')"
+    ctes += (
+        f", keyed AS (SELECT r.memory_id FROM recall_index r WHERE {_PROJECT_BRANCH} "
+        f"AND {own} AND {keyed} UNION ALL SELECT r.memory_id FROM recall_index r "
+        f"WHERE {_SHARED_BRANCH} AND {shared} AND {keyed})"
+    )
+    union += " UNION SELECT memory_id FROM keyed"
+    if terms:
+        union += " UNION SELECT memory_id FROM bm"
+    ctes += f", pre AS MATERIALIZED ({union})"
+    return ctes, found
 
 
 def near_duplicates(
