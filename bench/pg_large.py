@@ -8,9 +8,9 @@ Not a test. From the repository root (starts a throwaway PostgreSQL 18 + pgvecto
 One tenant, one project of N memorules per size, each in its own database, loaded through
 the storage port. The rows are mixed the way a team's store is: every scope (project,
 global, org, persona), every confidence, a third naming a persona, surface or
-specialization, a tenth notes; texts of 6-14 words drawn from a Zipf vocabulary of 3,000
-words (so a query word hits from a handful to a tenth of the rows). Vectors MiniLM-like
-(``many_projects.py``: a Gaussian with real MiniLM embeddings' mean and covariance) or
+specialization, a tenth notes; texts of 6-14 words drawn from a Zipf vocabulary of 20,000
+words less its 100 commonest (so a query word is in a handful to ~2% of the rows). Vectors
+MiniLM-like (``many_projects.py``: a Gaussian with real MiniLM embeddings' mean and covariance) or
 random unit vectors (``--vectors random``). Queries: ``--queries`` different ones, each a
 vector of the same distribution, 1-4 words of the vocabulary and a random session context
 (persona, surface, specialization, each set or not), ``source_type`` memorule or memory.
@@ -26,7 +26,9 @@ alike; query embedding excluded):
   by the vector would run (``WHERE tenant_id, project_id ORDER BY vector <#> q LIMIT 10``,
   without and with the index), no records fetched.
 
-Medians and p99 in ms, and the load average at start and end of each size.
+The HNSW index is dropped before a size is loaded and built again after (loading through
+it costs ~9 ms a row here; ``hnsw_build_s`` is the build). Medians and p99 in ms, and the
+load average at start and end of each size.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ SPECIALIZATIONS = ("backend", "frontend", "security", "data")
 SCOPES = (("project", 0.6), ("global", 0.1), ("org", 0.1), ("persona", 0.05), (None, 0.15))
 CONFIDENCES = (("observed", 0.3), ("inferred", 0.4), ("asserted", 0.3))
 KINDS = ("behavioral_rule", "feedback", "preference", "correction", "convention")
-VOCABULARY = 3000
+VOCABULARY = 20000
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -61,14 +63,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--queries", type=int, default=200, help="timed recalls per system and size")
     p.add_argument("--vectors", choices=("minilm-like", "random"), default="minilm-like")
     p.add_argument("--explain", action="store_true", help="print query plans, time nothing")
+    p.add_argument(
+        "--variants",
+        default="",
+        help="';'-separated index-path settings to compare, each NAME=value,... of "
+        "postgres_ranking's constants (empty: as shipped)",
+    )
     p.add_argument("--json-out", type=Path)
     return p.parse_args(argv)
 
 
 def word(rng: random.Random) -> str:
-    """A word of the Zipf vocabulary (rank r drawn with probability ~ 1/r)."""
-    r = int(VOCABULARY ** rng.random())  # log-uniform rank: P(r) ~ 1/r
-    return f"w{min(r, VOCABULARY)}x"
+    """A word of a Zipf vocabulary (P(rank r) ~ 1/r), its 100 most frequent ranks left out
+    as the stopwords the tokenizer drops: the commonest word is in ~2% of the texts."""
+    return f"w{int(100 * (VOCABULARY / 100) ** rng.random())}x"
 
 
 def pick(rng: random.Random, weighted: tuple[tuple[Any, float], ...]) -> Any:
@@ -176,6 +184,15 @@ def queries(n: int, qmatrix: np.ndarray, ctx: Any, seed: int) -> list[Any]:
 
 
 MODEL = ["all-MiniLM-L6-v2-int8-onnx"]
+HNSW_INDEX = "recall_index_by_vector_384"
+
+
+def hnsw_ddl() -> str:
+    """Migration 6's CREATE INDEX of the HNSW index, as the migration runs it."""
+    from app.trigraph.postgres_schema import MIGRATIONS
+
+    steps = [s for v, _, steps in MIGRATIONS if v == 6 for s in steps if isinstance(s, str)]
+    return next(s for s in steps if HNSW_INDEX in s and s.startswith("CREATE"))
 
 
 def plain(conn: Any, ctx: Any, q: np.ndarray, hnsw: bool) -> list[Any]:
@@ -197,6 +214,29 @@ def plain(conn: Any, ctx: Any, q: np.ndarray, hnsw: bool) -> list[Any]:
     if hnsw:
         conn.execute("COMMIT")
     return found
+
+
+def tuned(store: Any, ctx: Any, variant: str) -> Any:
+    """``store.recall`` with postgres_ranking's constants set from ``variant``
+    (``NAME=value,...``; empty: the shipped ones) for the call."""
+    from app.trigraph import postgres_ranking as pr
+
+    changes = {}
+    for part in filter(None, (p.strip() for p in variant.split(","))):
+        name, value = part.split("=")
+        changes[name] = type(getattr(pr, name))(value if value != "False" else "")
+
+    def run(req: Any) -> Any:
+        saved = {name: getattr(pr, name) for name in changes}
+        for name, value in changes.items():
+            setattr(pr, name, value)
+        try:
+            return store.recall(ctx.tenant_id, req)
+        finally:
+            for name, value in saved.items():
+                setattr(pr, name, value)
+
+    return run
 
 
 def explain(store: Any, ctx: Any, reqs: list[Any]) -> None:
@@ -230,12 +270,17 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
     exact = PostgresStore(url, index_above=10**9)
     exact.migrate()
     index = PostgresStore(url, index_above=0)
-    started = time.perf_counter()
     matrix = vectors(n, moments, seed=n)
     common.progress(f"size {n}: loading")
+    with psycopg.connect(url, autocommit=True) as conn:  # built once after the load
+        conn.execute(f"DROP INDEX {HNSW_INDEX}")
+    started = time.perf_counter()
     load(exact, ctx, n, matrix, MODEL[0], seed=n)
     load_s = time.perf_counter() - started
     with psycopg.connect(url, autocommit=True) as conn:
+        started = time.perf_counter()
+        conn.execute(hnsw_ddl())
+        build_s = time.perf_counter() - started
         conn.execute("VACUUM ANALYZE")
     reqs = queries(args.queries, vectors(args.queries, moments, seed=n + 1), ctx, seed=n + 2)
     if args.explain:
@@ -245,12 +290,15 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
         return {}
     conn = psycopg.connect(url, autocommit=True)
     _configure(conn)
-    systems = {
-        "exact": lambda r: exact.recall(ctx.tenant_id, r),
-        "index": lambda r: index.recall(ctx.tenant_id, r),
-        "plain pgvector exact": lambda r: plain(conn, ctx, r.vector, hnsw=False),
-        "plain pgvector HNSW": lambda r: plain(conn, ctx, r.vector, hnsw=True),
-    }
+    systems: dict[str, Any] = {"exact": lambda r: exact.recall(ctx.tenant_id, r)}
+    for variant in args.variants.split(";"):
+        systems[f"index {variant}".strip()] = tuned(index, ctx, variant)
+    systems.update(
+        {
+            "plain pgvector exact": lambda r: plain(conn, ctx, r.vector, hnsw=False),
+            "plain pgvector HNSW": lambda r: plain(conn, ctx, r.vector, hnsw=True),
+        }
+    )
     for fn in systems.values():  # untimed warm-up: the server's caches
         for r in reqs[:5]:
             fn(r)
@@ -264,17 +312,24 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
             page = fn(req)
             times[name].append(time.perf_counter() - t0)
             found[name].append(page)
-    out: dict[str, Any] = {"load_s": round(load_s, 1), "loadavg_start": load_start}
+    out: dict[str, Any] = {
+        "load_s": round(load_s, 1),
+        "hnsw_build_s": round(build_s, 1),
+        "loadavg_start": load_start,
+    }
     for name, samples in times.items():
         out[name] = common.summary_ms(samples)
-    hits = total = same = 0
-    for e, x in zip(found["exact"], found["index"], strict=True):
-        want, got = [r.memory_id for r in e.ranked], [r.memory_id for r in x.ranked]
-        hits += len(set(want) & set(got))
-        total += len(want)
-        same += want == got and [r.score for r in e.ranked] == [r.score for r in x.ranked]
-    out["index_recall_at_10"] = round(hits / max(total, 1), 4)
-    out["index_identical_top10"] = f"{same}/{len(reqs)}"
+    for name in systems:
+        if not name.startswith("index"):
+            continue
+        hits = total = same = 0
+        for e, x in zip(found["exact"], found[name], strict=True):
+            want, got = [r.memory_id for r in e.ranked], [r.memory_id for r in x.ranked]
+            hits += len(set(want) & set(got))
+            total += len(want)
+            same += want == got and [r.score for r in e.ranked] == [r.score for r in x.ranked]
+        out[name]["recall_at_10"] = round(hits / max(total, 1), 4)
+        out[name]["identical_top10"] = f"{same}/{len(reqs)}"
     ph = pt = 0
     for e, x in zip(found["plain pgvector exact"], found["plain pgvector HNSW"], strict=True):
         ph += len({r[0] for r in e} & {r[0] for r in x})

@@ -44,6 +44,8 @@ RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see session
 # vectors of INDEXED_DIMS dimensions.
 INDEX_ABOVE: Final = 20_000
 NEAR_ROWS: Final = 200
+MATCHED_ROWS: Final = 1000
+MATCHED_ANN = True  # experiment
 INDEXED_DIMS: Final = frozenset({384})
 HNSW_EF_SEARCH: Final = 200
 HNSW_MAX_SCAN_TUPLES: Final = 50_000
@@ -280,14 +282,21 @@ def _preselect_sql(
     conflicts: str,
     terms: list[str],
 ) -> tuple[str, str]:
-    """The CTEs that narrow a large project's candidates (``pre``), and SQL counting the
-    rows the index scan found.
+    """The CTEs that narrow a large project's candidates to ``pre``, and SQL counting the
+    rows the main index scan found.
 
-    ``pre`` is the union of (a) the NEAR_ROWS visible, selected rows of the query's model
-    nearest to the query by inner product, read from the HNSW index (applicable ones, and
-    as many conflicting ones when those are shown), (b) every row holding a query term
-    (its BM25 is not bounded by its cosine), (c) every row that matches a key of the context
-    or is a persona rule (overlap and scope lift those above nearer rows).
+    ``pre`` is the union of
+
+    (a) ``near``: the NEAR_ROWS visible, selected, applicable rows of the query's model
+        nearest to the query by inner product, from the HNSW index (and as many
+        conflicting ones when those are shown, ranked after every applicable one);
+    (b) the rows matching at least one key of the context (overlap lifts such a row above
+        nearer rows that match none): all of them when there are at most MATCHED_ROWS
+        (from the covering index), else the NEAR_ROWS nearest of them (the index again)
+        and every one matching two keys or more (those outrank nearly every row matching
+        one, whatever their cosines);
+    (c) the NEAR_ROWS rows with the highest BM25 for the query's words (a row's lexical
+        share is not bounded by its cosine).
     """
     assert req.vector is not None
     dim = int(req.vector.shape[0])
@@ -302,22 +311,36 @@ def _preselect_sql(
         f"ORDER BY r.vector::vector({dim}) <#> %(q)b::vector({dim}) LIMIT %(near)s"
     )
     ctes = f", near AS MATERIALIZED ({ann.format(cond=f'NOT {conflicts}')})"
-    found = "(SELECT count(*) FROM near)"
     union = "SELECT memory_id FROM near"
     if req.include_inapplicable and conflicts != "false":
         ctes += f", near_conflicting AS MATERIALIZED ({ann.format(cond=conflicts)})"
         union += " UNION SELECT memory_id FROM near_conflicting"
-    keyed = f"(({matches}) > 0 OR r.scope = 'persona')"
-    ctes += (
-        f", keyed AS (SELECT r.memory_id FROM recall_index r WHERE {_PROJECT_BRANCH} "
-        f"AND {own} AND {keyed} UNION ALL SELECT r.memory_id FROM recall_index r "
-        f"WHERE {_SHARED_BRANCH} AND {shared} AND {keyed})"
-    )
-    union += " UNION SELECT memory_id FROM keyed"
+    if matches != "0":
+        # Every matching row when there are at most MATCHED_ROWS of them, else the nearest
+        # NEAR_ROWS of them and every one matching two keys or more.
+        args["matched"] = MATCHED_ROWS
+        one, many = f"({matches}) > 0", f"({matches}) > 1"
+        plenty = "(SELECT count(*) FROM matched) > %(matched)s"
+        ctes += (
+            f", matched AS MATERIALIZED (SELECT r.memory_id FROM recall_index r "
+            f"WHERE {_PROJECT_BRANCH} AND {own} AND {one} UNION ALL SELECT r.memory_id "
+            f"FROM recall_index r WHERE {_SHARED_BRANCH} AND {shared} AND {one} "
+            "LIMIT %(matched)s + 1)"
+            + (f", near_matched AS MATERIALIZED ({ann.format(cond=f'{one} AND {plenty}')})" if MATCHED_ANN else ", near_matched AS (SELECT NULL::uuid AS memory_id WHERE false)")
+            + 
+            f", matched_many AS (SELECT r.memory_id FROM recall_index r "
+            f"WHERE {_PROJECT_BRANCH} AND {own} AND {many} AND {plenty} UNION ALL "
+            f"SELECT r.memory_id FROM recall_index r WHERE {_SHARED_BRANCH} AND {shared} "
+            f"AND {many} AND {plenty})"
+        )
+        union += (
+            " UNION SELECT memory_id FROM matched UNION SELECT memory_id FROM near_matched "
+            "UNION SELECT memory_id FROM matched_many"
+        )
     if terms:
-        union += " UNION SELECT memory_id FROM bm"
+        union += " UNION (SELECT memory_id FROM bm ORDER BY bm25 DESC, memory_id LIMIT %(near)s)"
     ctes += f", pre AS MATERIALIZED ({union})"
-    return ctes, found
+    return ctes, "(SELECT count(*) FROM near)"
 
 
 def near_duplicates(
