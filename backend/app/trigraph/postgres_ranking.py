@@ -45,9 +45,8 @@ RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see session
 INDEX_ABOVE: Final = 20_000
 NEAR_ROWS: Final = 200
 MATCHED_ROWS: Final = 1000
-MATCHED_ANN = True  # experiment
 INDEXED_DIMS: Final = frozenset({384})
-HNSW_EF_SEARCH: Final = 200
+HNSW_EF_SEARCH: Final = 40
 HNSW_MAX_SCAN_TUPLES: Final = 50_000
 _PROJECT_BRANCH: Final = "r.tenant_id = %(t)s AND r.active AND r.project_id = %(p)s"
 _SHARED_BRANCH: Final = (
@@ -101,15 +100,23 @@ _SCORE: Final = (
     "l.conf_w * (%(w_relevance)s * ((1.0::float8 - l.alpha) * l.cos + l.alpha * l.lex) "
     "+ (%(w_overlap)s * l.matches + %(w_scope)s * l.scope_rank + %(w_prior)s))"
 )
-# N and the total length of the live rows the project sees (BM25), and how many the filter
-# keeps (the page's candidate count), from one scan of ``seen``: index-only scans of the two
-# visibility indexes, which carry every column these read (migration 6), not the vectors.
-_STATS: Final = (
-    "stats AS MATERIALIZED (SELECT n, len, selected, "
-    "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
-    "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
-    "count(*) FILTER (WHERE sel) AS selected FROM seen) x)"
-)
+
+
+def _stats_sql(matched: bool) -> str:
+    """N and the total length of the live rows the project sees (BM25), and how many the
+    filter keeps (the page's candidate count), from one scan of ``seen``: index-only scans
+    of the two visibility indexes, which carry every column these read (migration 6), not
+    the vectors. ``matched``: also how many kept rows match a key of the context."""
+    also = ", matched" if matched else ""
+    count = ", count(*) FILTER (WHERE sel AND m > 0) AS matched" if matched else ""
+    return (
+        f"stats AS MATERIALIZED (SELECT n, len, selected{also}, "
+        "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
+        "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
+        f"count(*) FILTER (WHERE sel) AS selected{count} FROM seen) x)"
+    )
+
+
 _CONF_CODE: Final = (
     "CASE r.confidence WHEN 'observed' THEN 0 WHEN 'inferred' THEN 1 "
     "WHEN 'asserted' THEN 2 ELSE 3 END"
@@ -230,18 +237,23 @@ def recall_sql(
         )
 
     own, shared = _selected(req.filter)
+    index = index_above is not None
+    keyed = index and matches != "0"
+    # The index path also counts, per row, the keys it matches (for its pre-selection).
+    m = f", ({matches}) AS m" if keyed else ""
     seen = (
-        f"seen AS (SELECT r.doc_len, ({own}) AS sel FROM recall_index r WHERE {_PROJECT_BRANCH} "
-        f"UNION ALL SELECT r.doc_len, ({shared}) AS sel FROM recall_index r "
-        f"WHERE {_SHARED_BRANCH})"
+        f"seen AS (SELECT r.memory_id, r.doc_len, ({own}) AS sel{m} FROM recall_index r "
+        f"WHERE {_PROJECT_BRANCH} UNION ALL SELECT r.memory_id, r.doc_len, ({shared}) AS sel{m} "
+        f"FROM recall_index r WHERE {_SHARED_BRANCH})"
     )
+    stats = _stats_sql(keyed)
     near = "NULL::bigint"
     if index_above is None:
         live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
         narrowing = ""
     else:
         args["above"] = int(index_above)
-        narrowing, picked = _preselect_sql(req, args, own, shared, matches, conflicts, terms)
+        narrowing = _preselect_sql(req, args, own, shared, conflicts, keyed)
         exact, indexed = f" AND {_CANDIDATES} < %(above)s", f" AND {_CANDIDATES} >= %(above)s"
         live = " UNION ALL ".join(
             (
@@ -255,14 +267,14 @@ def recall_sql(
                 ),
             )
         )
-        near = f"CASE WHEN {_CANDIDATES} >= %(above)s THEN {picked} END"
+        near = f"CASE WHEN {_CANDIDATES} >= %(above)s THEN (SELECT count(*) FROM near) END"
     lexical = _LEXICAL_SHARE if terms else "0.0::float8"
     joined = "live c"
     if terms:
         joined += " CROSS JOIN ceiling ce LEFT JOIN bm ON bm.memory_id = c.memory_id"
     keep = "" if req.include_inapplicable else " AND c.applicable"
     query = (
-        f"WITH {seen}, {_STATS}{_LEXICAL_CTES if terms else ''}{narrowing}, "
+        f"WITH {seen}, {stats}{_LEXICAL_CTES if terms else ''}{narrowing}, "
         f"live AS MATERIALIZED ({live}) "
         f"SELECT s.selected, {near} AS near, top.* FROM stats s LEFT JOIN LATERAL ("
         f"SELECT {_OUT} FROM (SELECT l.*, {_SCORE} AS score FROM "
@@ -274,33 +286,25 @@ def recall_sql(
 
 
 def _preselect_sql(
-    req: RecallRequest,
-    args: dict[str, Any],
-    own: str,
-    shared: str,
-    matches: str,
-    conflicts: str,
-    terms: list[str],
-) -> tuple[str, str]:
-    """The CTEs that narrow a large project's candidates to ``pre``, and SQL counting the
-    rows the main index scan found.
+    req: RecallRequest, args: dict[str, Any], own: str, shared: str, conflicts: str, keyed: bool
+) -> str:
+    """The CTEs that narrow a large project's candidates to ``pre``.
 
     ``pre`` is the union of
 
     (a) ``near``: the NEAR_ROWS visible, selected, applicable rows of the query's model
-        nearest to the query by inner product, from the HNSW index (and as many
-        conflicting ones when those are shown, ranked after every applicable one);
-    (b) the rows matching at least one key of the context (overlap lifts such a row above
-        nearer rows that match none): all of them when there are at most MATCHED_ROWS
-        (from the covering index), else the NEAR_ROWS nearest of them (the index again)
-        and every one matching two keys or more (those outrank nearly every row matching
-        one, whatever their cosines);
+        nearest to the query by inner product, from the HNSW index with pgvector's
+        iterative scan (and as many conflicting ones when those are shown);
+    (b) the rows that match a key of the context (overlap lifts such a row above nearer
+        rows that match none), from ``seen``: all of them when there are at most
+        MATCHED_ROWS, else those matching two keys or more (they outrank nearly every row
+        matching one, whatever their cosines) and, among the others, what ``near`` holds;
     (c) the NEAR_ROWS rows with the highest BM25 for the query's words (a row's lexical
         share is not bounded by its cosine).
     """
     assert req.vector is not None
     dim = int(req.vector.shape[0])
-    args["near"] = NEAR_ROWS
+    args.update(near=NEAR_ROWS, matched=MATCHED_ROWS)
     visible = (
         f"((r.project_id = %(p)s AND {own}) OR "
         f"(r.scope IN ('global', 'org') AND r.project_id <> %(p)s AND {shared}))"
@@ -315,32 +319,14 @@ def _preselect_sql(
     if req.include_inapplicable and conflicts != "false":
         ctes += f", near_conflicting AS MATERIALIZED ({ann.format(cond=conflicts)})"
         union += " UNION SELECT memory_id FROM near_conflicting"
-    if matches != "0":
-        # Every matching row when there are at most MATCHED_ROWS of them, else the nearest
-        # NEAR_ROWS of them and every one matching two keys or more.
-        args["matched"] = MATCHED_ROWS
-        one, many = f"({matches}) > 0", f"({matches}) > 1"
-        plenty = "(SELECT count(*) FROM matched) > %(matched)s"
-        ctes += (
-            f", matched AS MATERIALIZED (SELECT r.memory_id FROM recall_index r "
-            f"WHERE {_PROJECT_BRANCH} AND {own} AND {one} UNION ALL SELECT r.memory_id "
-            f"FROM recall_index r WHERE {_SHARED_BRANCH} AND {shared} AND {one} "
-            "LIMIT %(matched)s + 1)"
-            + (f", near_matched AS MATERIALIZED ({ann.format(cond=f'{one} AND {plenty}')})" if MATCHED_ANN else ", near_matched AS (SELECT NULL::uuid AS memory_id WHERE false)")
-            + 
-            f", matched_many AS (SELECT r.memory_id FROM recall_index r "
-            f"WHERE {_PROJECT_BRANCH} AND {own} AND {many} AND {plenty} UNION ALL "
-            f"SELECT r.memory_id FROM recall_index r WHERE {_SHARED_BRANCH} AND {shared} "
-            f"AND {many} AND {plenty})"
-        )
+    if keyed:
         union += (
-            " UNION SELECT memory_id FROM matched UNION SELECT memory_id FROM near_matched "
-            "UNION SELECT memory_id FROM matched_many"
+            " UNION SELECT memory_id FROM seen WHERE sel AND m > CASE WHEN "
+            "(SELECT matched FROM stats) > %(matched)s THEN 1 ELSE 0 END"
         )
-    if terms:
+    if "terms" in args:
         union += " UNION (SELECT memory_id FROM bm ORDER BY bm25 DESC, memory_id LIMIT %(near)s)"
-    ctes += f", pre AS MATERIALIZED ({union})"
-    return ctes, "(SELECT count(*) FROM near)"
+    return f"{ctes}, pre AS MATERIALIZED ({union})"
 
 
 def near_duplicates(
