@@ -44,7 +44,7 @@ RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see session
 # vectors of INDEXED_DIMS dimensions.
 INDEX_ABOVE: Final = 20_000
 NEAR_ROWS: Final = 200
-MATCHED_ROWS: Final = 1000
+MATCHED_SHARE: Final = 4  # the index path only while at most 1/4 of them match a key
 INDEXED_DIMS: Final = frozenset({384})
 HNSW_EF_SEARCH: Final = 40
 HNSW_MAX_SCAN_TUPLES: Final = 50_000
@@ -56,7 +56,8 @@ _SHARED_BRANCH: Final = (
 _PICKED_BRANCH: Final = (
     "r.tenant_id = %(t)s AND r.memory_id = ANY(ARRAY(SELECT memory_id FROM pre)) AND r.active"
 )
-_CANDIDATES: Final = "(SELECT selected FROM stats)"
+# Whether this recall takes the index path: enough candidates, few enough matching a key.
+_INDEXED: Final = "(SELECT selected >= %(above)s AND {matched} FROM stats)"
 # In its own project a row is seen unless it is another persona's rule.
 _OWN_VISIBLE: Final = "(r.scope IS DISTINCT FROM 'persona' OR r.a_persona = %(viewer)s)"
 _SCOPE_RANK: Final = (
@@ -253,8 +254,11 @@ def recall_sql(
         narrowing = ""
     else:
         args["above"] = int(index_above)
-        narrowing = _preselect_sql(req, args, own, shared, conflicts, keyed)
-        exact, indexed = f" AND {_CANDIDATES} < %(above)s", f" AND {_CANDIDATES} >= %(above)s"
+        narrowing = _preselect_sql(req, args, own, shared, matches, conflicts, keyed)
+        args["share"] = MATCHED_SHARE
+        few = "matched * %(share)s <= selected" if keyed else "true"
+        indexed = _INDEXED.format(matched=few)
+        exact, indexed = f" AND NOT {indexed}", f" AND {indexed}"
         live = " UNION ALL ".join(
             (
                 branch(_PROJECT_BRANCH + exact, own),
@@ -267,7 +271,7 @@ def recall_sql(
                 ),
             )
         )
-        near = f"CASE WHEN {_CANDIDATES} >= %(above)s THEN (SELECT count(*) FROM near) END"
+        near = f"CASE WHEN true{indexed} THEN (SELECT count(*) FROM near) END"
     lexical = _LEXICAL_SHARE if terms else "0.0::float8"
     joined = "live c"
     if terms:
@@ -286,7 +290,13 @@ def recall_sql(
 
 
 def _preselect_sql(
-    req: RecallRequest, args: dict[str, Any], own: str, shared: str, conflicts: str, keyed: bool
+    req: RecallRequest,
+    args: dict[str, Any],
+    own: str,
+    shared: str,
+    matches: str,
+    conflicts: str,
+    keyed: bool,
 ) -> str:
     """The CTEs that narrow a large project's candidates to ``pre``.
 
@@ -295,16 +305,15 @@ def _preselect_sql(
     (a) ``near``: the NEAR_ROWS visible, selected, applicable rows of the query's model
         nearest to the query by inner product, from the HNSW index with pgvector's
         iterative scan (and as many conflicting ones when those are shown);
-    (b) the rows that match a key of the context (overlap lifts such a row above nearer
-        rows that match none), from ``seen``: all of them when there are at most
-        MATCHED_ROWS, else those matching two keys or more (they outrank nearly every row
-        matching one, whatever their cosines) and, among the others, what ``near`` holds;
+    (b) every row that matches a key of the context, from ``seen`` (overlap lifts such a
+        row above nearer rows that match none; their number bounds the path's cost, so
+        the path is taken only while they are at most 1/MATCHED_SHARE of the candidates);
     (c) the NEAR_ROWS rows with the highest BM25 for the query's words (a row's lexical
         share is not bounded by its cosine).
     """
     assert req.vector is not None
     dim = int(req.vector.shape[0])
-    args.update(near=NEAR_ROWS, matched=MATCHED_ROWS)
+    args["near"] = NEAR_ROWS
     visible = (
         f"((r.project_id = %(p)s AND {own}) OR "
         f"(r.scope IN ('global', 'org') AND r.project_id <> %(p)s AND {shared}))"
@@ -320,10 +329,7 @@ def _preselect_sql(
         ctes += f", near_conflicting AS MATERIALIZED ({ann.format(cond=conflicts)})"
         union += " UNION SELECT memory_id FROM near_conflicting"
     if keyed:
-        union += (
-            " UNION SELECT memory_id FROM seen WHERE sel AND m > CASE WHEN "
-            "(SELECT matched FROM stats) > %(matched)s THEN 1 ELSE 0 END"
-        )
+        union += " UNION SELECT memory_id FROM seen WHERE sel AND m > 0"
     if "terms" in args:
         union += " UNION (SELECT memory_id FROM bm ORDER BY bm25 DESC, memory_id LIMIT %(near)s)"
     return f"{ctes}, pre AS MATERIALIZED ({union})"
