@@ -26,6 +26,10 @@ alike; query embedding excluded):
   by the vector would run (``WHERE tenant_id, project_id ORDER BY vector <#> q LIMIT 10``,
   without and with the index), no records fetched.
 
+``--others M``: the tenant also holds M memories in 10 other projects, in the same tables
+and the same HNSW index (the index scan then skips other projects' rows). ``write``: one
+memorule per transaction with the HNSW index, then without it (``--writes`` of each).
+
 The HNSW index is dropped before a size is loaded and built again after (loading through
 it costs ~9 ms a row here; ``hnsw_build_s`` is the build). Medians and p99 in ms, and the
 load average at start and end of each size.
@@ -63,6 +67,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--queries", type=int, default=200, help="timed recalls per system and size")
     p.add_argument("--vectors", choices=("minilm-like", "random"), default="minilm-like")
     p.add_argument("--explain", action="store_true", help="print query plans, time nothing")
+    p.add_argument("--writes", type=int, default=40, help="timed writes with and without HNSW")
+    p.add_argument(
+        "--others",
+        type=int,
+        default=0,
+        help="memories in 10 other projects of the tenant, in the same tables and index",
+    )
     p.add_argument(
         "--variants",
         default="",
@@ -188,11 +199,18 @@ HNSW_INDEX = "recall_index_by_vector_384"
 
 
 def hnsw_ddl() -> str:
-    """Migration 6's CREATE INDEX of the HNSW index, as the migration runs it."""
+    """Migration 6's CREATE INDEX of the HNSW index, as the migration runs it (the same
+    statement for a PRISM_BACKEND from before it, for plain pgvector's HNSW queries)."""
     from app.trigraph.postgres_schema import MIGRATIONS
 
     steps = [s for v, _, steps in MIGRATIONS if v == 6 for s in steps if isinstance(s, str)]
-    return next(s for s in steps if HNSW_INDEX in s and s.startswith("CREATE"))
+    found = [s for s in steps if HNSW_INDEX in s and s.startswith("CREATE")]
+    if found:
+        return found[0]
+    return (
+        f"CREATE INDEX {HNSW_INDEX} ON recall_index USING hnsw ((vector::vector(384)) "
+        "vector_ip_ops) WHERE active AND vector_dims(vector) = 384"
+    )
 
 
 def plain(conn: Any, ctx: Any, q: np.ndarray, hnsw: bool) -> list[Any]:
@@ -263,19 +281,27 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
     from app.domain.records import SessionContext
     from app.trigraph.postgres import PostgresStore, _configure
 
-    url = server.create_database(f"large_{n}")
+    url = server.create_database(f"large_{n}_{args.others}")
     ctx = SessionContext(
         uuid_for("tenant", "bench"), uuid_for("project", "big"), uuid_for("s", "b")
     )
-    exact = PostgresStore(url, index_above=10**9)
+    try:
+        exact = PostgresStore(url, index_above=10**9)
+    except TypeError:  # PRISM_BACKEND: a backend from before the index path (exact only)
+        exact = PostgresStore(url)
+        args.variants = None
     exact.migrate()
-    index = PostgresStore(url, index_above=0)
+    index = PostgresStore(url, index_above=0) if args.variants is not None else exact
     matrix = vectors(n, moments, seed=n)
     common.progress(f"size {n}: loading")
     with psycopg.connect(url, autocommit=True) as conn:  # built once after the load
-        conn.execute(f"DROP INDEX {HNSW_INDEX}")
+        conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
     started = time.perf_counter()
     load(exact, ctx, n, matrix, MODEL[0], seed=n)
+    for k in range(10 if args.others else 0):  # other projects, same tenant, same index
+        other = SessionContext(ctx.tenant_id, uuid_for("project", f"other{k}"), ctx.session_id)
+        rows = args.others // 10
+        load(exact, other, rows, vectors(rows, moments, seed=n + 10 + k), MODEL[0], seed=k)
     load_s = time.perf_counter() - started
     with psycopg.connect(url, autocommit=True) as conn:
         started = time.perf_counter()
@@ -286,12 +312,13 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
     if args.explain:
         explain(exact, ctx, reqs)
         exact.close()
-        index.close()
+        if index is not exact:
+            index.close()
         return {}
     conn = psycopg.connect(url, autocommit=True)
     _configure(conn)
     systems: dict[str, Any] = {"exact": lambda r: exact.recall(ctx.tenant_id, r)}
-    for variant in args.variants.split(";"):
+    for variant in args.variants.split(";") if args.variants is not None else []:
         systems[f"index {variant}".strip()] = tuned(index, ctx, variant)
     systems.update(
         {
@@ -335,11 +362,31 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
         ph += len({r[0] for r in e} & {r[0] for r in x})
         pt += len(e)
     out["plain_hnsw_recall_at_10"] = round(ph / max(pt, 1), 4)
+    out["write_one_memorule"] = write_cost(exact, ctx, conn, moments, args.writes)
     out["loadavg_end"] = os.getloadavg()
     conn.close()
     exact.close()
-    index.close()
+    if index is not exact:
+        index.close()
     return out
+
+
+def write_cost(store: Any, ctx: Any, conn: Any, moments: Any, n: int) -> dict[str, Any]:
+    """One memorule per transaction (the storage port's write), with the HNSW index and
+    then after dropping it (the database is not used after)."""
+    if not n:
+        return {}
+    matrix = vectors(2 * n, moments, seed=77)
+    times: dict[str, list[float]] = {"with HNSW": [], "without": []}
+    for part in ("with HNSW", "without"):
+        if part == "without":
+            conn.execute(f"DROP INDEX {HNSW_INDEX}")
+        for i in range(n):
+            j = i + (n if part == "without" else 0)
+            t0 = time.perf_counter()
+            load(store, ctx, 1, matrix[j : j + 1], MODEL[0], seed=1000 + j)
+            times[part].append(time.perf_counter() - t0)
+    return {k: common.summary_ms(v) for k, v in times.items()}
 
 
 def vectors(n: int, moments: Any, seed: int) -> np.ndarray:

@@ -17,9 +17,28 @@ The statement applies what :func:`app.domain.ranking.rank` applies in process, i
   then the order: applicable first, ``round(score, 9)`` (``rint(score · 1e9)``, as numpy
   rounds), newer ``written_at``, larger id; ``LIMIT top_k``.
 
-Search is exact (every visible row's vector is read); ``docs/postgres.md`` has the measured
-latencies and why no approximate index is used. The statement returns the best rows with the
-parts of their scores, and :func:`app.domain.ranking.why_of` explains them as ``rank`` does.
+BM25's statistics and the candidate count come from ``seen``: index-only scans of the two
+visibility indexes, which carry every column they read (migration 6), not the vectors.
+
+**Large projects.** Up to :data:`INDEX_ABOVE` candidates every one is scored (its vector
+read). From there on, and while at most 1/:data:`MATCHED_SHARE` of them match a key of the
+context, a CTE ``pre`` narrows them first and the same score is computed only for these:
+(a) the :data:`NEAR_ROWS` applicable candidates nearest to the query by inner product, from
+migration 6's HNSW index on ``vector::vector(384)`` with ``hnsw.iterative_scan =
+relaxed_order`` (the scan goes on until that many rows pass the visibility and filter
+conditions; as many conflicting ones too when those are shown), (b) every candidate that
+matches a key of the context (overlap lifts it above nearer rows), (c) the
+:data:`NEAR_ROWS` with the highest BM25 for the query's words. Two choices in one statement,
+by one-time filters on the candidate count, so the plan reads only the path it takes. When
+the index scan stops short of NEAR_ROWS rows (``hnsw.max_scan_tuples``: the project is a
+small part of what the index holds) :func:`recall` scores every candidate instead. Against
+scoring every row, recall@10 was 1.0 on ``bench/pg_large.py``'s mixed projects (docs/
+postgres.md, "Large projects"); it is approximate: a row outside (a)–(c) whose score would
+reach the top is missed. Queries without a vector (empty), of another dimension or with a
+negative weight are always scored in full.
+
+The statement returns the best rows with the parts of their scores, and
+:func:`app.domain.ranking.why_of` explains them as ``rank`` does.
 """
 
 from __future__ import annotations
