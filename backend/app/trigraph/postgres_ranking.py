@@ -61,8 +61,8 @@ RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see session
 # Large projects: from INDEX_ABOVE candidates on (measured: bench/pg_large.py), the
 # NEAR_ROWS nearest by inner product come from the HNSW index of migration 6, which covers
 # vectors of INDEXED_DIMS dimensions.
-INDEX_ABOVE: Final = 20_000
-NEAR_ROWS: Final = 200
+INDEX_ABOVE: Final = 10_000
+NEAR_ROWS: Final = 100
 MATCHED_SHARE: Final = 4  # the index path only while at most 1/4 of them match a key
 INDEXED_DIMS: Final = frozenset({384})
 HNSW_EF_SEARCH: Final = 40
