@@ -32,9 +32,9 @@ matches a key of the context (overlap lifts it above nearer rows), (c) the
 by one-time filters on the candidate count, so the plan reads only the path it takes. When
 the index scan stops short of NEAR_ROWS rows (``hnsw.max_scan_tuples``: the project is a
 small part of what the index holds) :func:`recall` scores every candidate instead. Against
-scoring every row, recall@10 was 1.0 on ``bench/pg_large.py``'s mixed projects (docs/
-postgres.md, "Large projects"); it is approximate: a row outside (a)–(c) whose score would
-reach the top is missed. Queries without a vector (empty), of another dimension or with a
+scoring every row, recall@10 was 0.999–1.0 on ``bench/pg_large.py``'s mixed projects of 2k
+to 100k (docs/postgres.md, "Large projects"); it is approximate: a row outside (a)–(c) whose
+score would reach the top is missed. Queries without a vector (empty), of another dimension or with a
 negative weight are always scored in full.
 
 The statement returns the best rows with the parts of their scores, and
