@@ -67,6 +67,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--queries", type=int, default=200, help="timed recalls per system and size")
     p.add_argument("--vectors", choices=("minilm-like", "random"), default="minilm-like")
     p.add_argument("--explain", action="store_true", help="print query plans, time nothing")
+    p.add_argument(
+        "--baseline-ranking",
+        type=Path,
+        help="also time this postgres_ranking.py (another version's) on the same data",
+    )
     p.add_argument("--writes", type=int, default=40, help="timed writes with and without HNSW")
     p.add_argument(
         "--others",
@@ -234,6 +239,23 @@ def plain(conn: Any, ctx: Any, q: np.ndarray, hnsw: bool) -> list[Any]:
     return found
 
 
+def baseline(store: Any, ctx: Any, path: Path) -> Any:
+    """``recall`` of the postgres_ranking module at ``path`` (e.g. from ``git show
+    REV:backend/app/trigraph/postgres_ranking.py``), on ``store``'s connections."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("baseline_ranking", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def run(req: Any) -> Any:
+        with store._conn() as conn:
+            return module.recall(conn, ctx.tenant_id, req)
+
+    return run
+
+
 def tuned(store: Any, ctx: Any, variant: str) -> Any:
     """``store.recall`` with postgres_ranking's constants set from ``variant``
     (``NAME=value,...``; empty: the shipped ones) for the call."""
@@ -318,6 +340,8 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
     conn = psycopg.connect(url, autocommit=True)
     _configure(conn)
     systems: dict[str, Any] = {"exact": lambda r: exact.recall(ctx.tenant_id, r)}
+    if args.baseline_ranking:  # another version's postgres_ranking.py, on the same data
+        systems["exact (baseline ranking)"] = baseline(exact, ctx, args.baseline_ranking)
     for variant in args.variants.split(";") if args.variants is not None else []:
         systems[f"index {variant}".strip()] = tuned(index, ctx, variant)
     systems.update(

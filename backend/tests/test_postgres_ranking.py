@@ -413,4 +413,14 @@ def test_the_pre_selection_reads_the_hnsw_index(
     assert found[0][1] < found[0][0]
     assert indexed.recall(ctx.tenant_id, req) == exact
     indexed.close()
+    # With a threshold, a project's first recall is the exact statement; it marks the
+    # project large when it counts that many candidates, so the next ones pre-select.
+    hinted = PostgresStore(pg_url, index_above=50)
+    assert hinted._large == set()
+    assert hinted.recall(ctx.tenant_id, req) == exact
+    assert hinted._large == {(ctx.tenant_id, ctx.project_id)}
+    few = PostgresStore(pg_url, index_above=exact.candidates + 1)
+    assert few.recall(ctx.tenant_id, req) == exact and few._large == set()
+    hinted.close()
+    few.close()
     store.close()

@@ -106,6 +106,9 @@ class PostgresStore:
     ) -> None:
         self.url = url
         self.index_above = index_above
+        # Projects whose last recall counted index_above candidates or more (a hint for
+        # choosing the statement: postgres_ranking.recall).
+        self._large: set[tuple[UUID, UUID]] = set()
         self._min_size = min_size
         self._max_size = max_size
         self._timeout = timeout
@@ -253,7 +256,7 @@ class PostgresStore:
 
     def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
         with self._conn() as conn:
-            return postgres_ranking.recall(conn, tenant_id, request, self.index_above)
+            return postgres_ranking.recall(conn, tenant_id, request, self.index_above, self._large)
 
     def near_duplicates(
         self,

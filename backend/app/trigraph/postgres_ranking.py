@@ -21,21 +21,23 @@ BM25's statistics and the candidate count come from ``seen``: index-only scans o
 visibility indexes, which carry every column they read (migration 6), not the vectors.
 
 **Large projects.** Up to :data:`INDEX_ABOVE` candidates every one is scored (its vector
-read). From there on, and while at most 1/:data:`MATCHED_SHARE` of them match a key of the
-context, a CTE ``pre`` narrows them first and the same score is computed only for these:
-(a) the :data:`NEAR_ROWS` applicable candidates nearest to the query by inner product, from
-migration 6's HNSW index on ``vector::vector(384)`` with ``hnsw.iterative_scan =
-relaxed_order`` (the scan goes on until that many rows pass the visibility and filter
-conditions; as many conflicting ones too when those are shown), (b) every candidate that
-matches a key of the context (overlap lifts it above nearer rows), (c) the
-:data:`NEAR_ROWS` with the highest BM25 for the query's words. Two choices in one statement,
-by one-time filters on the candidate count, so the plan reads only the path it takes. When
-the index scan stops short of NEAR_ROWS rows (``hnsw.max_scan_tuples``: the project is a
-small part of what the index holds) :func:`recall` scores every candidate instead. Against
-scoring every row, recall@10 was 0.999–1.0 on ``bench/pg_large.py``'s mixed projects of 2k
-to 100k (docs/postgres.md, "Large projects"); it is approximate: a row outside (a)–(c) whose
-score would reach the top is missed. Queries without a vector (empty), of another dimension or with a
-negative weight are always scored in full.
+read). A store remembers which projects' last recall counted more (``large``: a hint, no
+data; a new process's first recall of a large project is exact); their recalls carry a
+second path, taken from INDEX_ABOVE candidates on while at most 1/:data:`MATCHED_SHARE` of
+them match a key of the context: a CTE ``pre`` narrows them first and the same score is
+computed only for these: (a) the :data:`NEAR_ROWS` applicable candidates nearest to the
+query by inner product, from migration 6's HNSW index on ``vector::vector(384)`` with
+``hnsw.iterative_scan = relaxed_order`` (the scan goes on until that many rows pass the
+visibility and filter conditions; as many conflicting ones too when those are shown), (b)
+every candidate that matches a key of the context (overlap lifts it above nearer rows), (c)
+the :data:`NEAR_ROWS` with the highest BM25 for the query's words. The two paths are chosen
+in the statement by one-time filters on the candidate count, so the plan reads only the one
+it takes. When the index scan stops short of NEAR_ROWS rows (``hnsw.max_scan_tuples``: the
+project is a small part of what the index holds) :func:`recall` scores every candidate
+instead. Against scoring every row, recall@10 was 0.999–1.0 on ``bench/pg_large.py``'s
+mixed projects of 2k to 100k (docs/postgres.md, "Large projects"); it is approximate: a
+row outside (a)–(c) whose score would reach the top is missed. Queries without a vector
+(empty), of another dimension or with a negative weight are always scored in full.
 
 The statement returns the best rows with the parts of their scores, and
 :func:`app.domain.ranking.why_of` explains them as ``rank`` does.
@@ -122,18 +124,19 @@ _SCORE: Final = (
 )
 
 
-def _stats_sql(matched: bool) -> str:
+def _stats_sql(source: str, matched: bool) -> str:
     """N and the total length of the live rows the project sees (BM25), and how many the
-    filter keeps (the page's candidate count), from one scan of ``seen``: index-only scans
-    of the two visibility indexes, which carry every column these read (migration 6), not
-    the vectors. ``matched``: also how many kept rows match a key of the context."""
+    filter keeps (the page's candidate count), from one scan of ``source``: ``live`` (the
+    rows the exact path scores anyway) or ``seen`` (index-only scans of the two visibility
+    indexes, which carry every column these read: migration 6; not the vectors).
+    ``matched``: also how many kept rows match a key of the context."""
     also = ", matched" if matched else ""
     count = ", count(*) FILTER (WHERE sel AND m > 0) AS matched" if matched else ""
     return (
         f"stats AS MATERIALIZED (SELECT n, len, selected{also}, "
         "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
         "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
-        f"count(*) FILTER (WHERE sel) AS selected{count} FROM seen) x)"
+        f"count(*) FILTER (WHERE sel) AS selected{count} FROM {source}) x)"
     )
 
 
@@ -145,18 +148,32 @@ _OUT: Final = "memory_id, scope_rank, conf_code, masks, cos, lex, applicable, sc
 
 
 def recall(
-    conn: Conn, tenant_id: UUID, req: RecallRequest, index_above: int = INDEX_ABOVE
+    conn: Conn,
+    tenant_id: UUID,
+    req: RecallRequest,
+    index_above: int = INDEX_ABOVE,
+    large: set[tuple[UUID, UUID]] | None = None,
 ) -> RankedPage:
     """``RecallStore.recall`` in one statement (see the module's docstring).
 
     ``index_above``: from this many candidates on, the statement pre-selects them through
     the HNSW index ("Large projects" in the module's docstring); below it every candidate
-    is scored.
+    is scored (0: always pre-selected). ``large``: the (tenant, project) pairs whose last
+    recall counted that many, updated here: only their recalls carry the pre-selection
+    (which re-checks the count), so a small project's statement stays the exact one.
     """
-    index = index_above if uses_index(req) else None
+    key = (tenant_id, req.filter.project_id)
+    known = large if large is not None else set()
+    index = None
+    if uses_index(req) and (index_above == 0 or key in known):
+        index = index_above
     found = _run(conn, *recall_sql(tenant_id, req, index), index=index is not None)
     total = int(found[0][0]) if found else 0
     near = found[0][1] if found else None
+    if total >= index_above and uses_index(req):
+        known.add(key)
+    else:
+        known.discard(key)
     if near is not None and near < min(NEAR_ROWS, total):
         # The index scan stopped short (hnsw.max_scan_tuples: the project is a small part
         # of what the index holds): score every candidate instead.
@@ -266,11 +283,11 @@ def recall_sql(
         f"WHERE {_PROJECT_BRANCH} UNION ALL SELECT r.memory_id, r.doc_len, ({shared}) AS sel{m} "
         f"FROM recall_index r WHERE {_SHARED_BRANCH})"
     )
-    stats = _stats_sql(keyed)
     near = "NULL::bigint"
     if index_above is None:
         live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
-        narrowing = ""
+        ctes = f"live AS MATERIALIZED ({live}), {_stats_sql('live', False)}"
+        ctes += _LEXICAL_CTES if terms else ""
     else:
         args["above"] = int(index_above)
         narrowing = _preselect_sql(req, args, own, shared, matches, conflicts, keyed)
@@ -291,15 +308,15 @@ def recall_sql(
             )
         )
         near = f"CASE WHEN true{indexed} THEN (SELECT count(*) FROM near) END"
+        ctes = f"{seen}, {_stats_sql('seen', keyed)}{_LEXICAL_CTES if terms else ''}"
+        ctes += f"{narrowing}, live AS MATERIALIZED ({live})"
     lexical = _LEXICAL_SHARE if terms else "0.0::float8"
     joined = "live c"
     if terms:
         joined += " CROSS JOIN ceiling ce LEFT JOIN bm ON bm.memory_id = c.memory_id"
     keep = "" if req.include_inapplicable else " AND c.applicable"
     query = (
-        f"WITH {seen}, {stats}{_LEXICAL_CTES if terms else ''}{narrowing}, "
-        f"live AS MATERIALIZED ({live}) "
-        f"SELECT s.selected, {near} AS near, top.* FROM stats s LEFT JOIN LATERAL ("
+        f"WITH {ctes} SELECT s.selected, {near} AS near, top.* FROM stats s LEFT JOIN LATERAL ("
         f"SELECT {_OUT} FROM (SELECT l.*, {_SCORE} AS score FROM "
         f"(SELECT c.*, {lexical} AS lex FROM {joined} WHERE c.sel{keep}) l) sc "
         "ORDER BY sc.applicable DESC, round(sc.score * 1e9::float8) DESC, "
