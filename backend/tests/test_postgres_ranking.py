@@ -306,10 +306,11 @@ def test_a_store_migrated_from_version_2_backfills_postings_and_ranks_the_same(
     assert any(m.why["lexical"] > 0 for r in after for m in r.matches)
 
 
+@pytest.mark.parametrize("index_above", [None, 0])
 @pytest.mark.parametrize("query", ["", "deploy the release"])
 @pytest.mark.parametrize("memorules_only", [False, True])
 def test_every_table_the_recall_statements_read_is_filtered_by_tenant_first(
-    query: str, memorules_only: bool
+    query: str, memorules_only: bool, index_above: int | None
 ) -> None:
     """Citus routes a statement to one shard group when every table it reads is filtered by
     the distribution column: each FROM of the recall and near-duplicate statements is."""
@@ -325,9 +326,153 @@ def test_every_table_the_recall_statements_read_is_filtered_by_tenant_first(
     flt = CandidateFilter(ctx.project_id, persona="ana", memorules_only=memorules_only)
     vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
     req = RecallRequest(flt, ctx, query, vector, "m", RankingWeights(), 10)
-    sql, _ = postgres_ranking.recall_sql(ctx.tenant_id, req)
+    if index_above is not None and query:  # the pre-selection (a context key: its matches)
+        ctx = SessionContext(ctx.tenant_id, ctx.project_id, ctx.session_id, persona="ana")
+        req = RecallRequest(flt, ctx, query, vector, "m", RankingWeights(), 10, True)
+    sql, _ = postgres_ranking.recall_sql(ctx.tenant_id, req, index_above)
     reads = re.findall(r"FROM (recall_index|recall_term) (r )?WHERE (\S+) = %\(t\)s", sql)
     tables = re.findall(r"FROM (recall_index|recall_term)\b", sql)
     assert len(reads) == len(tables) >= 2
     assert {column for _, _, column in reads} <= {"r.tenant_id", "tenant_id"}
     assert ("recall_term" in tables) == bool(query)
+    if index_above is not None and query:
+        assert "ORDER BY r.vector::vector(8) <#>" in sql and "near_conflicting" in sql
+
+
+def recalls_through_the_index(
+    postgres: PostgresStore, asks: list[tuple[SessionContext, dict[str, Any]]]
+) -> int:
+    """How many of ``asks`` the index path's statement answers from its pre-selection (the
+    ``near`` column it returns is set only then), run as ``recall`` runs it."""
+    from app.domain.ranking import RankingWeights, normalise_key
+    from app.trigraph import postgres_ranking
+    from app.trigraph.port import CandidateFilter, RecallRequest
+
+    taken = 0
+    embedder = FakeEmbedder()
+    with postgres.pool.connection() as conn:
+        for ctx, req in asks:
+            flt = CandidateFilter(
+                ctx.project_id,
+                persona=normalise_key(ctx.persona),
+                memorules_only=req.get("source_type") == "memorule",
+            )
+            vector = embedder.embed([req["query"]])[0] if req["query"].strip() else None
+            request = RecallRequest(
+                flt, ctx, req["query"], vector, embedder.model_id, RankingWeights(), 10
+            )
+            if not postgres_ranking.uses_index(request):
+                continue
+            sql, args = postgres_ranking.recall_sql(ctx.tenant_id, request, 0)
+            found = postgres_ranking._run(conn, sql, args, index=True)
+            taken += found[0][1] is not None and found[0][1] > 0
+    return taken
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_index_path_returns_the_exact_top_k_where_it_must(
+    engines: tuple[SQLiteStore, PostgresStore],
+    pg_url: str,
+    seed: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Forced through the pre-selection (``index_above=0``, and taken however many rows
+    match a context key) on projects smaller than NEAR_ROWS — where the nearest rows it
+    reads from the HNSW index are every row — recall returns what scoring every row
+    returns: same ids, order, scores, why and counts."""
+    from app.trigraph import postgres_ranking
+
+    monkeypatch.setattr(postgres_ranking, "MATCHED_SHARE", 0)
+    sqlite, postgres = engines
+    rng = random.Random(100 + seed)
+    embedder = FakeEmbedder()
+    both = BothEngines(sqlite, postgres)
+    writer = MemoryService(both, embedder, MemoruleService(both, embedder, 0.9))  # type: ignore[arg-type]
+    populate(rng, writer, 120)
+    indexed = PostgresStore(pg_url, index_above=0)
+    exact = PostgresStore(pg_url, index_above=10**9)
+    try:
+        readers = [
+            MemoryService(store, embedder, MemoruleService(store, embedder, 0.9))
+            for store in (sqlite, exact, indexed)
+        ]
+        asks = [(context(rng), recall_request(rng)) for _ in range(60)]
+        seen: list[Any] = []
+        for ctx, req in asks:
+            here, there, through_index = (reader.recall(ctx, req) for reader in readers)
+            assert_same(here, there)
+            assert_same(there, through_index)
+            seen.extend(through_index.matches)
+        assert any(m.why["lexical"] > 0 for m in seen) and any(m.why["matched"] for m in seen)
+        assert any(not m.applicable for m in seen)
+        # The comparison went through the pre-selection for every query with words.
+        with_words = [(c, r) for c, r in asks if r["query"].strip()]
+        assert recalls_through_the_index(indexed, with_words) == len(with_words) > 20
+    finally:
+        indexed.close()
+        exact.close()
+
+
+def test_the_pre_selection_reads_the_hnsw_index(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nearest rows come from migration 6's HNSW index (pgvector's iterative scan)
+    once the table is large enough for the planner to prefer it to a sort; when that scan
+    stops short of NEAR_ROWS rows, recall falls back to scoring every row."""
+    from app.domain.ranking import RankingWeights
+    from app.domain.records import SessionContext
+    from app.trigraph import postgres_ranking
+    from app.trigraph.port import CandidateFilter, RecallRequest
+
+    store = PostgresStore(pg_url)
+    store.migrate()
+    embedder = FakeEmbedder()
+    memory = MemoryService(store, embedder, MemoruleService(store, embedder, 0.99))
+    rng = random.Random(5)
+    ctx = SessionContext(uuid_for("tenant", "t"), uuid_for("project", "p"), uuid_for("s", "s"))
+    requests = [write_request(rng) | {"body": text(rng, 6, 16) + f" {i}"} for i in range(600)]
+    memory.remember_many(ctx, requests)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ANALYZE recall_index")
+    vector = embedder.embed(["deploy the release"])[0]
+    req = RecallRequest(
+        CandidateFilter(ctx.project_id, namespace="team"),  # a fifth of the rows
+        ctx,
+        "deploy the release",
+        vector,
+        embedder.model_id,
+        RankingWeights(),
+        10,
+    )
+    sql, args = postgres_ranking.recall_sql(ctx.tenant_id, req, 0)
+    with store.pool.connection() as conn:
+        conn.execute("BEGIN")
+        for setting in postgres_ranking.session_settings(True):
+            conn.execute(setting)
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN ANALYZE " + sql, args).fetchall())
+        conn.execute("ROLLBACK")
+    assert "Index Scan using recall_index_by_vector_384" in plan
+    exact = store.recall(ctx.tenant_id, req)
+    indexed = PostgresStore(pg_url, index_above=0)
+    with store.pool.connection() as conn:
+        found = postgres_ranking._run(conn, sql, args, index=True)
+    assert found[0][1] == found[0][0] == exact.candidates > 50  # it found every row
+    assert indexed.recall(ctx.tenant_id, req) == exact
+    # Where the index scan stops short (here: after one tuple), recall scores every row.
+    monkeypatch.setattr(postgres_ranking, "HNSW_MAX_SCAN_TUPLES", 1)
+    with store.pool.connection() as conn:
+        found = postgres_ranking._run(conn, sql, args, index=True)
+    assert found[0][1] < found[0][0]
+    assert indexed.recall(ctx.tenant_id, req) == exact
+    indexed.close()
+    # With a threshold, a project's first recall is the exact statement; it marks the
+    # project large when it counts that many candidates, so the next ones pre-select.
+    hinted = PostgresStore(pg_url, index_above=50)
+    assert hinted._large == set()
+    assert hinted.recall(ctx.tenant_id, req) == exact
+    assert hinted._large == {(ctx.tenant_id, ctx.project_id)}
+    few = PostgresStore(pg_url, index_above=exact.candidates + 1)
+    assert few.recall(ctx.tenant_id, req) == exact and few._large == set()
+    hinted.close()
+    few.close()
+    store.close()

@@ -65,6 +65,8 @@ class PostgresStore:
         min_size: connections the pool keeps open.
         max_size: the most connections the pool opens (threads beyond it wait).
         timeout: seconds to wait for a pool connection (and for the first connection).
+        index_above: from this many candidates on, recall pre-selects them through the HNSW
+            index (:data:`~app.trigraph.postgres_ranking.INDEX_ABOVE`; 0: always).
     """
 
     def __init__(
@@ -74,9 +76,14 @@ class PostgresStore:
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 30.0,
+        index_above: int = postgres_ranking.INDEX_ABOVE,
     ) -> None:
         self.url = url
         self.pool = PostgresPool(url, min_size=min_size, max_size=max_size, timeout=timeout)
+        self.index_above = index_above
+        # Projects whose last recall counted index_above candidates or more (a hint for
+        # choosing the statement: postgres_ranking.recall).
+        self._large: set[tuple[UUID, UUID]] = set()
 
     def __repr__(self) -> str:
         return f"PostgresStore({rows.redact(self.url)!r})"
@@ -195,7 +202,7 @@ class PostgresStore:
 
     def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
         with self.pool.connection() as conn:
-            return postgres_ranking.recall(conn, tenant_id, request)
+            return postgres_ranking.recall(conn, tenant_id, request, self.index_above, self._large)
 
     def near_duplicates(
         self,

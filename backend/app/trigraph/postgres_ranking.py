@@ -17,9 +17,30 @@ The statement applies what :func:`app.domain.ranking.rank` applies in process, i
   then the order: applicable first, ``round(score, 9)`` (``rint(score · 1e9)``, as numpy
   rounds), newer ``written_at``, larger id; ``LIMIT top_k``.
 
-Search is exact (every visible row's vector is read); ``docs/postgres.md`` has the measured
-latencies and why no approximate index is used. The statement returns the best rows with the
-parts of their scores, and :func:`app.domain.ranking.why_of` explains them as ``rank`` does.
+BM25's statistics and the candidate count come from ``seen``: index-only scans of the two
+visibility indexes, which carry every column they read (migration 6), not the vectors.
+
+**Large projects.** Up to :data:`INDEX_ABOVE` candidates every one is scored (its vector
+read). A store remembers which projects' last recall counted more (``large``: a hint, no
+data; a new process's first recall of a large project is exact); their recalls carry a
+second path, taken from INDEX_ABOVE candidates on while at most 1/:data:`MATCHED_SHARE` of
+them match a key of the context: a CTE ``pre`` narrows them first and the same score is
+computed only for these: (a) the :data:`NEAR_ROWS` applicable candidates nearest to the
+query by inner product, from migration 6's HNSW index on ``vector::vector(384)`` with
+``hnsw.iterative_scan = relaxed_order`` (the scan goes on until that many rows pass the
+visibility and filter conditions; as many conflicting ones too when those are shown), (b)
+every candidate that matches a key of the context (overlap lifts it above nearer rows), (c)
+the :data:`NEAR_ROWS` with the highest BM25 for the query's words. The two paths are chosen
+in the statement by one-time filters on the candidate count, so the plan reads only the one
+it takes. When the index scan stops short of NEAR_ROWS rows (``hnsw.max_scan_tuples``: the
+project is a small part of what the index holds) :func:`recall` scores every candidate
+instead. Against scoring every row, recall@10 was 0.999–1.0 on ``bench/pg_large.py``'s
+mixed projects of 2k to 100k (docs/postgres.md, "Large projects"); it is approximate: a
+row outside (a)–(c) whose score would reach the top is missed. Queries without a vector
+(empty), of another dimension or with a negative weight are always scored in full.
+
+The statement returns the best rows with the parts of their scores, and
+:func:`app.domain.ranking.why_of` explains them as ``rank`` does.
 """
 
 from __future__ import annotations
@@ -38,11 +59,26 @@ from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequ
 Conn = psycopg.Connection[tuple[Any, ...]]
 
 _MEMORULE: Final = Kind.MEMORULE.value
-RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see recall()
+RECALL_WORK_MEM: Final = "64MB"  # per recall statement (SET LOCAL), see session_settings()
+# Large projects: from INDEX_ABOVE candidates on (measured: bench/pg_large.py), the
+# NEAR_ROWS nearest by inner product come from the HNSW index of migration 6, which covers
+# vectors of INDEXED_DIMS dimensions.
+INDEX_ABOVE: Final = 10_000
+NEAR_ROWS: Final = 100
+MATCHED_SHARE: Final = 4  # the index path only while at most 1/4 of them match a key
+INDEXED_DIMS: Final = frozenset({384})
+HNSW_EF_SEARCH: Final = 40
+HNSW_MAX_SCAN_TUPLES: Final = 50_000
 _PROJECT_BRANCH: Final = "r.tenant_id = %(t)s AND r.active AND r.project_id = %(p)s"
 _SHARED_BRANCH: Final = (
     "r.tenant_id = %(t)s AND r.active AND r.scope IN ('global', 'org') AND r.project_id <> %(p)s"
 )
+# The pre-selected rows of a large project, fetched by primary key.
+_PICKED_BRANCH: Final = (
+    "r.tenant_id = %(t)s AND r.memory_id = ANY(ARRAY(SELECT memory_id FROM pre)) AND r.active"
+)
+# Whether this recall takes the index path: enough candidates, few enough matching a key.
+_INDEXED: Final = "(SELECT selected >= %(above)s AND {matched} FROM stats)"
 # In its own project a row is seen unless it is another persona's rule.
 _OWN_VISIBLE: Final = "(r.scope IS DISTINCT FROM 'persona' OR r.a_persona = %(viewer)s)"
 _SCOPE_RANK: Final = (
@@ -86,14 +122,24 @@ _SCORE: Final = (
     "l.conf_w * (%(w_relevance)s * ((1.0::float8 - l.alpha) * l.cos + l.alpha * l.lex) "
     "+ (%(w_overlap)s * l.matches + %(w_scope)s * l.scope_rank + %(w_prior)s))"
 )
-# N and the total length of the live rows the project sees (BM25), and how many the filter
-# keeps (the page's candidate count), from the same single scan.
-_STATS: Final = (
-    "stats AS MATERIALIZED (SELECT n, len, selected, "
-    "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
-    "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
-    "count(*) FILTER (WHERE sel) AS selected FROM live) x)"
-)
+
+
+def _stats_sql(source: str, matched: bool) -> str:
+    """N and the total length of the live rows the project sees (BM25), and how many the
+    filter keeps (the page's candidate count), from one scan of ``source``: ``live`` (the
+    rows the exact path scores anyway) or ``seen`` (index-only scans of the two visibility
+    indexes, which carry every column these read: migration 6; not the vectors).
+    ``matched``: also how many kept rows match a key of the context."""
+    also = ", matched" if matched else ""
+    count = ", count(*) FILTER (WHERE sel AND m > 0) AS matched" if matched else ""
+    return (
+        f"stats AS MATERIALIZED (SELECT n, len, selected{also}, "
+        "CASE WHEN len > 0 THEN len / n ELSE 1.0::float8 END AS avgdl FROM ("
+        "SELECT count(*)::float8 AS n, coalesce(sum(doc_len), 0)::float8 AS len, "
+        f"count(*) FILTER (WHERE sel) AS selected{count} FROM {source}) x)"
+    )
+
+
 _CONF_CODE: Final = (
     "CASE r.confidence WHEN 'observed' THEN 0 WHEN 'inferred' THEN 1 "
     "WHEN 'asserted' THEN 2 ELSE 3 END"
@@ -101,36 +147,96 @@ _CONF_CODE: Final = (
 _OUT: Final = "memory_id, scope_rank, conf_code, masks, cos, lex, applicable, score"
 
 
-def recall(conn: Conn, tenant_id: UUID, req: RecallRequest) -> RankedPage:
-    """``RecallStore.recall`` in one statement (see the module's docstring)."""
-    query, args = recall_sql(tenant_id, req)
+def recall(
+    conn: Conn,
+    tenant_id: UUID,
+    req: RecallRequest,
+    index_above: int = INDEX_ABOVE,
+    large: set[tuple[UUID, UUID]] | None = None,
+) -> RankedPage:
+    """``RecallStore.recall`` in one statement (see the module's docstring).
+
+    ``index_above``: from this many candidates on, the statement pre-selects them through
+    the HNSW index ("Large projects" in the module's docstring); below it every candidate
+    is scored (0: always pre-selected). ``large``: the (tenant, project) pairs whose last
+    recall counted that many, updated here: only their recalls carry the pre-selection
+    (which re-checks the count), so a small project's statement stays the exact one.
+    """
+    key = (tenant_id, req.filter.project_id)
+    known = large if large is not None else set()
+    index = None
+    if uses_index(req) and (index_above == 0 or key in known):
+        index = index_above
+    found = _run(conn, *recall_sql(tenant_id, req, index), index=index is not None)
+    total = int(found[0][0]) if found else 0
+    near = found[0][1] if found else None
+    if total >= index_above and uses_index(req):
+        known.add(key)
+    else:
+        known.discard(key)
+    if near is not None and near < min(NEAR_ROWS, total):
+        # The index scan stopped short (hnsw.max_scan_tuples: the project is a small part
+        # of what the index holds): score every candidate instead.
+        found = _run(conn, *recall_sql(tenant_id, req, None), index=False)
+    ranked = [_ranked(i, row[2:], req) for i, row in enumerate(found) if row[2] is not None]
+    return RankedPage(ranked, total)
+
+
+def uses_index(req: RecallRequest) -> bool:
+    """Whether a recall may pre-select through the HNSW index: a query vector of an indexed
+    dimension, and weights none of which is negative (the union's reasoning needs that)."""
+    if req.vector is None or int(req.vector.shape[0]) not in INDEXED_DIMS:
+        return False
+    numbers = [v for v in req.weights.to_dict().values() if isinstance(v, int | float)]
+    return all(float(v) >= 0 for v in numbers)
+
+
+def session_settings(index: bool) -> list[str]:
+    """The ``SET LOCAL`` statements a recall runs before its statement."""
     # The statement's joins (candidates to BM25 hits, postings to idf) are between row sets
     # the planner estimates from table statistics, which know nothing of one project's size;
     # a nested loop chosen on a low estimate turns quadratic (2,000 rows: 1.6 s instead of
     # ms). Hash joins are right at every size, so nested loops are turned off for this one
     # statement. It also holds the project's live rows once (a materialised CTE of ~100
     # bytes a row): ``work_mem`` is raised for it so 100k candidates stay in memory instead
-    # of spilling to a temporary file. BEGIN, the SETs, the query and COMMIT go out in one
-    # round trip.
+    # of spilling to a temporary file.
+    out = ["SET LOCAL enable_nestloop = off", f"SET LOCAL work_mem = '{RECALL_WORK_MEM}'"]
+    if index:
+        # pgvector's iterative scan: the index is read until NEAR_ROWS rows pass the
+        # visibility and filter conditions, not just hnsw.ef_search rows before them.
+        out += [
+            "SET LOCAL hnsw.iterative_scan = relaxed_order",
+            f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}",
+            f"SET LOCAL hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}",
+        ]
+    return out
+
+
+def _run(conn: Conn, query: str, args: dict[str, Any], *, index: bool) -> list[tuple[Any, ...]]:
+    # BEGIN, the SETs, the query and COMMIT go out in one round trip.
     try:
         with conn.pipeline():
             conn.execute("BEGIN")
-            conn.execute("SET LOCAL enable_nestloop = off")
-            conn.execute(f"SET LOCAL work_mem = '{RECALL_WORK_MEM}'")
+            for setting in session_settings(index):
+                conn.execute(setting)
             cur = conn.execute(query, args, binary=True)
             conn.execute("COMMIT")
-            found = cur.fetchall()
+            return cur.fetchall()
     except psycopg.Error:
         conn.rollback()  # leave no aborted transaction behind in the pool
         raise
-    total = int(found[0][0]) if found else 0
-    ranked = [_ranked(i, row[1:], req) for i, row in enumerate(found) if row[1] is not None]
-    return RankedPage(ranked, total)
 
 
-def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]]:
+def recall_sql(
+    tenant_id: UUID, req: RecallRequest, index_above: int | None = None
+) -> tuple[str, dict[str, Any]]:
     """The recall statement and its parameters: one row per result, each led by the count
-    of candidates (one row with NULLs after the count when nothing is found)."""
+    of candidates and the number of rows the index pre-selected (NULL when it was not used;
+    one row with NULLs after those when nothing is found).
+
+    ``index_above`` (only for a request :func:`uses_index` accepts): from this many
+    candidates on, only the pre-selected ones are scored.
+    """
     args = _filter_args(tenant_id, req.filter)
     w = req.weights
     args.update(
@@ -169,21 +275,101 @@ def recall_sql(tenant_id: UUID, req: RecallRequest) -> tuple[str, dict[str, Any]
         )
 
     own, shared = _selected(req.filter)
-    live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
+    index = index_above is not None
+    keyed = index and matches != "0"
+    # The index path also counts, per row, the keys it matches (for its pre-selection).
+    m = f", ({matches}) AS m" if keyed else ""
+    seen = (
+        f"seen AS (SELECT r.memory_id, r.doc_len, ({own}) AS sel{m} FROM recall_index r "
+        f"WHERE {_PROJECT_BRANCH} UNION ALL SELECT r.memory_id, r.doc_len, ({shared}) AS sel{m} "
+        f"FROM recall_index r WHERE {_SHARED_BRANCH})"
+    )
+    near = "NULL::bigint"
+    if index_above is None:
+        live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
+        ctes = f"live AS MATERIALIZED ({live}), {_stats_sql('live', False)}"
+        ctes += _LEXICAL_CTES if terms else ""
+    else:
+        args["above"] = int(index_above)
+        narrowing = _preselect_sql(req, args, own, shared, matches, conflicts, keyed)
+        args["share"] = MATCHED_SHARE
+        few = "matched * %(share)s <= selected" if keyed else "true"
+        indexed = _INDEXED.format(matched=few)
+        exact, indexed = f" AND NOT {indexed}", f" AND {indexed}"
+        live = " UNION ALL ".join(
+            (
+                branch(_PROJECT_BRANCH + exact, own),
+                branch(_SHARED_BRANCH + exact, shared),
+                branch(f"{_PICKED_BRANCH} AND r.project_id = %(p)s{indexed}", own),
+                branch(
+                    f"{_PICKED_BRANCH} AND r.scope IN ('global', 'org') "
+                    f"AND r.project_id <> %(p)s{indexed}",
+                    shared,
+                ),
+            )
+        )
+        near = f"CASE WHEN true{indexed} THEN (SELECT count(*) FROM near) END"
+        ctes = f"{seen}, {_stats_sql('seen', keyed)}{_LEXICAL_CTES if terms else ''}"
+        ctes += f"{narrowing}, live AS MATERIALIZED ({live})"
     lexical = _LEXICAL_SHARE if terms else "0.0::float8"
     joined = "live c"
     if terms:
         joined += " CROSS JOIN ceiling ce LEFT JOIN bm ON bm.memory_id = c.memory_id"
     keep = "" if req.include_inapplicable else " AND c.applicable"
     query = (
-        f"WITH live AS MATERIALIZED ({live}), {_STATS}{_LEXICAL_CTES if terms else ''} "
-        "SELECT s.selected, top.* FROM stats s LEFT JOIN LATERAL ("
+        f"WITH {ctes} SELECT s.selected, {near} AS near, top.* FROM stats s LEFT JOIN LATERAL ("
         f"SELECT {_OUT} FROM (SELECT l.*, {_SCORE} AS score FROM "
         f"(SELECT c.*, {lexical} AS lex FROM {joined} WHERE c.sel{keep}) l) sc "
         "ORDER BY sc.applicable DESC, round(sc.score * 1e9::float8) DESC, "
         "sc.written_at DESC, sc.memory_id DESC LIMIT %(k)s) top ON true"
     )
     return query, args
+
+
+def _preselect_sql(
+    req: RecallRequest,
+    args: dict[str, Any],
+    own: str,
+    shared: str,
+    matches: str,
+    conflicts: str,
+    keyed: bool,
+) -> str:
+    """The CTEs that narrow a large project's candidates to ``pre``.
+
+    ``pre`` is the union of
+
+    (a) ``near``: the NEAR_ROWS visible, selected, applicable rows of the query's model
+        nearest to the query by inner product, from the HNSW index with pgvector's
+        iterative scan (and as many conflicting ones when those are shown);
+    (b) every row that matches a key of the context, from ``seen`` (overlap lifts such a
+        row above nearer rows that match none; their number bounds the path's cost, so
+        the path is taken only while they are at most 1/MATCHED_SHARE of the candidates);
+    (c) the NEAR_ROWS rows with the highest BM25 for the query's words (a row's lexical
+        share is not bounded by its cosine).
+    """
+    assert req.vector is not None
+    dim = int(req.vector.shape[0])
+    args["near"] = NEAR_ROWS
+    visible = (
+        f"((r.project_id = %(p)s AND {own}) OR "
+        f"(r.scope IN ('global', 'org') AND r.project_id <> %(p)s AND {shared}))"
+    )
+    ann = (
+        f"SELECT r.memory_id FROM recall_index r WHERE r.tenant_id = %(t)s AND r.active "
+        f"AND vector_dims(r.vector) = {dim} AND r.model = %(model)s AND {visible} AND {{cond}} "
+        f"ORDER BY r.vector::vector({dim}) <#> %(q)b::vector({dim}) LIMIT %(near)s"
+    )
+    ctes = f", near AS MATERIALIZED ({ann.format(cond=f'NOT {conflicts}')})"
+    union = "SELECT memory_id FROM near"
+    if req.include_inapplicable and conflicts != "false":
+        ctes += f", near_conflicting AS MATERIALIZED ({ann.format(cond=conflicts)})"
+        union += " UNION SELECT memory_id FROM near_conflicting"
+    if keyed:
+        union += " UNION SELECT memory_id FROM seen WHERE sel AND m > 0"
+    if "terms" in args:
+        union += " UNION (SELECT memory_id FROM bm ORDER BY bm25 DESC, memory_id LIMIT %(near)s)"
+    return f"{ctes}, pre AS MATERIALIZED ({union})"
 
 
 def near_duplicates(

@@ -41,6 +41,11 @@ SCHEMA_MIGRATIONS_DDL: Final = (
     "version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)"
 )
 
+# What recall reads of a row besides its vector (migration 6's covering indexes).
+_RECALL_COLUMNS: Final = (
+    "doc_len, kind, namespace, memorule_kind, confidence, a_persona, a_surface, a_specialization"
+)
+
 MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
     (
         1,
@@ -243,6 +248,28 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "ALTER TABLE memory DROP CONSTRAINT memory_status_check",
             "ALTER TABLE memory ADD CONSTRAINT memory_status_check "
             "CHECK (status IN ('active', 'retired', 'proposed'))",
+        ],
+    ),
+    (
+        6,
+        "recall_preselect_index",
+        # Large projects (issue 13; postgres_ranking, "Large projects"): the two visibility
+        # indexes carry every column recall's filters, BM25 statistics and applicability
+        # read, so those come from index-only scans without the rows' vectors; and an HNSW
+        # index on the 384-d vectors (pgvector's inner product) pre-selects a large
+        # project's nearest rows. The vector column has no fixed dimension, so the index is
+        # on its cast to vector(384), partial to the live rows of that dimension.
+        [
+            "DROP INDEX recall_index_by_project",
+            f"CREATE INDEX recall_index_by_project ON recall_index (tenant_id, project_id) "
+            f"INCLUDE (memory_id, scope, {_RECALL_COLUMNS}) WHERE active",
+            "DROP INDEX recall_index_by_scope",
+            f"CREATE INDEX recall_index_by_scope ON recall_index (tenant_id, scope) "
+            f"INCLUDE (project_id, memory_id, {_RECALL_COLUMNS}) "
+            "WHERE active AND scope IN ('global', 'org')",
+            "CREATE INDEX recall_index_by_vector_384 ON recall_index "
+            "USING hnsw ((vector::vector(384)) vector_ip_ops) "
+            "WHERE active AND vector_dims(vector) = 384",
         ],
     ),
 ]
