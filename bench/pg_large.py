@@ -204,18 +204,16 @@ HNSW_INDEX = "recall_index_by_vector_384"
 
 
 def hnsw_ddl() -> str:
-    """Migration 6's CREATE INDEX of the HNSW index, as the migration runs it (the same
-    statement for a PRISM_BACKEND from before it, for plain pgvector's HNSW queries)."""
-    from app.trigraph.postgres_schema import MIGRATIONS
-
-    steps = [s for v, _, steps in MIGRATIONS if v == 6 for s in steps if isinstance(s, str)]
-    found = [s for s in steps if HNSW_INDEX in s and s.startswith("CREATE")]
-    if found:
-        return found[0]
-    return (
-        f"CREATE INDEX {HNSW_INDEX} ON recall_index USING hnsw ((vector::vector(384)) "
-        "vector_ip_ops) WHERE active AND vector_dims(vector) = 384"
-    )
+    """The CREATE INDEX of the opt-in HNSW index, as ``prism migrate --vector-index`` runs it
+    (the same statement for a PRISM_BACKEND from before it, for plain pgvector's queries)."""
+    try:
+        from app.trigraph.postgres_schema import VECTOR_INDEX_DDL
+    except ImportError:  # a backend from before the index path
+        return (
+            f"CREATE INDEX {HNSW_INDEX} ON recall_index USING hnsw ((vector::vector(384)) "
+            "vector_ip_ops) WHERE active AND vector_dims(vector) = 384"
+        )
+    return str(VECTOR_INDEX_DDL)
 
 
 def plain(conn: Any, ctx: Any, q: np.ndarray, hnsw: bool) -> list[Any]:

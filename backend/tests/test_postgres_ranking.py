@@ -391,6 +391,7 @@ def test_the_index_path_returns_the_exact_top_k_where_it_must(
     populate(rng, writer, 120)
     indexed = PostgresStore(pg_url, index_above=0)
     exact = PostgresStore(pg_url, index_above=10**9)
+    assert indexed.vector_index(True) is True  # opt-in: prism migrate --vector-index
     try:
         readers = [
             MemoryService(store, embedder, MemoruleService(store, embedder, 0.9))
@@ -416,9 +417,10 @@ def test_the_index_path_returns_the_exact_top_k_where_it_must(
 def test_the_pre_selection_reads_the_hnsw_index(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The nearest rows come from migration 6's HNSW index (pgvector's iterative scan)
-    once the table is large enough for the planner to prefer it to a sort; when that scan
-    stops short of NEAR_ROWS rows, recall falls back to scoring every row."""
+    """The nearest rows come from the opt-in HNSW index (pgvector's iterative scan) once
+    the table is large enough for the planner to prefer it to a sort; when that scan stops
+    short of NEAR_ROWS rows, recall falls back to scoring every row; without the index,
+    recall never pre-selects."""
     from app.domain.ranking import RankingWeights
     from app.domain.records import SessionContext
     from app.trigraph import postgres_ranking
@@ -426,12 +428,14 @@ def test_the_pre_selection_reads_the_hnsw_index(
 
     store = PostgresStore(pg_url)
     store.migrate()
+    assert store.vector_index() is False  # not built by the migrations
     embedder = FakeEmbedder()
     memory = MemoryService(store, embedder, MemoruleService(store, embedder, 0.99))
     rng = random.Random(5)
     ctx = SessionContext(uuid_for("tenant", "t"), uuid_for("project", "p"), uuid_for("s", "s"))
     requests = [write_request(rng) | {"body": text(rng, 6, 16) + f" {i}"} for i in range(600)]
     memory.remember_many(ctx, requests)
+    assert store.vector_index(True) is True  # built over the rows already there
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("ANALYZE recall_index")
     vector = embedder.embed(["deploy the release"])[0]
@@ -475,4 +479,59 @@ def test_the_pre_selection_reads_the_hnsw_index(
     assert few.recall(ctx.tenant_id, req) == exact and few._large == set()
     hinted.close()
     few.close()
+    # Dropped (in another process, say): recall scores every row again, never pre-selects.
+    unindexed = PostgresStore(pg_url, index_above=0)
+    assert store.vector_index(False) is False and unindexed.vector_index() is False
+    assert unindexed.recall(ctx.tenant_id, req) == exact and unindexed._large == set()
+    with unindexed.pool.connection() as conn:
+        assert not conn.execute(
+            "SELECT 1 FROM pg_indexes WHERE indexname = 'recall_index_by_vector_384'"
+            " AND schemaname = current_schema()"
+        ).fetchone()
+    unindexed.close()
     store.close()
+
+
+def has_vector_index(url: str) -> bool:
+    store = PostgresStore(url)
+    try:
+        return store.vector_index()
+    finally:
+        store.close()
+
+
+def test_prism_migrate_builds_and_drops_the_vector_index_on_postgres_only(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HNSW index is opt-in (it slows every write): ``prism migrate --vector-index``
+    builds it, ``--no-vector-index`` drops it, plain ``migrate`` reports it; on SQLite the
+    option is a structured refusal that writes nothing."""
+    import json
+
+    from click.testing import CliRunner
+
+    from app.cli.main import cli
+
+    for name in ("PRISM_DB", "PRISM_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    runner = CliRunner()
+
+    def migrate(*flags: str) -> Any:
+        done = runner.invoke(cli, ["migrate", "--database-url", pg_url, "--json", *flags])
+        assert done.exit_code == 0, done.output
+        return json.loads(done.stdout)
+
+    assert migrate()["vector_index"] is False
+    assert migrate("--vector-index")["vector_index"] is True
+    assert migrate()["vector_index"] is True
+    assert has_vector_index(pg_url) is True
+    assert migrate("--vector-index")["vector_index"] is True  # again: nothing to do
+    assert migrate("--no-vector-index")["vector_index"] is False
+    assert has_vector_index(pg_url) is False
+
+    db = tmp_path / "local.db"
+    refused = runner.invoke(cli, ["migrate", "--db", str(db), "--json", "--vector-index"])
+    assert refused.exit_code != 0
+    [error] = json.loads(refused.stdout)["error"]["fields"]
+    assert error["field"] == "vector_index" and error["code"] == "not_supported"
+    assert not db.exists()

@@ -20,6 +20,7 @@ text. Rows are built and read in :mod:`~app.trigraph.postgres_rows`; BM25 postin
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from uuid import UUID
@@ -51,9 +52,13 @@ from app.trigraph.postgres_schema import (
     MIGRATION_LOCK_KEY,
     MIGRATIONS,
     SCHEMA_MIGRATIONS_DDL,
+    VECTOR_INDEX,
+    VECTOR_INDEX_DDL,
 )
 
 CHAIN_PAGE = 2000
+NO_INDEX = 2**62  # index_above when the database has no vector index: never pre-select
+VECTOR_INDEX_TTL_S = 30.0
 
 
 class PostgresStore:
@@ -66,7 +71,9 @@ class PostgresStore:
         max_size: the most connections the pool opens (threads beyond it wait).
         timeout: seconds to wait for a pool connection (and for the first connection).
         index_above: from this many candidates on, recall pre-selects them through the HNSW
-            index (:data:`~app.trigraph.postgres_ranking.INDEX_ABOVE`; 0: always).
+            index (:data:`~app.trigraph.postgres_ranking.INDEX_ABOVE`; 0: always), where the
+            database has it (``prism migrate --vector-index``; without it every candidate
+            is scored).
     """
 
     def __init__(
@@ -84,6 +91,9 @@ class PostgresStore:
         # Projects whose last recall counted index_above candidates or more (a hint for
         # choosing the statement: postgres_ranking.recall).
         self._large: set[tuple[UUID, UUID]] = set()
+        # Whether the database has a valid HNSW index, and when that was last looked up
+        # (another process may build or drop it: looked up again after VECTOR_INDEX_TTL_S).
+        self._vector_index: tuple[bool, float] | None = None
 
     def __repr__(self) -> str:
         return f"PostgresStore({rows.redact(self.url)!r})"
@@ -202,7 +212,39 @@ class PostgresStore:
 
     def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
         with self.pool.connection() as conn:
-            return postgres_ranking.recall(conn, tenant_id, request, self.index_above, self._large)
+            above = self.index_above if self._has_vector_index(conn) else NO_INDEX
+            return postgres_ranking.recall(conn, tenant_id, request, above, self._large)
+
+    def _has_vector_index(self, conn: Conn) -> bool:
+        known = self._vector_index
+        now = time.monotonic()
+        if known is not None and now - known[1] < VECTOR_INDEX_TTL_S:
+            return known[0]
+        row = conn.execute(
+            "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
+            (VECTOR_INDEX,),
+        ).fetchone()
+        present = bool(row and row[0])
+        self._vector_index = (present, now)
+        return present
+
+    def vector_index(self, build: bool | None = None) -> bool:
+        """Whether the database has the HNSW index large projects' recalls pre-select through
+        (``postgres_schema.VECTOR_INDEX_DDL``); ``build`` True builds it (concurrently:
+        writes go on meanwhile; minutes for 100k memories), False drops it."""
+        with self.pool.connection() as conn:
+            if build is True:
+                invalid = conn.execute(
+                    "SELECT NOT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
+                    (VECTOR_INDEX,),
+                ).fetchone()
+                if invalid and invalid[0]:  # a build that was interrupted: start again
+                    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {VECTOR_INDEX}")
+                conn.execute(VECTOR_INDEX_DDL)
+            elif build is False:
+                conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {VECTOR_INDEX}")
+            self._vector_index = None
+            return self._has_vector_index(conn)
 
     def near_duplicates(
         self,
