@@ -11,6 +11,8 @@ from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
+from app.domain.ids import new_id
+
 
 class Kind(StrEnum):
     NOTE = "note"
@@ -194,6 +196,42 @@ class MemoryState:
     def embedding_text(self) -> str:
         """Subject and body together: subject alone loses most of the signal."""
         return f"{self.subject}\n{self.body}" if self.subject else self.body
+
+
+def first_version(
+    ctx: SessionContext,
+    kind: Kind,
+    namespace: str,
+    subject: str | None,
+    body: str,
+    embedding_model: str,
+    now: datetime,
+    **state: Any,
+) -> tuple[Memory, MemoryState]:
+    """A new memory written in ``ctx`` and its version 1 (``state``: the kind's own fields,
+    e.g. a memorule's ``memorule_kind``, ``applies_to``, ``confidence``)."""
+    memory = Memory(
+        id=new_id(),
+        tenant_id=ctx.tenant_id,
+        project_id=ctx.project_id,
+        namespace=namespace,
+        kind=kind,
+        status=Status.ACTIVE,
+        created_at=now,
+    )
+    version = MemoryState(
+        id=new_id(),
+        memory_id=memory.id,
+        version=1,
+        body=body,
+        subject=subject,
+        written_by_session_id=ctx.session_id,
+        written_by_persona=ctx.persona,
+        written_at=now,
+        embedding_model=embedding_model,
+        **state,
+    )
+    return memory, version
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from app.domain.records import (
     MemoryState,
     SessionContext,
     Status,
+    first_version,
     utcnow,
 )
 from app.embeddings.port import Embedder, Vector
@@ -81,25 +82,14 @@ class MemoruleService:
             NotFound / MemoryRetired: ``corrects`` names no active memorule.
         """
         now = utcnow()
-        memory = Memory(
-            id=new_id(),
-            tenant_id=ctx.tenant_id,
-            project_id=ctx.project_id,
-            namespace=write.namespace,
-            kind=Kind.MEMORULE,
-            status=Status.ACTIVE,
-            created_at=now,
-        )
-        state = MemoryState(
-            id=new_id(),
-            memory_id=memory.id,
-            version=1,
-            body=write.body,
-            subject=write.subject,
-            written_by_session_id=ctx.session_id,
-            written_by_persona=ctx.persona,
-            written_at=now,
-            embedding_model=self.embedder.model_id,
+        memory, state = first_version(
+            ctx,
+            Kind.MEMORULE,
+            write.namespace,
+            write.subject,
+            write.body,
+            self.embedder.model_id,
+            now,
             memorule_kind=write.memorule_kind,
             applies_to=write.applies_to,
             evidence_signal_id=write.evidence_signal_id,

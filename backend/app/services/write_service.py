@@ -14,7 +14,6 @@ from uuid import UUID
 
 from app.domain import validation
 from app.domain.idempotency import check_same_request, request_hash
-from app.domain.ids import new_id
 from app.domain.records import (
     Kind,
     MemoruleWrite,
@@ -22,8 +21,8 @@ from app.domain.records import (
     MemoryState,
     NoteWrite,
     SessionContext,
-    Status,
     WriteResult,
+    first_version,
     parse_iso,
     utcnow,
 )
@@ -89,26 +88,14 @@ class WriteService:
         self, ctx: SessionContext, write: NoteWrite, vector: Vector
     ) -> tuple[WriteBatch, Memory, MemoryState]:
         """A new note's memory, its first state and the batch that writes them."""
-        now = utcnow()
-        memory = Memory(
-            id=new_id(),
-            tenant_id=ctx.tenant_id,
-            project_id=ctx.project_id,
-            namespace=write.namespace,
-            kind=Kind.NOTE,
-            status=Status.ACTIVE,
-            created_at=now,
-        )
-        state = MemoryState(
-            id=new_id(),
-            memory_id=memory.id,
-            version=1,
-            body=write.body,
-            subject=write.subject,
-            written_by_session_id=ctx.session_id,
-            written_by_persona=ctx.persona,
-            written_at=now,
-            embedding_model=self.deps.embedder.model_id,
+        memory, state = first_version(
+            ctx,
+            Kind.NOTE,
+            write.namespace,
+            write.subject,
+            write.body,
+            self.deps.embedder.model_id,
+            utcnow(),
         )
         batch = WriteBatch(
             tenant_id=ctx.tenant_id, new_memories=[memory], states=[StateWrite(state, vector)]
