@@ -102,6 +102,12 @@ class Settings(BaseModel):
         False,
         description="let MCP tool calls narrow persona/surface/specialization per call",
     )
+    mcp_tool_schemas: Literal["flat", "precise"] = Field(
+        "flat",
+        description="'flat': one plain object per tool, as Claude Code and the Anthropic API "
+        "require; 'precise': each operation model's own schema (prism_remember a oneOf of "
+        "its kinds), for clients that validate arguments before calling",
+    )
     # HTTP API (`prism serve`).
     host: str = Field("127.0.0.1", description="address `prism serve` binds")
     port: int = Field(8765, ge=1, le=65535, description="port `prism serve` listens on")

@@ -239,6 +239,10 @@ def test_the_mcp_inspector_cli_lists_the_tools_and_calls_semantic_recall(tmp_pat
 
     listed = run("--method", "tools/list")
     assert {t["name"] for t in listed["tools"]} == TOOLS
+    # The TypeScript SDK's client takes the precise schemas too (a oneOf under an object).
+    env["PRISM_MCP_TOOL_SCHEMAS"] = "precise"
+    precise = {t["name"]: t for t in run("--method", "tools/list")["tools"]}
+    assert set(precise) == TOOLS and "oneOf" in precise["prism_remember"]["inputSchema"]
     called = run(
         "--method", "tools/call", "--tool-name", "semantic_recall", "--tool-arg", "query=tests"
     )

@@ -49,6 +49,15 @@ EXIT_REFUSED = 1
     help="let a tool call narrow persona/surface/specialization "
     "[env PRISM_MCP_ALLOW_CONTEXT_OVERRIDE; default: off]",
 )
+@click.option(
+    "--tool-schemas",
+    "mcp_tool_schemas",
+    type=click.Choice(["flat", "precise"]),
+    default=None,
+    help="flat: plain-object tool schemas, as Claude Code requires; precise: each kind's "
+    "own required fields (oneOf), for clients that validate arguments "
+    "[env PRISM_MCP_TOOL_SCHEMAS; default: flat]",
+)
 def mcp_command(**options: Any) -> None:
     """Serve the Prism tools over MCP on stdin/stdout.
 

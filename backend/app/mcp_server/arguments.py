@@ -170,6 +170,52 @@ def published_schema(model: Arguments) -> dict[str, Any]:
 _ROOT_KEYS = ("type", "properties", "required", "additionalProperties")
 
 
+def precise_schema(model: Arguments, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The model's own JSON Schema, for clients that validate arguments before calling.
+
+    Nothing is flattened or dropped: a request's variants are a ``oneOf`` (so
+    ``prism_remember`` says exactly what each ``kind`` requires), conditions (``if``/``then``)
+    and "at least one key" rules stay, ``$ref`` is inlined (MCP clients need no ``$defs``),
+    and an alias is a property of its own that a request gives instead of its field. A
+    request the contract accepts always satisfies it. Claude Code and the Anthropic API
+    refuse ``oneOf`` at a tool schema's root: :func:`published_schema` is the default.
+    ``extra``: properties the door adds to every variant (the ``context`` override).
+    """
+    if isinstance(model, tuple):
+        return {"type": "object", "oneOf": [precise_schema(v, extra) for v in model]}
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+    exact: dict[str, Any] = _inlined(schema, defs)
+    exact.setdefault("properties", {}).update(extra or {})
+    for alias, name in _aliases(model).items():
+        prop = dict(exact["properties"][name])
+        prop["description"] = f"An alias of '{name}'; give one of them."
+        exact["properties"][alias] = prop
+        if name in exact.get("required", ()):
+            exact["required"] = [f for f in exact["required"] if f != name]
+            either = [{"required": [name]}, {"required": [alias]}]
+            exact["oneOf"] = either  # one of them, never both
+    if not exact.get("required"):
+        exact.pop("required", None)
+    return exact
+
+
+def _inlined(node: Any, defs: dict[str, Any]) -> Any:
+    """``node`` with every ``$ref`` replaced by its definition and no ``title``."""
+    if isinstance(node, list):
+        return [_inlined(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = defs[node["$ref"].rsplit("/", 1)[-1]]
+        node = {**target, **{k: val for k, val in node.items() if k != "$ref"}}
+    return {
+        key: value if key in ("enum", "required", "default", "const") else _inlined(value, defs)
+        for key, value in node.items()
+        if key != "title" and not (key == "properties" and not isinstance(value, dict))
+    }
+
+
 def _aliases(model: type[BaseModel]) -> dict[str, str]:
     """A field's other names (``content`` for a note's ``body``) -> the field."""
     return {

@@ -83,6 +83,7 @@ class Sessions:
         self.local_key: ApiKey = access.operator_key(self.base.tenant_id)
         self.fixed_session = bool(settings.session_id)
         self.allow_override = settings.mcp_allow_context_override
+        self.precise_schemas = settings.mcp_tool_schemas == "precise"
         self.scope = scope
         self.request_caller = request_caller
 

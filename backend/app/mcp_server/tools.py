@@ -244,15 +244,19 @@ def build_tools(access: AccessService, sessions: Sessions) -> list[Tool]:
 
 
 def _tool(spec: ToolSpec, access: AccessService, sessions: Sessions) -> Tool:
-    schema = a.published_schema(spec.arguments)
+    flat = a.published_schema(spec.arguments)
+    extra: dict[str, Any] = {}
     if sessions.allow_override:
         override = a.published_schema(a.ContextArgument)
         override["description"] = (
             "Optional: run this call as a narrower context (persona, surface, "
             f"specialization). Allowed on this server ({OVERRIDE_SETTING}=true)."
         )
-        schema["properties"]["context"] = override
-    declared = set(schema["properties"])
+        extra["context"] = override
+    flat["properties"].update(extra)
+    # What the client sees; the door reads the arguments by the flat one (same fields).
+    schema = a.precise_schema(spec.arguments, extra) if sessions.precise_schemas else flat
+    declared = set(flat["properties"])
 
     def call(mcp_ctx: Context, raw: dict[str, Any]) -> CallToolResult:
         try:
@@ -260,7 +264,7 @@ def _tool(spec: ToolSpec, access: AccessService, sessions: Sessions) -> Tool:
             # null means "not given" for a declared field; unknown fields are kept so the
             # validator can name them.
             args = {k: val for k, val in raw.items() if val is not None or k not in declared}
-            payload = spec.handler(access, caller, decode_json_strings(args, schema))
+            payload = spec.handler(access, caller, decode_json_strings(args, flat))
         except PrismError as exc:
             return error_result(exc.to_payload())
         except Exception:
