@@ -16,9 +16,10 @@ from app.bootstrap import Services
 from app.domain.records import MemoruleKind, SessionContext
 from app.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
 from app.formats.rules_io.records import ExportedFile, ImportReport, NotesMode
-from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
+from app.services.rules_import import ImportOptions, read_rule_files
 from tests.cli_run import run_prism
 from tests.conftest import ContextFactory
+from tests.rules_helpers import operator_importer
 
 BACKEND = Path(__file__).resolve().parents[1]
 
@@ -95,7 +96,7 @@ def run_import(
     services: Services, ctx: SessionContext, folder: Path, *names: str, **options: Any
 ) -> ImportReport:
     files = read_rule_files([folder / n for n in names], folder)
-    return RulesImporter(services.memory, services.store).run(ctx, files, ImportOptions(**options))
+    return operator_importer(services, ctx).run(ctx, files, ImportOptions(**options))
 
 
 def write_files(folder: Path, files: list[ExportedFile]) -> list[str]:
@@ -331,7 +332,7 @@ def test_the_real_corpus_is_a_fixed_point_of_import_export_import(
     """The 30 real rule files of bench/rules_files: their rules survive an export and a
     re-import unchanged, and a second export is byte-identical."""
     ctx = make_ctx(persona="donna")
-    importer = RulesImporter(services.memory, services.store)
+    importer = operator_importer(services, ctx)
     first = importer.run(
         ctx, read_rule_files([CORPUS], CORPUS), ImportOptions(notes=NotesMode.KEEP)
     )

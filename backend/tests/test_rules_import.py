@@ -23,10 +23,11 @@ from app.formats.rules_io.kinds import guess_kind
 from app.formats.rules_io.reading import MAX_FILE_BYTES
 from app.formats.rules_io.records import ImportReport, NotesMode
 from app.formats.rules_io.sentences import sentence_spans
-from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
+from app.services.rules_import import ImportOptions, read_rule_files
 from app.trigraph.dump import MemoryDump
 from app.trigraph.port import AuditFilter
 from tests.cli_run import run_prism
+from tests.rules_helpers import operator_importer
 
 BACKEND = Path(__file__).resolve().parents[1]
 BENCH_RULES = BACKEND.parents[1] / "shared" / "bench" / "rules" / "rules.jsonl"
@@ -116,7 +117,7 @@ def run_import(
     **options: Any,
 ) -> ImportReport:
     files = read_rule_files([folder / n for n in names], folder)
-    importer = RulesImporter(services.memory, services.store)
+    importer = operator_importer(services, ctx)
     return importer.run(ctx, files, ImportOptions(**options))
 
 

@@ -25,9 +25,9 @@ import click
 
 from app.capture.proposals import candidates, project_slug
 from app.capture.transcript import read_file
+from app.cli.acting import as_operator
 from app.cli.runtime import Runtime, common
 from app.serializers import capture_dict
-from app.services.capture_service import CaptureService
 from app.settings import default_db_path
 
 HOOK_INPUT_MAX = 1_000_000
@@ -98,11 +98,10 @@ def _capture(
     messages = read_file(transcript)
     if rt.options.get("project") is None and "PRISM_PROJECT" not in os.environ:
         rt.options["project"] = project_slug(messages) or None
-    services = rt.services
     ctx = rt.ctx
     found = candidates(messages, for_persona or ctx.persona)
-    queue = CaptureService(services.store, services.embedder, services.memorules)
-    report = capture_dict(queue.capture(ctx, found, len(messages), dry_run=dry_run))
+    access, me = as_operator(rt.services, ctx)
+    report = capture_dict(access.capture(me.key, ctx, found, len(messages), dry_run=dry_run))
     report["transcript"] = str(transcript)
     report["project"] = str(ctx.project_id)
     return report

@@ -17,11 +17,12 @@ from typing import Any, Final, TextIO
 
 import click
 
+from app.cli.acting import as_operator
 from app.cli.runtime import Runtime, common
 from app.domain.records import Scope
 from app.errors import FieldError, InvalidInput
 from app.formats.graph_export import write_cypher
-from app.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
+from app.formats.rules_io.exporter import ExportFormat, Rule, render
 from app.formats.rules_io.reading import escape_hidden
 from app.formats.rules_io.records import Action, NotesMode
 from app.serializers import import_dict
@@ -84,12 +85,19 @@ def import_rules() -> click.Command:
         if scope:
             applies["scope"] = scope
         files = read_rule_files(list(paths), Path.cwd())
-        importer = RulesImporter(rt.services.memory, rt.services.store)
+        access, me = as_operator(rt.services, rt.ctx)
+        importer = RulesImporter(access, me.key, rt.services.store)
         options = ImportOptions(applies, NotesMode(notes), dry_run, retire_missing)
         report = importer.run(rt.ctx, files, options, _progress)
         rt.emit(import_dict(report), lambda data: import_text(data, verbose))
 
     return command
+
+
+def _applicable(rt: Runtime) -> list[Rule]:
+    """The rules export-rules writes, read as the local operator through AccessService."""
+    access, me = as_operator(rt.services, rt.ctx)
+    return access.applicable_rules(me.key, rt.ctx)
 
 
 def _progress(done: int, total: int) -> None:
@@ -186,12 +194,10 @@ def export_rules() -> click.Command:
                 rt,
                 fmt,
                 out,
-                lambda: render(
-                    ExportFormat(fmt), applicable_memorules(rt.services.store, rt.ctx), rt.ctx
-                ),
+                lambda: render(ExportFormat(fmt), _applicable(rt), rt.ctx),
             )
             return
-        files = render(ExportFormat(fmt), applicable_memorules(rt.services.store, rt.ctx), rt.ctx)
+        files = render(ExportFormat(fmt), _applicable(rt), rt.ctx)
         if out == "-":
             if rt.json:
                 rt.emit({"ok": True, "format": fmt, "files": [f.__dict__ for f in files]}, str)

@@ -30,6 +30,9 @@ from app.services.memory_reads import History, MemoryPage
 from app.services.memory_service import MemoryService
 
 if TYPE_CHECKING:
+    from app.capture.proposals import Candidate
+    from app.formats.rules_io.exporter import Rule
+    from app.services.capture_service import CaptureReport
     from app.services.proposal_service import Evidence, ProposalService
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
@@ -327,6 +330,37 @@ class AccessService:
         """Promote a rule the key may change to ``observed``."""
         self._decider(key, ctx, memorule_id)
         return self.proposals.promote(ctx, memorule_id, reason)
+
+    # -- the operator's bulk work on one context: rule files and transcripts ------------
+
+    def applicable_rules(self, key: ApiKey, ctx: SessionContext) -> list[Rule]:
+        """Every active memorule that applies to ``ctx`` and the key can see, unbounded
+        (``prism export-rules``; see :func:`app.formats.rules_io.exporter.applicable_memorules`).
+        """
+        access.require_role(key, Role.READER, "export rules")
+        from app.formats.rules_io.exporter import applicable_memorules  # not on the brief's path
+
+        found = applicable_memorules(self.memory.store, ctx)
+        return [(m, s) for m, s in found if access.can_see(key, m, s)]
+
+    def capture(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        found: list[Candidate],
+        messages: int,
+        dry_run: bool = False,
+    ) -> CaptureReport:
+        """Propose captured corrections in ``ctx``'s project (:meth:`CaptureService.capture`).
+
+        Raises:
+            PermissionDenied: the key cannot write.
+        """
+        access.require_role(key, Role.WRITER, "capture proposals")
+        from app.services.capture_service import CaptureService  # not on the brief's path
+
+        queue = CaptureService(self.memory.store, self.memory.embedder, self.memorules)
+        return queue.capture(ctx, found, messages, dry_run=dry_run)
 
     def _decider(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
         access.require_role(key, Role.WRITER, "decide on proposals")

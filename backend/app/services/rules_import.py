@@ -1,7 +1,7 @@
-"""Import rule files as memorules (and notes): plan first, then write through MemoryService.
+"""Import rule files as memorules (and notes): plan first, then write through AccessService.
 
 Re-importing an unchanged file writes nothing; a changed rule becomes a new version of its
-memorule (``MemoryService.update``: a ``superseded`` audit event); a rule exported by Prism
+memorule (``AccessService.update``: a ``superseded`` audit event); a rule exported by Prism
 maps back to its memorule by the ``prism:id`` comment. Every write goes through the same
 validated path as ``prism_remember``; a unit that fails validation is skipped and reported.
 """
@@ -15,6 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from app.domain import validation
+from app.domain.access import ApiKey
 from app.domain.records import SessionContext, Status
 from app.errors import FieldError, InvalidInput, PrismError
 from app.formats.rules_io.formats import parse_rule_file
@@ -30,7 +31,7 @@ from app.formats.rules_io.records import (
     NotesMode,
     ParsedFile,
 )
-from app.services.memory_service import MemoryService
+from app.services.access_service import AccessService
 from app.trigraph.port import TriGraphStore
 
 Progress = Callable[[int, int], None]
@@ -139,15 +140,18 @@ class _Reader:
 
 
 class RulesImporter:
-    """Reads rule files and writes what they say through :class:`MemoryService`.
+    """Reads rule files and writes what they say through :class:`AccessService`, as ``key``.
 
     Args:
-        memory: the memory service every write goes through.
+        access: the guarded operations every write goes through.
+        key: who imports (the CLI: the local operator key); it must be a writer of the
+            context's project, and a persona-bound key may only write its own persona's rules.
         store: the TriGraph, read to find what earlier imports wrote.
     """
 
-    def __init__(self, memory: MemoryService, store: TriGraphStore) -> None:
-        self.memory = memory
+    def __init__(self, access: AccessService, key: ApiKey, store: TriGraphStore) -> None:
+        self.access = access
+        self.key = key
         self.store = store
 
     def run(
@@ -163,6 +167,8 @@ class RulesImporter:
             InvalidInput: ``options.applies_to`` is not a valid ``applies_to``.
         """
         _check_applies_to(options.applies_to)
+        # Before anything is read: a key that cannot write these rules learns nothing.
+        self.access.check_remember(self.key, ctx, {"applies_to": options.applies_to})
         planner = Planner(
             self.store,
             ctx,
@@ -196,15 +202,15 @@ class RulesImporter:
         assert request is not None
         try:
             if item.action in (Action.CREATE, Action.NOTE):
-                result = self.memory.remember(ctx, request)
+                result = self.access.remember(self.key, ctx, request)
                 if result.replayed:
                     return self._replayed(ctx, item, result.id)
             elif item.action is Action.UPDATE:
                 assert step.stored is not None
-                result = self.memory.update(ctx, step.stored.memory.id, **request)
+                result = self.access.update(self.key, ctx, step.stored.memory.id, **request)
             else:
                 assert step.stored is not None
-                result = self.memory.retire(ctx, step.stored.memory.id, **request)
+                result = self.access.retire(self.key, ctx, step.stored.memory.id, **request)
         except PrismError as exc:
             report.warnings.append(
                 FileWarning(
@@ -219,7 +225,7 @@ class RulesImporter:
         return _replace(item, id=result.id, version=result.version)
 
     def _replayed(self, ctx: SessionContext, item: Item, memory_id: UUID) -> Item:
-        memory, state = self.memory.get(ctx, memory_id)
+        memory, state = self.access.get(self.key, ctx, memory_id)
         if memory.status is Status.RETIRED:
             why = f"matches retired {memory.kind.value} {memory.id}; `prism restore` it"
             return _replace(item, action=Action.SKIP, id=memory.id, message=why)
