@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from app.domain.records import Memory, MemoryState, iso
+from app.domain.records import Memory, MemoryState, RecallResult, WriteResult, iso
 
 if TYPE_CHECKING:  # only read here: a door that shows a brief loads no capture or transfer code
     from app.formats.rules_io.records import ImportReport
@@ -20,6 +20,16 @@ if TYPE_CHECKING:  # only read here: a door that shows a brief loads no capture 
     from app.services.memorule_service import AuditPage
     from app.services.memory_reads import History, MemoryPage
     from app.services.transfer import TransferReport
+
+
+def write_dict(result: WriteResult) -> dict[str, Any]:
+    """A successful write (DESIGN §5): ``ok`` and the result."""
+    return {"ok": True, **result.to_dict()}
+
+
+def recall_dict(result: RecallResult) -> dict[str, Any]:
+    """A recall: ``ok``, the matches and how many candidates were ranked."""
+    return {"ok": True, **result.to_dict()}
 
 
 def memory_dict(m: Memory) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from app.api.routes import body_doc
 from app.domain.contract.bounds import PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX
 from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
 from app.domain.records import AuditEventType
-from app.serializers import memory_dict, state_dict
+from app.serializers import memory_dict, state_dict, write_dict
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": m.ErrorPublic, "description": text}
@@ -106,7 +106,7 @@ async def approve(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
     result = await call.run(
         lambda key, ctx: state.access.approve(key, ctx, memory_id, edits or None, body.reason)
     )
-    return result.to_dict()
+    return write_dict(result)
 
 
 @router.post(
@@ -119,7 +119,7 @@ async def approve(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
 async def reject(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
     body = RejectCreate.parse(raw)
     result = await call.run(lambda key, ctx: state.access.reject(key, ctx, memory_id, body.reason))
-    return result.to_dict()
+    return write_dict(result)
 
 
 @router.post(
@@ -134,7 +134,7 @@ async def merge(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) 
     result = await call.run(
         lambda key, ctx: state.access.merge(key, ctx, memory_id, body.into, body.reason)
     )
-    return result.to_dict()
+    return write_dict(result)
 
 
 @router.post(
@@ -147,7 +147,7 @@ async def merge(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) 
 async def promote(state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody) -> dict[str, Any]:
     body = PromoteCreate.parse(raw)
     result = await call.run(lambda key, ctx: state.access.promote(key, ctx, memory_id, body.reason))
-    return result.to_dict()
+    return write_dict(result)
 
 
 @router.get(

@@ -43,7 +43,9 @@ from app.serializers import (
     history_dict,
     memory_dict,
     memory_page_dict,
+    recall_dict,
     state_dict,
+    write_dict,
 )
 from app.services.ledger_service import parse_head
 from app.trigraph.port import AuditFilter
@@ -111,7 +113,7 @@ async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, 
     """Write a note (``kind='note'``, the default) or a memorule, in the request's project,
     as the key's persona when the key is bound to one. A replayed ``idempotency_key`` returns
     the first result (``replayed: true``)."""
-    return await call.run(lambda key, ctx: state.access.remember(key, ctx, body).to_dict())
+    return await call.run(lambda key, ctx: write_dict(state.access.remember(key, ctx, body)))
 
 
 @router.post(
@@ -124,7 +126,7 @@ async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, 
 )
 async def recall(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
     """The memories that apply to the request's context, best first; ``query`` may be empty."""
-    return await call.run(lambda key, ctx: state.access.recall(key, ctx, body).to_dict())
+    return await call.run(lambda key, ctx: recall_dict(state.access.recall(key, ctx, body)))
 
 
 @router.get(
@@ -217,7 +219,7 @@ async def update_memory(
             idempotency_key=body.idempotency_key,
         )
     )
-    return result.to_dict()
+    return write_dict(result)
 
 
 @router.post(
@@ -236,7 +238,7 @@ async def retire_memory(
     result = await call.run(
         lambda key, ctx: state.access.retire(key, ctx, memory_id, body.reason, body.idempotency_key)
     )
-    return result.to_dict()
+    return write_dict(result)
 
 
 @router.post(
@@ -257,7 +259,7 @@ async def restore_memory(
             key, ctx, memory_id, body.reason, body.idempotency_key
         )
     )
-    return result.to_dict()
+    return write_dict(result)
 
 
 @router.get(

@@ -17,6 +17,7 @@ from app.cli import render
 from app.cli.acting import as_operator
 from app.cli.runtime import Runtime, common, parse_id
 from app.errors import FieldError, InvalidInput
+from app.serializers import recall_dict, write_dict
 
 
 @click.command()
@@ -68,7 +69,7 @@ def remember(rt: Runtime, input_file: Any, **fields: Any) -> None:
             raw["applies_to"] = {k: v for k, v in applies.items() if v is not None}
     access, me = as_operator(rt.services, rt.ctx)
     result = access.remember(me.key, me.ctx, raw)
-    rt.emit(result.to_dict(), render.write_result)
+    rt.emit(write_dict(result), render.write_result)
 
 
 @click.command()
@@ -114,7 +115,7 @@ def recall(
     if confidences:
         raw["confidence"] = list(confidences)
     access, me = as_operator(rt.services, rt.ctx)
-    rt.emit(access.recall(me.key, me.ctx, raw).to_dict(), render.recall_result)
+    rt.emit(recall_dict(access.recall(me.key, me.ctx, raw)), render.recall_result)
 
 
 @click.command()
@@ -164,7 +165,7 @@ def update(
         evidence_signal_id=evidence_signal_id,
         idempotency_key=idempotency_key,
     )
-    rt.emit(result.to_dict(), render.write_result)
+    rt.emit(write_dict(result), render.write_result)
 
 
 def _status_command(name: str, doc: str) -> click.Command:
@@ -177,7 +178,7 @@ def _status_command(name: str, doc: str) -> click.Command:
         access, me = as_operator(rt.services, rt.ctx)
         method = access.retire if name == "retire" else access.restore
         result = method(me.key, me.ctx, parse_id(memory_id), reason, idempotency_key)
-        rt.emit(result.to_dict(), render.write_result)
+        rt.emit(write_dict(result), render.write_result)
 
     return command
 

@@ -17,7 +17,7 @@ from app.cli.acting import as_operator
 from app.cli.runtime import Runtime, common, parse_id
 from app.domain.records import Memory, MemoryState
 from app.errors import FieldError, InvalidInput
-from app.serializers import memory_dict, state_dict
+from app.serializers import memory_dict, state_dict, write_dict
 from app.services.proposal_service import Evidence
 
 ACTIONS = ("list", "approve", "reject", "merge", "promote", "evidence")
@@ -89,7 +89,7 @@ def proposals_command() -> click.Command:
             result = access.merge(key, ctx, target, parse_id(into, "into"), reason)
         else:
             result = access.promote(key, ctx, target, reason)
-        rt.emit({**result.to_dict(), "decision": action}, lambda d: f"{action}: {d['id']}")
+        rt.emit({**write_dict(result), "decision": action}, lambda d: f"{action}: {d['id']}")
 
     return command
 

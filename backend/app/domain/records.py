@@ -305,8 +305,8 @@ class WriteResult:
     replayed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        """The result's own shape (also what an idempotency key stores): no envelope."""
         out: dict[str, Any] = {
-            "ok": True,
             "id": str(self.id),
             "state_id": str(self.state_id),
             "version": self.version,
@@ -378,8 +378,8 @@ class RecallResult:
     candidates: int = 0
 
     def to_dict(self) -> dict[str, Any]:
+        """The result's own shape: no envelope."""
         return {
-            "ok": True,
             "matches": [m.to_dict() for m in self.matches],
             "count": len(self.matches),
             "candidates": self.candidates,

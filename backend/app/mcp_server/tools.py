@@ -32,7 +32,14 @@ from app.mcp_server import arguments as a
 from app.mcp_server import proposals
 from app.mcp_server.parsing import decode_json_strings, parse
 from app.mcp_server.session import OVERRIDE_SETTING, Sessions
-from app.serializers import audit_page_dict, brief_dict, history_dict, served_page_dict
+from app.serializers import (
+    audit_page_dict,
+    brief_dict,
+    history_dict,
+    recall_dict,
+    served_page_dict,
+    write_dict,
+)
 from app.services.access_service import AccessService
 from app.trigraph.ledger import ServedFilter
 from app.trigraph.port import AuditFilter
@@ -60,11 +67,11 @@ class ToolSpec:
 
 
 def _remember(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    return svc.remember(c.key, c.ctx, args).to_dict()
+    return write_dict(svc.remember(c.key, c.ctx, args))
 
 
 def _recall(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    return svc.recall(c.key, c.ctx, args).to_dict()
+    return recall_dict(svc.recall(c.key, c.ctx, args))
 
 
 def _brief(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
@@ -83,17 +90,17 @@ def _update(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, An
         evidence_signal_id=p.evidence_signal_id,
         idempotency_key=p.idempotency_key,
     )
-    return result.to_dict()
+    return write_dict(result)
 
 
 def _retire(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     p = parse(a.StatusArguments, args)
-    return svc.retire(c.key, c.ctx, p.id, p.reason, idempotency_key=p.idempotency_key).to_dict()
+    return write_dict(svc.retire(c.key, c.ctx, p.id, p.reason, idempotency_key=p.idempotency_key))
 
 
 def _restore(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     p = parse(a.StatusArguments, args)
-    return svc.restore(c.key, c.ctx, p.id, p.reason, idempotency_key=p.idempotency_key).to_dict()
+    return write_dict(svc.restore(c.key, c.ctx, p.id, p.reason, idempotency_key=p.idempotency_key))
 
 
 def _history(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
