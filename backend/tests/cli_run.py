@@ -4,6 +4,7 @@ for argument and output tests: no interpreter start per call)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -51,12 +52,18 @@ def run_prism(
 
 
 def invoke_prism(
-    db: Path, *args: str, fake: bool = True, stdin: str | None = None, **env: str
+    db: Path,
+    *args: str,
+    cwd: Path | None = None,
+    fake: bool = True,
+    stdin: str | None = None,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
     """``prism ARGS`` on database ``db`` in this process, with what :func:`run_prism` sets.
 
     The result has a subprocess's shape (``returncode``, ``stdout``, ``stderr``), so a test
-    reads the same either way. Exceptions other than ``SystemExit`` propagate.
+    reads the same either way. Exceptions other than ``SystemExit`` propagate. ``cwd``: the
+    working directory while it runs (restored after; each xdist worker is its own process).
     """
     from app.cli.main import cli
 
@@ -65,9 +72,10 @@ def invoke_prism(
     if fake:
         environ["PRISM_EMBEDDER"] = "fake"
     environ.update(env)
-    result = CliRunner().invoke(
-        cli, list(args), input=stdin, env=environ, prog_name="prism", catch_exceptions=False
-    )
+    with contextlib.chdir(cwd or Path.cwd()):
+        result = CliRunner().invoke(
+            cli, list(args), input=stdin, env=environ, prog_name="prism", catch_exceptions=False
+        )
     return subprocess.CompletedProcess(
         ["prism", *args], result.exit_code, result.stdout, result.stderr
     )

@@ -33,7 +33,7 @@ from app.formats.graph_export import (
     write_cypher,
 )
 from app.trigraph.dump import MemoryDump
-from tests.cli_run import run_prism
+from tests.cli_run import invoke_prism
 from tests.conftest import ContextFactory
 
 BACKEND = Path(__file__).resolve().parents[1]
@@ -414,7 +414,7 @@ def test_an_opencypher_grammar_parses_every_statement(
 
 def test_the_cli_writes_the_export_to_a_file(tmp_path: Path) -> None:
     def prism(*args: str) -> subprocess.CompletedProcess[str]:
-        return run_prism(tmp_path / "prism.db", *args, cwd=tmp_path)
+        return invoke_prism(tmp_path / "prism.db", *args, cwd=tmp_path)
 
     assert prism("remember", "--body", "hello 'graph'").returncode == 0
     done = prism("export", "--format", "cypher", "--out", "graph.cypher", "--json")

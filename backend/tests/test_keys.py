@@ -11,13 +11,13 @@ from click.testing import CliRunner
 
 from app.cli.main import cli
 from app.domain.ids import uuid_for
-from tests.cli_run import run_prism
+from tests.cli_run import invoke_prism
 
 BACKEND = Path(__file__).resolve().parents[1]
 
 
 def prism(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_prism(db, *args)
+    return invoke_prism(db, *args)
 
 
 def test_a_key_is_printed_once_listed_without_its_secret_and_revoked(db_path: Path) -> None:

@@ -17,7 +17,7 @@ from app.domain.records import MemoruleKind, SessionContext
 from app.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
 from app.formats.rules_io.records import ExportedFile, ImportReport, NotesMode
 from app.services.rules_import import ImportOptions, read_rule_files
-from tests.cli_run import run_prism
+from tests.cli_run import invoke_prism
 from tests.conftest import ContextFactory
 from tests.rules_helpers import operator_importer
 
@@ -319,7 +319,7 @@ def test_the_cli_writes_files_and_refuses_to_overwrite_a_hand_written_one(tmp_pa
 
 
 def prism(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_prism(cwd / "prism.db", *args, cwd=cwd)
+    return invoke_prism(cwd / "prism.db", *args, cwd=cwd)
 
 
 CORPUS = BACKEND.parent / "bench" / "rules_files" / "corpus"

@@ -26,7 +26,7 @@ from app.formats.rules_io.sentences import sentence_spans
 from app.services.rules_import import ImportOptions, read_rule_files
 from app.trigraph.dump import MemoryDump
 from app.trigraph.port import AuditFilter
-from tests.cli_run import run_prism
+from tests.cli_run import invoke_prism
 from tests.rules_helpers import operator_importer
 
 BACKEND = Path(__file__).resolve().parents[1]
@@ -512,7 +512,7 @@ def test_the_cli_imports_a_file_then_finds_it_unchanged(tmp_path: Path) -> None:
 
 
 def prism(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_prism(cwd / "prism.db", *args, cwd=cwd)
+    return invoke_prism(cwd / "prism.db", *args, cwd=cwd)
 
 
 # -- real rules: nothing lost ----------------------------------------------------------------
@@ -585,7 +585,7 @@ def test_the_cli_reports_what_it_wrote_kept_and_skipped_and_lists_all_with_verbo
         "- Always run `make test` before you push.\n- Prefer small pull requests.\n",
     )
     db = tmp_path / "prism.db"
-    first = run_prism(db, "import-rules", "AGENTS.md", cwd=tmp_path)
+    first = invoke_prism(db, "import-rules", "AGENTS.md", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     out = first.stdout.splitlines()
     assert out[0] == "AGENTS.md: 2 rules, 1 descriptive (markdown)"
@@ -595,10 +595,10 @@ def test_the_cli_reports_what_it_wrote_kept_and_skipped_and_lists_all_with_verbo
     ]
     assert out[3].startswith("written 2, updated 0, unchanged 0, skipped 1, notes 0")
     assert "(1 unchanged or descriptive items not listed; --verbose lists them)" in out[3]
-    again = run_prism(db, "import-rules", "AGENTS.md", "--verbose", cwd=tmp_path)
+    again = invoke_prism(db, "import-rules", "AGENTS.md", "--verbose", cwd=tmp_path)
     lines = again.stdout.splitlines()
     assert [line.split()[0] for line in lines[1:4]] == ["skip", "unchanged", "unchanged"]
     assert "descriptive text" in lines[1]
     assert lines[4] == "written 0, updated 0, unchanged 2, skipped 1, notes 0, missing 0, retired 0"
-    data = json.loads(run_prism(db, "import-rules", "AGENTS.md", "--json", cwd=tmp_path).stdout)
+    data = json.loads(invoke_prism(db, "import-rules", "AGENTS.md", "--json", cwd=tmp_path).stdout)
     assert data["counts"]["unchanged"] == 2 and len(data["items"]) == 3
