@@ -83,7 +83,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--variants",
         default="",
         help="';'-separated index-path settings to compare, each NAME=value,... of "
-        "postgres_ranking's constants (empty: as shipped)",
+        "postgres_preselect's constants (empty: as shipped)",
     )
     p.add_argument("--json-out", type=Path)
     return p.parse_args(argv)
@@ -255,30 +255,34 @@ def baseline(store: Any, ctx: Any, path: Path) -> Any:
 
 
 def tuned(store: Any, ctx: Any, variant: str) -> Any:
-    """``store.recall`` with postgres_ranking's constants set from ``variant``
-    (``NAME=value,...``; empty: the shipped ones) for the call."""
+    """``store.recall`` with the index path's constants (``postgres_preselect``'s, also
+    where ``postgres_ranking`` reads them) set from ``variant`` (``NAME=value,...``; empty:
+    the shipped ones) for the call."""
+    from app.trigraph import postgres_preselect as pp
     from app.trigraph import postgres_ranking as pr
 
     changes = {}
     for part in filter(None, (p.strip() for p in variant.split(","))):
         name, value = part.split("=")
-        changes[name] = type(getattr(pr, name))(value if value != "False" else "")
+        changes[name] = type(getattr(pp, name))(value if value != "False" else "")
+    where = [(m, name) for name in changes for m in (pp, pr) if hasattr(m, name)]
 
     def run(req: Any) -> Any:
-        saved = {name: getattr(pr, name) for name in changes}
-        for name, value in changes.items():
-            setattr(pr, name, value)
+        saved = {(m, name): getattr(m, name) for m, name in where}
+        for m, name in where:
+            setattr(m, name, changes[name])
         try:
             return store.recall(ctx.tenant_id, req)
         finally:
-            for name, value in saved.items():
-                setattr(pr, name, value)
+            for (m, name), value in saved.items():
+                setattr(m, name, value)
 
     return run
 
 
 def explain(store: Any, ctx: Any, reqs: list[Any]) -> None:
     """EXPLAIN (ANALYZE, BUFFERS) of the recall statement, exact and through the index."""
+    from app.trigraph import postgres_preselect as pp
     from app.trigraph import postgres_ranking as pr
 
     with store.pool.connection() as conn:
@@ -286,7 +290,7 @@ def explain(store: Any, ctx: Any, reqs: list[Any]) -> None:
             for req in reqs[:2]:
                 sql, args = pr.recall_sql(ctx.tenant_id, req, above)
                 conn.execute("BEGIN")
-                for setting in pr.session_settings(above is not None):
+                for setting in pp.session_settings(above is not None):
                     conn.execute(setting)
                 plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, args).fetchall()
                 conn.execute("ROLLBACK")

@@ -345,7 +345,7 @@ def recalls_through_the_index(
     """How many of ``asks`` the index path's statement answers from its pre-selection (the
     ``near`` column it returns is set only then), run as ``recall`` runs it."""
     from app.domain.ranking import RankingWeights, normalise_key
-    from app.trigraph import postgres_ranking
+    from app.trigraph import postgres_preselect, postgres_ranking
     from app.trigraph.port import CandidateFilter, RecallRequest
 
     taken = 0
@@ -361,7 +361,7 @@ def recalls_through_the_index(
             request = RecallRequest(
                 flt, ctx, req["query"], vector, embedder.model_id, RankingWeights(), 10
             )
-            if not postgres_ranking.uses_index(request):
+            if not postgres_preselect.uses_index(request):
                 continue
             sql, args = postgres_ranking.recall_sql(ctx.tenant_id, request, 0)
             found = postgres_ranking._run(conn, sql, args, index=True)
@@ -423,7 +423,7 @@ def test_the_pre_selection_reads_the_hnsw_index(
     recall never pre-selects."""
     from app.domain.ranking import RankingWeights
     from app.domain.records import SessionContext
-    from app.trigraph import postgres_ranking
+    from app.trigraph import postgres_preselect, postgres_ranking
     from app.trigraph.port import CandidateFilter, RecallRequest
 
     store = PostgresStore(pg_url)
@@ -451,7 +451,7 @@ def test_the_pre_selection_reads_the_hnsw_index(
     sql, args = postgres_ranking.recall_sql(ctx.tenant_id, req, 0)
     with store.pool.connection() as conn:
         conn.execute("BEGIN")
-        for setting in postgres_ranking.session_settings(True):
+        for setting in postgres_preselect.session_settings(True):
             conn.execute(setting)
         plan = "\n".join(r[0] for r in conn.execute("EXPLAIN ANALYZE " + sql, args).fetchall())
         conn.execute("ROLLBACK")
@@ -463,7 +463,7 @@ def test_the_pre_selection_reads_the_hnsw_index(
     assert found[0][1] == found[0][0] == exact.candidates > 50  # it found every row
     assert indexed.recall(ctx.tenant_id, req) == exact
     # Where the index scan stops short (here: after one tuple), recall scores every row.
-    monkeypatch.setattr(postgres_ranking, "HNSW_MAX_SCAN_TUPLES", 1)
+    monkeypatch.setattr(postgres_preselect, "HNSW_MAX_SCAN_TUPLES", 1)
     with store.pool.connection() as conn:
         found = postgres_ranking._run(conn, sql, args, index=True)
     assert found[0][1] < found[0][0]

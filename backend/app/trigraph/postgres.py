@@ -30,7 +30,7 @@ from psycopg import errors as pgerrors
 from app.domain.records import MemoruleAudit, Memory, MemoryState
 from app.embeddings.port import Vector
 from app.errors import StorageError
-from app.trigraph import postgres_ranking, postgres_transfer, postgres_write
+from app.trigraph import postgres_preselect, postgres_ranking, postgres_transfer, postgres_write
 from app.trigraph import postgres_rows as rows
 from app.trigraph.dump import DumpItem
 from app.trigraph.keys import ApiKeyStore
@@ -71,7 +71,7 @@ class PostgresStore:
         max_size: the most connections the pool opens (threads beyond it wait).
         timeout: seconds to wait for a pool connection (and for the first connection).
         index_above: from this many candidates on, recall pre-selects them through the HNSW
-            index (:data:`~app.trigraph.postgres_ranking.INDEX_ABOVE`; 0: always), where the
+            index (:data:`~app.trigraph.postgres_preselect.INDEX_ABOVE`; 0: always), where the
             database has it (``prism migrate --vector-index``; without it every candidate
             is scored).
     """
@@ -83,7 +83,7 @@ class PostgresStore:
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 30.0,
-        index_above: int = postgres_ranking.INDEX_ABOVE,
+        index_above: int = postgres_preselect.INDEX_ABOVE,
     ) -> None:
         self.url = url
         self.pool = PostgresPool(url, min_size=min_size, max_size=max_size, timeout=timeout)
