@@ -242,3 +242,16 @@ def test_no_module_reaches_into_another_object_s_private_attributes() -> None:
 def test_the_private_attribute_check_sees_a_reach_in() -> None:
     tree = ast.parse("class A:\n    def f(self, o): return o._x\n\ndef g(s): return s._conn()\n")
     assert [t for _, t in _private_reads(tree)] == ["o._x", "s._conn"]
+
+
+MODULE_LINES_MAX = 400  # STYLE.md: modules stay under ~400 lines, one concept each
+
+
+def test_no_module_in_app_is_over_400_lines() -> None:
+    """A module that outgrows one concept is split, not left to grow (issue 16)."""
+    long = {
+        m: n
+        for m, path in modules().items()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES_MAX
+    }
+    assert long == {}
