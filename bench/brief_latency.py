@@ -53,7 +53,7 @@ def build_store(db: Path, n: int) -> int:
     from app.settings import load_settings
 
     rules = [r for r in load_jsonl(shared_bench_dir() / "rules" / "rules.jsonl") if is_rule(r)]
-    requests = [q for q in (rule_to_request(r) for r in rules[:n]) if q is not None]
+    requests = [q for q in (rule_to_request(r, subjects="plain") for r in rules[:n]) if q]
     services = build_services(load_settings(db=db, embedder="minilm"))
     try:
         ctx = context_from(services.settings)

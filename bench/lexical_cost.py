@@ -50,7 +50,7 @@ def store_for(args: argparse.Namespace, embedder: Any) -> Path:
     tmp = db.with_suffix(".building.db")
     tmp.unlink(missing_ok=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
-    texts = [rule_text(r) for r in common.load_jsonl(args.rules)]
+    texts = [rule_text(r, "plain") for r in common.load_jsonl(args.rules)]  # as measured
     bodies = [f"{texts[i % len(texts)]} ({i})" for i in range(args.n)]
     svc = build(settings_for(tmp, "fake"), embedder)
     ctx = context("lexical-cost")

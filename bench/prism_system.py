@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import common
-from rules_data import rule_to_request
+from rules_data import DEFAULT_SUBJECTS, rule_to_request
 
 TENANT = "bench"
 RULES_PROJECT = "rules"
@@ -107,8 +107,8 @@ def write_all(svc: Any, ctx: Any, requests: Sequence[dict[str, Any]], label: str
 class PrismRules:
     """The rule benchmark on Prism: a cached SQLite store of the rules, recalled per query.
 
-    The store is built once per (rules file, model, context mode) and kept under
-    ``bench/.cache``; the rule id -> memory id map sits beside it. With ``database_url``
+    The store is built once per (rules file, model, context mode, subjects mapping) and
+    kept under ``bench/.cache``; the rule id -> memory id map sits beside it. With ``database_url``
     (an empty PostgreSQL database) the cached store is copied there and recalled on
     PostgreSQL: both engines rank exactly the same records.
     """
@@ -125,8 +125,10 @@ class PrismRules:
         limit: int | None = None,
         cache_dir: Path | None = None,
         database_url: str = "",
+        subjects: str = DEFAULT_SUBJECTS,
     ) -> None:
         self.database_url = database_url
+        self.subjects = subjects
         self.rules_path = rules_path
         self.model = model
         self.embedder = embedder
@@ -141,6 +143,7 @@ class PrismRules:
 
     def db_path(self) -> Path:
         tag = f"{common.file_hash(self.rules_path)}-{self.model}-ctx{self.context_mode}"
+        tag += f"-subj{self.subjects}"
         if self.limit:
             tag += f"-n{self.limit}"
         return self.cache_dir / f"prism-rules-{tag}.db"
@@ -166,7 +169,7 @@ class PrismRules:
         tmp.parent.mkdir(parents=True, exist_ok=True)
         svc = build(settings_for(tmp, self.model), self.embedder)
         ctx = context(RULES_PROJECT)
-        pairs = [(r["id"], rule_to_request(r, self.context_mode)) for r in rules]
+        pairs = [(r["id"], rule_to_request(r, self.context_mode, self.subjects)) for r in rules]
         pairs = [(rid, req) for rid, req in pairs if req is not None]
         started = time.perf_counter()
         ids = write_all(svc, ctx, [req for _, req in pairs], "prism rules")

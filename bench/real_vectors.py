@@ -46,7 +46,7 @@ def corpus() -> tuple[list[str], list[str]]:
     data = common.shared_bench_dir()
     texts: dict[str, None] = {}
     for rule in common.load_jsonl(data / "rules" / "rules.jsonl"):
-        texts[rule_text(rule)] = None
+        texts[rule_text(rule, "plain")] = None  # the cached texts its figures used
         for sentence in SENTENCE.split(str(rule.get("body") or "")):
             if len(sentence.strip()) > 25:
                 texts[sentence.strip()] = None

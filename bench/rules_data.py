@@ -9,6 +9,22 @@ of another specialization conflict with the context and vanish).
 ``context`` records (descriptive text, not rules) are skipped by default, or stored as
 notes (``--context notes``); memorule recall never returns notes, and no ground-truth
 rule of the benchmark is a ``context`` record, so the choice cannot change the scores.
+
+Subjects (``--subjects``; the same text for Prism and every peer, via :func:`rule_text`):
+
+- ``importer`` (default): what ``prism import-rules`` writes, from the product's own
+  ``subject_for``: the innermost heading of ``section`` (shortened to its ``CONTEXT_MAX``)
+  and the body's first sentence, ``"Performance Optimization: Lazy-load images"``, with its
+  de-duplication (no heading when the sentence starts with it). Rules without a section
+  get the first sentence alone.
+- ``plain``: the dataset's ``subject`` as it is (the mapping before issue 19's subjects
+  study). For most rules it already starts with the innermost heading, cut after a few
+  words with "..."; the others (a bold label such as "Purpose", "Pro Tip") have none.
+- ``path``: the whole heading path, ``"A > B > C: first sentence"`` (the importer's form
+  with every heading, not only the innermost; a variant, not what the importer does).
+- ``heading``: the dataset's subject with the innermost heading (shortened as the importer
+  shortens it) put in front when it does not already start with it: the heading's share
+  of ``importer`` alone (a diagnostic, not what the importer does).
 """
 
 from __future__ import annotations
@@ -18,27 +34,70 @@ from typing import Any
 GENERAL = "general"
 SUBJECT_MIN = 4  # the product's bound (app.domain.validation.SUBJECT_MIN)
 SUBJECT_MAX = 300
+SUBJECTS = ("importer", "plain", "path", "heading")
+DEFAULT_SUBJECTS = "importer"
+HEADING_SEP = " > "  # how ``section`` joins the heading path
 
 
-def subject_of(rule: dict[str, Any]) -> str:
-    """The rule's subject; too-short ones ("ci", "DRY": 92 rules) take the body's start."""
+def subject_of(rule: dict[str, Any], subjects: str = DEFAULT_SUBJECTS) -> str:
+    """The rule's subject under the ``subjects`` mapping (module docstring)."""
+    if subjects == "plain":
+        return plain_subject(rule)
+    if subjects not in SUBJECTS:
+        raise ValueError(f"unknown subjects mapping {subjects!r} (one of {SUBJECTS})")
+    from app.formats.rules_io.records import Location, Unit
+    from app.formats.rules_io.requests import CONTEXT_MAX, shorten, subject_for
+
+    headings = tuple(h for h in (rule.get("section") or "").split(HEADING_SEP) if h.strip())
+    if subjects == "heading":
+        plain = plain_subject(rule)
+        if not headings:
+            return plain
+        head = shorten(" ".join(headings[-1].split()), CONTEXT_MAX)
+        return plain if plain.lower().startswith(head.lower()) else f"{head}: {plain}"[:SUBJECT_MAX]
+    if subjects == "path" and headings:
+        headings = (HEADING_SEP.join(headings),)
+    where = Location(rule.get("source_path") or "rules", rule["line_start"], rule["line_end"])
+    unit = Unit(text=rule["body"].strip(), location=where, context=headings)
+    if subjects == "path":  # the importer shortens one heading to CONTEXT_MAX; a path is longer
+        return path_subject(unit)
+    return subject_for(unit)
+
+
+def path_subject(unit: Any) -> str:
+    """``subject_for`` with the whole heading path as the context, not shortened to 60."""
+    from app.formats.rules_io import requests
+
+    limit = requests.CONTEXT_MAX
+    try:
+        requests.CONTEXT_MAX = SUBJECT_MAX  # type: ignore[misc]
+        return str(requests.subject_for(unit))
+    finally:
+        requests.CONTEXT_MAX = limit  # type: ignore[misc]
+
+
+def plain_subject(rule: dict[str, Any]) -> str:
+    """The dataset's subject; too-short ones ("ci", "DRY": 92 rules) take the body's start."""
     subject = (rule.get("subject") or "").strip()
     if len(subject) < SUBJECT_MIN:
         subject = rule["body"].strip().splitlines()[0][:80]
     return subject[:SUBJECT_MAX]
 
 
-def rule_text(rule: dict[str, Any]) -> str:
+def rule_text(rule: dict[str, Any], subjects: str = DEFAULT_SUBJECTS) -> str:
     """The text every system indexes: Prism's embedding text (subject, newline, body)."""
-    return f"{subject_of(rule)}\n{rule['body'].strip()}"
+    return f"{subject_of(rule, subjects)}\n{rule['body'].strip()}"
 
 
-def rule_to_request(rule: dict[str, Any], context_mode: str = "skip") -> dict[str, Any] | None:
+def rule_to_request(
+    rule: dict[str, Any], context_mode: str = "skip", subjects: str = DEFAULT_SUBJECTS
+) -> dict[str, Any] | None:
     """The ``prism_remember`` request for a rule (None: skipped)."""
+    subject = subject_of(rule, subjects)
     if rule["kind_guess"] == "context":
         if context_mode == "skip":
             return None
-        return {"kind": "note", "subject": subject_of(rule), "body": rule["body"].strip()}
+        return {"kind": "note", "subject": subject, "body": rule["body"].strip()}
     applies: dict[str, str] = {"scope": rule["scope"]}
     if rule.get("surface") and rule["surface"] != GENERAL:
         applies["surface"] = rule["surface"]
@@ -47,7 +106,7 @@ def rule_to_request(rule: dict[str, Any], context_mode: str = "skip") -> dict[st
     return {
         "kind": "memorule",
         "memorule_kind": rule["kind_guess"],
-        "subject": subject_of(rule),
+        "subject": subject,
         "body": rule["body"].strip(),
         "applies_to": applies,
     }

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import common
-from rules_data import applies, is_rule, rule_text
+from rules_data import DEFAULT_SUBJECTS, SUBJECTS, applies, is_rule, rule_text
 
 TOP_K = 10
 # The grid --tune searches (relevance stays 1.0: it sets the scale). Confidence weights
@@ -61,6 +61,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--database-url", default="", help="postgres: an empty database to use")
     p.add_argument("--model", default="minilm", choices=["minilm", "fake"], help="embedder")
     p.add_argument("--context", default="skip", choices=["skip", "notes"], help="context recs")
+    p.add_argument(
+        "--subjects",
+        default=DEFAULT_SUBJECTS,
+        choices=SUBJECTS,
+        help="rule subjects: as prism import-rules writes them (importer), the dataset's "
+        "(plain), or variants (bench/rules_data.py); the same text for every system",
+    )
     p.add_argument("--limit-rules", type=int, default=None, help="only the first N rules")
     p.add_argument("--limit-queries", type=int, default=None, help="only the first N queries")
     p.add_argument("--weights", default=None, help='rank_* settings as JSON: {"rank_overlap": 0.2}')
@@ -148,8 +155,9 @@ def run_queries(system: Any, queries: list[dict[str, Any]]) -> tuple[list, list[
 class PeerRules:
     """A peer holding the rules, searched with its own context filtering."""
 
-    def __init__(self, peer: Any) -> None:
+    def __init__(self, peer: Any, subjects: str = DEFAULT_SUBJECTS) -> None:
         self.peer = peer
+        self.subjects = subjects
         self.name = peer.name
         self.load_seconds = 0.0
 
@@ -157,7 +165,7 @@ class PeerRules:
         items = [
             (
                 r["id"],
-                rule_text(r),
+                rule_text(r, self.subjects),
                 {
                     "scope": r["scope"],
                     "surface": r["surface"],
@@ -193,10 +201,11 @@ def make_system(args: argparse.Namespace, embedder: Any, weights: dict[str, floa
             args.context,
             args.limit_rules,
             database_url=args.database_url,
+            subjects=args.subjects,
         )
     from peers import make_peer
 
-    return PeerRules(make_peer(args.system, embedder))
+    return PeerRules(make_peer(args.system, embedder), args.subjects)
 
 
 def shipped_scorer(path: Path) -> Any:
@@ -290,6 +299,7 @@ def run(
         "engine": args.engine,
         "model": args.model,
         "split": split,
+        "subjects": args.subjects,
     }
     if args.tune:
         result["tuning"] = tune(args, system, queries, split)

@@ -84,7 +84,7 @@ def rule_texts(n: int) -> list[str]:
         for line in handle:
             rule = json.loads(line)
             if is_rule(rule):
-                out.append(rule_text(rule))
+                out.append(rule_text(rule, "plain"))  # as when its figures were taken
             if len(out) >= n:
                 break
     return out

@@ -89,3 +89,40 @@ def test_asymmetric_embedder_gives_recall_queries_the_query_side() -> None:
     with both.queries():
         assert both.embed(["Use UTC timestamps."]).shape[1] == 16
     assert both.embed(["Use UTC timestamps."]).shape[1] == passages.dim
+
+
+def test_rule_subjects_are_what_the_importer_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    from rules_data import rule_text, rule_to_request, subject_of
+
+    from app.formats.rules_io.records import Location, Unit
+    from app.formats.rules_io.requests import subject_for
+
+    rule = {
+        "subject": "Lazy-load images...",
+        "section": "Shopify Theme Best Practices > Performance Optimization",
+        "body": "Lazy-load images below the fold. It saves bandwidth.",
+        "source_path": "rules/shopify.mdc",
+        "line_start": 3,
+        "line_end": 3,
+        "kind_guess": "behavioral_rule",
+        "scope": "global",
+        "surface": "shopify",
+    }
+    expected = "Performance Optimization: Lazy-load images below the fold"
+    assert subject_of(rule) == expected
+    unit = Unit(
+        rule["body"],
+        Location("x", 1, 1),
+        ("Shopify Theme Best Practices", "Performance Optimization"),
+    )
+    assert subject_of(rule) == subject_for(unit)
+    assert subject_of(rule, "plain") == "Lazy-load images..."
+    assert subject_of(rule, "path").startswith("Shopify Theme Best Practices > Performance")
+    assert rule_text(rule) == f"{expected}\n{rule['body']}"
+    request = rule_to_request(rule)
+    assert request is not None and request["subject"] == expected
+    # a sentence that starts with its heading keeps it once, as the importer does
+    said = {**rule, "body": "Performance Optimization: cache the theme's assets."}
+    assert subject_of(said) == "Performance Optimization: cache the theme's assets"
+    assert subject_of({**said, "section": None}) == subject_of(said)
