@@ -16,17 +16,10 @@ from app.api.deps import CallDep, JsonBody, StateDep
 from app.api.models import ErrorPublic
 from app.api.query import query_doc, query_values
 from app.domain.access import ApiKey, Caller
-from app.domain.contract.bounds import (
-    APPLIES_VALUE_MAX,
-    AUDIT_CURSOR_MAX,
-    AUDIT_EVENT_FILTER_MAX,
-    AUDIT_LIMIT_DEFAULT,
-    AUDIT_LIMIT_MAX,
-)
+from app.domain.contract.audit import AuditQuery
 from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
-from app.domain.field_checks import parse_instant
 from app.domain.listing import ListRequest
-from app.domain.records import AuditEventType, SessionContext
+from app.domain.records import SessionContext
 from app.serializers import (
     audit_page_dict,
     brief_dict,
@@ -35,8 +28,7 @@ from app.serializers import (
     memory_page_dict,
     state_dict,
 )
-from app.services.ledger_service import parse_head
-from app.trigraph.port import AuditFilter
+from app.services.ledger_service import audit_filter, parse_head
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorPublic, "description": text}
@@ -51,8 +43,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 _BY_ID = {**_ERRORS, 404: {"model": ErrorPublic, "description": "no such memory (for this key)"}}
 _WRITE = {**_BY_ID, 409: {"model": ErrorPublic, "description": "conflict with the stored state"}}
-# An RFC 3339 date-time, offset required (parsed by field_checks.parse_instant).
-_INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 
 def body_doc(model: type[Any], *alternatives: type[Any], required: bool = True) -> dict[str, Any]:
@@ -229,36 +219,15 @@ async def memory_history(state: StateDep, call: CallDep, memory_id: UUID) -> dic
     responses=_BY_ID,
     summary="List memorule audit events (cursor pages)",
     tags=["audit"],
+    openapi_extra=query_doc(AuditQuery),
 )
-async def list_audit(
-    state: StateDep,
-    call: CallDep,
-    memorule: Annotated[UUID | None, Query(description="only this memorule's events")] = None,
-    session: Annotated[UUID | None, Query(description="only events of this session")] = None,
-    persona: Annotated[
-        str | None, Query(max_length=APPLIES_VALUE_MAX, description="written by")
-    ] = None,
-    event: Annotated[list[AuditEventType] | None, Query(max_length=AUDIT_EVENT_FILTER_MAX)] = None,
-    since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
-    until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
-    before: Annotated[
-        int | None,
-        Query(ge=1, le=AUDIT_CURSOR_MAX, description="cursor: a page's next_cursor"),
-    ] = None,
-    limit: Annotated[int, Query(ge=1, le=AUDIT_LIMIT_MAX)] = AUDIT_LIMIT_DEFAULT,
-) -> dict[str, Any]:
+async def list_audit(state: StateDep, call: CallDep, request: Request) -> dict[str, Any]:
     """Newest first. Without ``memorule`` this reads the whole tenant's trail: admin keys
-    that are not restricted to projects only."""
-    flt = AuditFilter(
-        memorule_id=memorule,
-        session_id=session,
-        persona=persona,
-        events=tuple(event or ()),
-        since=parse_instant(since, "since"),
-        until=parse_instant(until, "until"),
-        before_seq=before,
-        limit=limit,
-    )
+    that are not restricted to projects only. The same query as ``memorule_audit`` (whose
+    names ``memorule_id``, ``written_by_session_id`` and ``written_by_persona`` are accepted
+    too); unknown parameters are refused, an empty one is no filter."""
+    query = AuditQuery.parse(query_values(request, AuditQuery))  # before the key
+    flt = audit_filter(query)
     return await call.run(lambda key, ctx: audit_page_dict(state.access.audit(key, ctx, flt)))
 
 

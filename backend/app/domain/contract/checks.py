@@ -297,10 +297,10 @@ class Flag(Check):
 
 
 class MemoryId(Check):
-    """A memory id (a UUID). ``required``: refuse null."""
+    """A memory id (a UUID). ``required``: refuse null. ``what``: the id's name in errors."""
 
-    def __init__(self, *, required: bool = False) -> None:
-        self.required = required
+    def __init__(self, *, required: bool = False, what: str = "a memory id") -> None:
+        self.required, self.what = required, what
         self.nullable = not required
 
     def check(self, value: Any, info: ValidationInfo | None = None) -> uuid.UUID | None:
@@ -314,7 +314,7 @@ class MemoryId(Check):
             return uuid.UUID(str(value))
         except ValueError:
             raise contract_error(
-                "invalid_format", "'{field}' must be a memory id (a UUID)"
+                "invalid_format", f"'{{field}}' must be {self.what} (a UUID)"
             ) from None
 
     def schema(self) -> dict[str, Any]:
