@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from app.domain.contract.base import checked
-from app.domain.contract.bounds import AUDIT_CURSOR_MAX as AUDIT_CURSOR_MAX
 from app.domain.contract.bounds import IDEMPOTENCY_KEY_MAX
 from app.domain.contract.checks import Text
 from app.domain.contract.lifecycle import Reason
