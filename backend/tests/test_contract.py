@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -30,7 +29,7 @@ from app.mcp_server import arguments as a
 from app.mcp_server.parsing import parse
 from app.mcp_server.tools import TOOLS
 from app.settings import load_settings
-from tests.api_world import World, rule, running_world
+from tests.api_world import World, running_world
 
 PUBLISHED = {spec.name: a.published_schema(spec.arguments) for spec in TOOLS}
 CONSTRAINTS = ("type", "pattern", "minLength", "maxLength", "minimum", "maximum", "enum", "items")
@@ -432,57 +431,49 @@ def test_the_audit_queries_state_the_bounds_of_the_one_set_of_constants(
     http = {n: p["schema"] for n, p in query_parameters(openapi, "/v1/audit").items()}
     for audit in (http, PUBLISHED["memorule_audit"]["properties"]):
         assert audit["event"]["maxItems"] == bounds.AUDIT_EVENT_FILTER_MAX
-        assert (audit["before"]["minimum"], audit["before"]["maximum"]) == (
-            1,
-            bounds.AUDIT_CURSOR_MAX,
-        )
+        assert [audit["before"][k] for k in ("minimum", "maximum")] == [1, bounds.AUDIT_CURSOR_MAX]
         assert audit["limit"]["maximum"] == bounds.AUDIT_LIMIT_MAX
         assert audit["limit"]["default"] == bounds.AUDIT_LIMIT_DEFAULT
         assert audit["persona"]["maxLength"] == bounds.APPLIES_VALUE_MAX
         assert audit["since"]["format"] == audit["until"]["format"] == "date-time"
     http = {n: p["schema"] for n, p in query_parameters(openapi, "/v1/audit/served").items()}
     for served in (http, PUBLISHED["memorule_served"]["properties"]):
-        assert (served["after"]["minimum"], served["after"]["maximum"]) == (
-            0,
-            bounds.AUDIT_CURSOR_MAX,
-        )
+        assert [served["after"][k] for k in ("minimum", "maximum")] == [0, bounds.AUDIT_CURSOR_MAX]
         assert served["limit"]["maximum"] == bounds.AUDIT_LIMIT_MAX
         assert served["limit"]["default"] == bounds.SERVED_LIMIT_DEFAULT
 
 
 UUID_A, UUID_B = "00000000-0000-7000-8000-00000000000a", "00000000-0000-7000-8000-00000000000b"
-# The same bad query, as each door's client sends it: (HTTP query, MCP arguments).
+EVERY_BAD_FILTER = {
+    "memorule": "nope",
+    "written_by_session_id": "x",
+    "persona": "p" * (bounds.APPLIES_VALUE_MAX + 1),
+    "event": ["retired", "deleted"],
+    "since": "yesterday",
+    "until": "2026-02-30T10:00:00Z",
+    "before": "0",
+    "limit": "501",
+    "by": "me",
+}
+# The same bad query through both doors (an MCP client sends the numbers as numbers).
 BAD_AUDIT_QUERIES = {
-    "every field at once": (
-        {
-            "memorule": "nope",
-            "written_by_session_id": "x",
-            "persona": "p" * (bounds.APPLIES_VALUE_MAX + 1),
-            "event": ["retired", "deleted"],
-            "since": "yesterday",
-            "until": "2026-02-30T10:00:00Z",
-            "before": "0",
-            "limit": "501",
-            "by": "me",
-        },
-        {
-            "memorule": "nope",
-            "written_by_session_id": "x",
-            "persona": "p" * (bounds.APPLIES_VALUE_MAX + 1),
-            "event": ["retired", "deleted"],
-            "since": "yesterday",
-            "until": "2026-02-30T10:00:00Z",
-            "before": 0,
-            "limit": 501,
-            "by": "me",
-        },
-    ),
+    "every field at once": ("/v1/audit", "memorule_audit", EVERY_BAD_FILTER),
     "a time past year 9999 in UTC": (
-        {"since": "9999-12-31T23:59:59-14:00"},
+        "/v1/audit",
+        "memorule_audit",
         {"since": "9999-12-31T23:59:59-14:00"},
     ),
-    "a name and its alias": ({"memorule_id": UUID_A, "memorule": UUID_B}, None),
-    "too many events": ({"event": ["created"] * 5}, None),
+    "a name and its alias": (
+        "/v1/audit",
+        "memorule_audit",
+        {"memorule_id": UUID_A, "memorule": UUID_B},
+    ),
+    "too many events": ("/v1/audit", "memorule_audit", {"event": ["created"] * 5}),
+    "served, every field": (
+        "/v1/audit/served",
+        "memorule_served",
+        {"session_id": "x", "memorule": "y", "since": "soon", "after": "-1", "limit": "0"},
+    ),
 }
 
 
@@ -490,104 +481,11 @@ BAD_AUDIT_QUERIES = {
 def test_http_and_mcp_give_the_same_field_errors_for_the_same_bad_audit_query(
     world: World, case: str
 ) -> None:
-    query, arguments = BAD_AUDIT_QUERIES[case]
-    response = world.call("a_admin", "GET", "/v1/audit?" + urlencode(query, doseq=True))
+    path, tool, query = BAD_AUDIT_QUERIES[case]
+    response = world.call("a_admin", "GET", f"{path}?{urlencode(query, doseq=True)}")
     assert response.status_code == 422, response.text
-    is_error, payload = world.tool("a_admin", "memorule_audit", arguments or query)
+    numbers = ("before", "after", "limit")
+    arguments = {k: int(v) if k in numbers else v for k, v in query.items()}
+    is_error, payload = world.tool("a_admin", tool, arguments)
     assert is_error and payload == response.json()
-
-
-def test_every_field_of_a_bad_audit_query_is_named_once_in_today_s_codes(world: World) -> None:
-    query, _ = BAD_AUDIT_QUERIES["every field at once"]
-    response = world.call("a_admin", "GET", "/v1/audit?" + urlencode(query, doseq=True))
-    assert [(f["field"], f["code"]) for f in response.json()["error"]["fields"]] == [
-        ("by", "unknown_field"),
-        ("memorule", "invalid_format"),
-        ("written_by_session_id", "invalid_format"),
-        ("persona", "too_long"),
-        ("event.1", "invalid_choice"),
-        ("since", "invalid_format"),
-        ("until", "invalid_format"),
-        ("before", "out_of_range"),
-        ("limit", "out_of_range"),
-    ]
-
-
-def test_a_bad_served_query_gets_the_same_field_errors_over_http_and_mcp(world: World) -> None:
-    query = {"session_id": "x", "memorule": "y", "since": "soon", "after": "-1", "limit": "0"}
-    response = world.call("a_admin", "GET", "/v1/audit/served?" + urlencode(query))
-    assert response.status_code == 422, response.text
-    arguments = {**query, "after": -1, "limit": 0}
-    is_error, payload = world.tool("a_admin", "memorule_served", arguments)
-    assert is_error and payload == response.json()
-    assert {f["field"] for f in payload["error"]["fields"]} == set(query)
-
-
-def a_persona_s_rule(world: World) -> dict[str, Any]:
-    """A rule donna writes, and its audit event (as the HTTP API lists it)."""
-    ctx = world.ctx("acme", "p1", persona="donna")
-    written = world.services.memory.remember(ctx, rule("Audit names", "Either name finds me."))
-    found = world.call("a_admin", "GET", f"/v1/audit?memorule_id={written.id}").json()
-    event: dict[str, Any] = found["events"][0]
-    return event
-
-
-@pytest.mark.parametrize(
-    ("column", "names"),
-    [
-        ("memorule_id", ("memorule", "memorule_id")),
-        ("written_by_session_id", ("session", "written_by_session_id")),
-        ("written_by_persona", ("persona", "written_by_persona")),
-    ],
-)
-def test_an_audit_query_takes_either_name_at_both_doors(
-    world: World, column: str, names: tuple[str, str]
-) -> None:
-    event = a_persona_s_rule(world)
-    value = event[column]
-    found = []
-    for name in names:
-        response = world.call("a_admin", "GET", f"/v1/audit?{name}={value}&limit=500")
-        assert response.status_code == 200, response.text
-        is_error, payload = world.tool("a_admin", "memorule_audit", {name: value, "limit": 500})
-        assert not is_error, payload
-        found += [response.json()["events"], payload["events"]]
-    assert event in found[0] and all(events == found[0] for events in found)
-    assert all(e[column] == value for e in found[0])
-
-
-def test_a_time_without_an_offset_is_utc_at_both_doors(world: World) -> None:
-    event = a_persona_s_rule(world)
-    at = datetime.fromisoformat(event["written_at"].replace("Z", "+00:00"))
-    naive = at.replace(tzinfo=None).isoformat()
-    shifted = at.astimezone(timezone(timedelta(hours=2))).isoformat()  # the same instant
-    events = {}
-    for name, since in {"naive": naive, "Z": event["written_at"], "+02:00": shifted}.items():
-        response = world.call("a_admin", "GET", "/v1/audit?" + urlencode({"since": since}))
-        assert response.status_code == 200, response.text
-        events[name] = response.json()["events"]
-        is_error, payload = world.tool("a_admin", "memorule_audit", {"since": since})
-        assert not is_error and payload["events"] == events[name]
-    assert event in events["naive"] and events["naive"] == events["Z"] == events["+02:00"]
-    before = world.call("a_admin", "GET", "/v1/audit?" + urlencode({"until": naive}))
-    assert event not in before.json()["events"]
-
-
-def test_a_date_alone_is_its_midnight_utc_at_both_doors(world: World) -> None:
-    event = a_persona_s_rule(world)
-    day = event["written_at"][:10]
-    response = world.call("a_admin", "GET", f"/v1/audit?since={day}&limit=500")
-    midnight = world.call("a_admin", "GET", f"/v1/audit?since={day}T00:00:00Z&limit=500")
-    assert event in response.json()["events"]
-    assert response.json()["events"] == midnight.json()["events"]
-    is_error, payload = world.tool("a_admin", "memorule_audit", {"since": day, "limit": 500})
-    assert not is_error and payload["events"] == midnight.json()["events"]
-
-
-def test_a_blank_audit_filter_is_no_filter_at_both_doors(world: World) -> None:
-    everything = world.call("a_admin", "GET", "/v1/audit?limit=500").json()["events"]
-    blanks = "memorule=&session=&persona=&event=&since=&until=&before=&limit=500"
-    assert world.call("a_admin", "GET", f"/v1/audit?{blanks}").json()["events"] == everything
-    arguments = {"memorule_id": "", "written_by_persona": " ", "since": "", "limit": 500}
-    is_error, payload = world.tool("a_admin", "memorule_audit", arguments)
-    assert not is_error and payload["events"] == everything
+    assert {f["field"].split(".")[0] for f in payload["error"]["fields"]} <= set(query)
