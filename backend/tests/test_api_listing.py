@@ -81,6 +81,18 @@ def test_repeated_filters_are_alternatives(world: World) -> None:
     assert got == ["a_texi_p1", "a_global_p2"]
 
 
+def test_a_blank_filter_is_no_filter(world: World) -> None:
+    # As the console sends an empty form field: every filter blank lists what none would.
+    blanks = "persona=&surface=&specialization=&namespace=&scope=&memorule_kind=&confidence="
+    for base in ("", "status=all"):
+        everything = listed(world, "a_admin", base, X_Prism_Project="p1")
+        query = f"{base}&{blanks}&cursor=&limit=" if base else f"{blanks}&status=&source_type="
+        assert listed(world, "a_admin", query, X_Prism_Project="p1") == everything
+    assert listed(world, "a_admin", "persona=%20%20", X_Prism_Project="p1") == listed(
+        world, "a_admin", X_Prism_Project="p1"
+    )
+
+
 @pytest.mark.parametrize(
     ("query", "field", "code"),
     [

@@ -115,6 +115,31 @@ def test_a_validation_error_prints_the_structured_error_and_exits_2(db_path: Pat
     assert '"validation_failed"' in human.stderr
 
 
+def test_audit_times_follow_the_one_time_rule_of_every_door(db_path: Path) -> None:
+    write = ["remember", "--json", "--kind", "memorule", "--memorule-kind", "preference"]
+    write += [
+        "--subject",
+        "Audit times",
+        "--body",
+        "A rule whose event has a time.",
+        "--for-surface",
+        "x",
+    ]
+    written = ok_json(prism(db_path, *write))
+    day = written["written_at"][:10]
+    for since in (day, f"{day}T00:00:00", f"{day} 02:00:00+02:00", f"{day}T00:00:00Z"):
+        events = ok_json(prism(db_path, "audit", "--json", "--since", since))["events"]
+        assert [e["memorule_id"] for e in events] == [written["id"]], since
+    assert ok_json(prism(db_path, "audit", "--json", "--until", day))["events"] == []
+    refused = prism(db_path, "audit", "--json", "--since", "yesterday", "--limit", "0")
+    assert refused.returncode == 2
+    fields = json.loads(refused.stdout)["error"]["fields"]
+    assert [(f["field"], f["code"]) for f in fields] == [
+        ("since", "invalid_format"),
+        ("limit", "out_of_range"),
+    ]
+
+
 def test_remember_takes_the_whole_write_as_json_on_stdin(db_path: Path) -> None:
     raw = {
         "kind": "memorule",

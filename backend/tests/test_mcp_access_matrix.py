@@ -97,6 +97,10 @@ ON_A_MEMORY: dict[str, Twin] = {
         lambda i: ("GET", f"/v1/audit?memorule={i}", None),
         lambda i: ("memorule_audit", {"memorule_id": i}),
     ),
+    "audit of it, each door by the other's name": Twin(
+        lambda i: ("GET", f"/v1/audit?memorule_id={i}", None),
+        lambda i: ("memorule_audit", {"memorule": i}),
+    ),
 }
 # name -> (method, path, body), (tool, arguments), what to compare when both succeed
 WHOLE: dict[str, tuple[tuple[str, str, Any], tuple[str, dict[str, Any]], str | None]] = {
@@ -117,6 +121,11 @@ WHOLE: dict[str, tuple[tuple[str, str, Any], tuple[str, dict[str, Any]], str | N
         None,
     ),
     "the tenant's audit trail": (("GET", "/v1/audit", None), ("memorule_audit", {}), None),
+    "a persona's audit events, each door by the other's names": (
+        ("GET", "/v1/audit?written_by_persona=donna&written_by_session_id=" + SESSION, None),
+        ("memorule_audit", {"persona": "donna", "session": SESSION}),
+        "events",
+    ),
     "the tenant's served receipts": (
         ("GET", "/v1/audit/served", None),
         ("memorule_served", {}),

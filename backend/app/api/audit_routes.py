@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from app.api.deps import CallDep, StateDep
 from app.api.models import ErrorPublic, HeadPublic, Timestamp
-from app.domain.contract.bounds import AUDIT_CURSOR_MAX, AUDIT_LIMIT_MAX, SERVED_LIMIT_DEFAULT
-from app.domain.field_checks import parse_instant
+from app.api.query import query_doc, query_values
+from app.domain.contract.audit import ServedQuery
 from app.serializers import heads_dict, served_page_dict
-from app.trigraph.ledger import ServedFilter
-
-_INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
+from app.services.ledger_service import served_filter
 
 router = APIRouter(prefix="/v1")
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -85,25 +83,12 @@ async def audit_head(state: StateDep, call: CallDep) -> dict[str, Any]:
     responses=_ERRORS,
     summary="Which memorule versions recalls and briefs served, to which session",
     tags=["audit"],
+    openapi_extra=query_doc(ServedQuery),
 )
-async def audit_served(
-    state: StateDep,
-    call: CallDep,
-    session_id: Annotated[UUID | None, Query(description="only this session's")] = None,
-    memorule: Annotated[UUID | None, Query(description="only this memorule's")] = None,
-    since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
-    until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
-    after: Annotated[int | None, Query(ge=0, le=AUDIT_CURSOR_MAX, description="cursor")] = None,
-    limit: Annotated[int, Query(ge=1, le=AUDIT_LIMIT_MAX)] = SERVED_LIMIT_DEFAULT,
-) -> dict[str, Any]:
+async def audit_served(state: StateDep, call: CallDep, request: Request) -> dict[str, Any]:
     """Oldest first. Admin keys not restricted to projects read the whole tenant's; any
-    other key reads one ``session_id``'s receipts of calls made with that same key."""
-    flt = ServedFilter(
-        session_id=session_id,
-        memorule_id=memorule,
-        since=parse_instant(since, "since"),
-        until=parse_instant(until, "until"),
-        after_seq=after,
-        limit=limit,
-    )
+    other key reads one ``session_id``'s receipts of calls made with that same key. The
+    same query as ``memorule_served`` (``memorule_id`` is accepted for ``memorule``);
+    unknown parameters are refused, an empty one is no filter."""
+    flt = served_filter(ServedQuery.parse(query_values(request, ServedQuery)))  # before the key
     return await call.run(lambda key, ctx: served_page_dict(state.access.served(key, ctx, flt)))

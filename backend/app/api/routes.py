@@ -6,7 +6,7 @@ thread (:meth:`app.api.deps.Call.run`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Request
@@ -14,29 +14,12 @@ from fastapi import APIRouter, Query, Request
 from app.api import models as m
 from app.api.deps import CallDep, JsonBody, StateDep
 from app.api.models import ErrorPublic
+from app.api.query import query_doc, query_values
 from app.domain.access import ApiKey, Caller
-from app.domain.characters import text_pattern
-from app.domain.contract.bounds import (
-    APPLIES_VALUE_MAX,
-    AUDIT_CURSOR_MAX,
-    AUDIT_EVENT_FILTER_MAX,
-    AUDIT_LIMIT_DEFAULT,
-    AUDIT_LIMIT_MAX,
-    FILTER_LIST_MAX,
-    LIMIT_DEFAULT,
-    LIMIT_MAX,
-    NAMESPACE_MAX,
-)
+from app.domain.contract.audit import AuditQuery
 from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
-from app.domain.field_checks import parse_instant
-from app.domain.records import (
-    AuditEventType,
-    Confidence,
-    MemoruleKind,
-    Scope,
-    SessionContext,
-    SourceType,
-)
+from app.domain.listing import ListRequest
+from app.domain.records import SessionContext
 from app.serializers import (
     audit_page_dict,
     brief_dict,
@@ -47,8 +30,7 @@ from app.serializers import (
     state_dict,
     write_dict,
 )
-from app.services.ledger_service import parse_head
-from app.trigraph.port import AuditFilter
+from app.services.ledger_service import audit_filter, parse_head
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorPublic, "description": text}
@@ -63,12 +45,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 _BY_ID = {**_ERRORS, 404: {"model": ErrorPublic, "description": "no such memory (for this key)"}}
 _WRITE = {**_BY_ID, 409: {"model": ErrorPublic, "description": "conflict with the stored state"}}
-# The listing's filters as its validator judges them (a blank one is no filter).
-_NAMESPACE = rf"^\s*(?:[A-Za-z0-9][A-Za-z0-9._:/-]{{0,{NAMESPACE_MAX - 1}}})?\s*$"
-_APPLIES_VALUE = text_pattern(min_len=0, max_len=APPLIES_VALUE_MAX, single_line=True)
-_CURSOR = r"^\s*(?:[A-Za-z0-9_-]{22})?\s*$"
-# An RFC 3339 date-time, offset required (parsed by field_checks.parse_instant).
-_INSTANT: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 
 def body_doc(model: type[Any], *alternatives: type[Any], required: bool = True) -> dict[str, Any]:
@@ -135,50 +111,15 @@ async def recall(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, An
     responses=_ERRORS,
     summary="List memories, newest first (filters, cursor pages)",
     tags=["memories"],
+    openapi_extra=query_doc(ListRequest),
 )
-async def list_memories(
-    state: StateDep,
-    call: CallDep,
-    request: Request,
-    status: Annotated[Literal["active", "retired", "all"], Query()] = "active",
-    source_type: Annotated[SourceType, Query(description="memorule: no notes")] = SourceType.MEMORY,
-    namespace: Annotated[str | None, Query(max_length=NAMESPACE_MAX, pattern=_NAMESPACE)] = None,
-    memorule_kind: Annotated[list[MemoruleKind] | None, Query(max_length=FILTER_LIST_MAX)] = None,
-    confidence: Annotated[list[Confidence] | None, Query(max_length=FILTER_LIST_MAX)] = None,
-    scope: Annotated[list[Scope] | None, Query(max_length=FILTER_LIST_MAX)] = None,
-    persona: Annotated[
-        str | None, Query(max_length=APPLIES_VALUE_MAX, pattern=_APPLIES_VALUE)
-    ] = None,
-    surface: Annotated[
-        str | None, Query(max_length=APPLIES_VALUE_MAX, pattern=_APPLIES_VALUE)
-    ] = None,
-    specialization: Annotated[
-        str | None, Query(max_length=APPLIES_VALUE_MAX, pattern=_APPLIES_VALUE)
-    ] = None,
-    cursor: Annotated[
-        str | None, Query(pattern=_CURSOR, description="a page's next_cursor")
-    ] = None,
-    limit: Annotated[int, Query(ge=1, le=LIMIT_MAX)] = LIMIT_DEFAULT,
-) -> dict[str, Any]:
+async def list_memories(state: StateDep, call: CallDep, request: Request) -> dict[str, Any]:
     """The request's project: its notes and memorules and the tenant's global/org memorules,
     as the key may see them (``persona``, ``surface``, ``specialization``: the value a rule's
-    ``applies_to`` names). Unknown parameters are refused."""
-    raw: dict[str, Any] = {
-        "status": status,
-        "source_type": source_type.value,
-        "namespace": namespace,
-        "memorule_kind": [k.value for k in memorule_kind or ()],
-        "confidence": [c.value for c in confidence or ()],
-        "scope": [s.value for s in scope or ()],
-        "persona": persona,
-        "surface": surface,
-        "specialization": specialization,
-        "cursor": cursor,
-        "limit": limit,
-    }
-    raw.update((k, request.query_params[k]) for k in request.query_params if k not in raw)
+    ``applies_to`` names). Unknown parameters are refused; a blank one is no filter."""
+    query = ListRequest.parse(query_values(request, ListRequest))  # before the key
     return await call.run(
-        lambda key, ctx: memory_page_dict(state.access.list_memories(key, ctx, raw))
+        lambda key, ctx: memory_page_dict(state.access.list_memories(key, ctx, query))
     )
 
 
@@ -280,36 +221,15 @@ async def memory_history(state: StateDep, call: CallDep, memory_id: UUID) -> dic
     responses=_BY_ID,
     summary="List memorule audit events (cursor pages)",
     tags=["audit"],
+    openapi_extra=query_doc(AuditQuery),
 )
-async def list_audit(
-    state: StateDep,
-    call: CallDep,
-    memorule: Annotated[UUID | None, Query(description="only this memorule's events")] = None,
-    session: Annotated[UUID | None, Query(description="only events of this session")] = None,
-    persona: Annotated[
-        str | None, Query(max_length=APPLIES_VALUE_MAX, description="written by")
-    ] = None,
-    event: Annotated[list[AuditEventType] | None, Query(max_length=AUDIT_EVENT_FILTER_MAX)] = None,
-    since: Annotated[str | None, Query(description="at or after", **_INSTANT)] = None,
-    until: Annotated[str | None, Query(description="before", **_INSTANT)] = None,
-    before: Annotated[
-        int | None,
-        Query(ge=1, le=AUDIT_CURSOR_MAX, description="cursor: a page's next_cursor"),
-    ] = None,
-    limit: Annotated[int, Query(ge=1, le=AUDIT_LIMIT_MAX)] = AUDIT_LIMIT_DEFAULT,
-) -> dict[str, Any]:
+async def list_audit(state: StateDep, call: CallDep, request: Request) -> dict[str, Any]:
     """Newest first. Without ``memorule`` this reads the whole tenant's trail: admin keys
-    that are not restricted to projects only."""
-    flt = AuditFilter(
-        memorule_id=memorule,
-        session_id=session,
-        persona=persona,
-        events=tuple(event or ()),
-        since=parse_instant(since, "since"),
-        until=parse_instant(until, "until"),
-        before_seq=before,
-        limit=limit,
-    )
+    that are not restricted to projects only. The same query as ``memorule_audit`` (whose
+    names ``memorule_id``, ``written_by_session_id`` and ``written_by_persona`` are accepted
+    too); unknown parameters are refused, an empty one is no filter."""
+    query = AuditQuery.parse(query_values(request, AuditQuery))  # before the key
+    flt = audit_filter(query)
     return await call.run(lambda key, ctx: audit_page_dict(state.access.audit(key, ctx, flt)))
 
 

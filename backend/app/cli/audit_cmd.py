@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
 import click
 
 from app.cli import render
 from app.cli.acting import as_operator
-from app.cli.runtime import EXIT_REFUSED, Runtime, common, parse_id
-from app.domain.field_checks import AUDIT_CURSOR_MAX
+from app.cli.runtime import EXIT_REFUSED, Runtime, common
+from app.domain.contract.audit import AuditQuery, ServedQuery
+from app.domain.contract.bounds import AUDIT_LIMIT_DEFAULT, SERVED_LIMIT_DEFAULT
 from app.domain.records import AuditEventType
 from app.serializers import audit_page_dict, heads_dict, served_page_dict
-from app.services.ledger_service import parse_head
-from app.trigraph.ledger import ServedFilter
-from app.trigraph.port import AuditFilter
+from app.services.ledger_service import audit_filter, parse_head, served_filter
 
 __all__ = ["audit", "parse_head", "render_head", "render_served"]
 
@@ -57,17 +55,16 @@ def render_served(data: dict[str, Any]) -> str:
     type=click.Choice([e.value for e in AuditEventType]),
     help="only these events",
 )
-@click.option("--since", type=click.DateTime(), help="events at or after this time (UTC)")
-@click.option("--until", type=click.DateTime(), help="events before this time (UTC)")
-@click.option(
-    "--before",
-    "before_seq",
-    type=click.IntRange(1, AUDIT_CURSOR_MAX),
-    help="page cursor: events before this number",
-)
+@click.option("--since", help="events at or after this time (ISO 8601; no offset: UTC)")
+@click.option("--until", help="events before this time (ISO 8601; no offset: UTC)")
+@click.option("--before", "before_seq", type=int, help="page cursor: events before this number")
 @click.option("--after", "after_seq", type=int, help="served: page cursor (a next_cursor)")
 @click.option("--head", "given_head", help="verify: the chain must extend this SEQ:HASH")
-@click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True)
+@click.option(
+    "--limit",
+    type=int,
+    help=f"per page (default {AUDIT_LIMIT_DEFAULT}; served: {SERVED_LIMIT_DEFAULT})",
+)
 @common
 def audit(
     rt: Runtime,
@@ -76,12 +73,12 @@ def audit(
     session: str | None,
     by_persona: str | None,
     events: tuple[str, ...],
-    since: datetime | None,
-    until: datetime | None,
+    since: str | None,
+    until: str | None,
     before_seq: int | None,
     after_seq: int | None,
     given_head: str | None,
-    limit: int,
+    limit: int | None,
 ) -> None:
     """List memorule audit events, newest first; 'verify' checks the chains; 'head' prints
     the chain heads to keep elsewhere; 'served' lists served receipts.
@@ -103,26 +100,34 @@ def audit(
         rt.emit(heads_dict(access.audit_head(me.key, me.ctx)), render_head)
         return
     if action == "served":
-        sid = session or rt.options.get("session_id")
-        served = ServedFilter(
-            session_id=parse_id(sid, "session") if sid else None,
-            memorule_id=parse_id(memorule_id, "memorule") if memorule_id else None,
-            since=since.replace(tzinfo=UTC) if since else None,
-            until=until.replace(tzinfo=UTC) if until else None,
-            after_seq=after_seq,
-            limit=limit,
+        served = ServedQuery.parse(
+            given(
+                session_id=session or rt.options.get("session_id"),
+                memorule=memorule_id,
+                since=since,
+                until=until,
+                after=after_seq,
+                limit=limit,
+            )
         )
-        page = access.served(me.key, me.ctx, served)
+        page = access.served(me.key, me.ctx, served_filter(served))
         rt.emit(served_page_dict(page), render_served)
         return
-    flt = AuditFilter(
-        memorule_id=parse_id(memorule_id, "memorule") if memorule_id else None,
-        session_id=parse_id(session, "session") if session else None,
-        persona=by_persona,
-        events=tuple(AuditEventType(e) for e in events),
-        since=since.replace(tzinfo=UTC) if since else None,
-        until=until.replace(tzinfo=UTC) if until else None,
-        before_seq=before_seq,
-        limit=limit,
+    query = AuditQuery.parse(
+        given(
+            memorule=memorule_id,
+            session=session,
+            persona=by_persona,
+            event=list(events),
+            since=since,
+            until=until,
+            before=before_seq,
+            limit=limit,
+        )
     )
-    rt.emit(audit_page_dict(access.audit(me.key, me.ctx, flt)), render.audit_events)
+    rt.emit(audit_page_dict(access.audit(me.key, me.ctx, audit_filter(query))), render.audit_events)
+
+
+def given(**options: Any) -> dict[str, Any]:
+    """The options the command was given, as the query's fields (the model judges them)."""
+    return {k: v for k, v in options.items() if v is not None and v != []}

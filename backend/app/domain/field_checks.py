@@ -1,27 +1,19 @@
-"""Single values every door checks the same way: texts, reasons, idempotency keys, times.
+"""Single values every door checks the same way: texts, reasons, idempotency keys.
 
 The operation models in :mod:`app.domain.contract` check whole requests; these check
-the loose arguments around them (an update's ``reason``, a retry's ``idempotency_key``, an
-audit filter's times) with the same rules and the same field errors.
+the loose arguments around them (an update's ``reason``, a retry's ``idempotency_key``)
+with the same rules and the same field errors. (An audit filter's times: the audit
+queries' ``Instant``, :mod:`app.domain.contract.audit`.)
 """
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 from app.domain.contract.base import checked
-from app.domain.contract.bounds import AUDIT_CURSOR_MAX as AUDIT_CURSOR_MAX
 from app.domain.contract.bounds import IDEMPOTENCY_KEY_MAX
 from app.domain.contract.checks import Text
 from app.domain.contract.lifecycle import Reason
-from app.errors import FieldError, InvalidInput
-
-# RFC 3339's date-time (what JSON Schema's "date-time" format names): an offset is required.
-_RFC3339: Final = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$"
-)
 
 
 def check_text(
@@ -68,59 +60,3 @@ def check_idempotency_key(value: Any) -> str | None:
         InvalidInput: not text, forbidden characters, a line break, too long.
     """
     return check_text(value, "idempotency_key", max_len=IDEMPOTENCY_KEY_MAX, single_line=True)
-
-
-def to_utc(value: datetime | None, label: str) -> datetime | None:
-    """A time filter in UTC (naive means UTC), refusing instants outside years 1-9999.
-
-    ``9999-12-31T23:59:59-14:00`` is a valid ISO 8601 string whose UTC instant does not fit
-    a ``datetime``; it is a field error, not a crash.
-
-    Raises:
-        InvalidInput: the instant cannot be expressed in UTC.
-    """
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except (OverflowError, ValueError):
-        raise InvalidInput(
-            [
-                FieldError(
-                    label,
-                    "out_of_range",
-                    f"'{label}' is outside the years 1 to 9999 once converted to UTC",
-                )
-            ]
-        ) from None
-
-
-def parse_instant(text: str | None, label: str) -> datetime | None:
-    """An RFC 3339 date-time (``2026-12-01T09:30:00Z``, offset required) as UTC.
-
-    Raises:
-        InvalidInput: not an RFC 3339 date-time, no such date or time, or outside years
-            1 to 9999 once in UTC.
-    """
-    if text is None:
-        return None
-    value = None
-    if _RFC3339.match(text):
-        try:
-            value = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
-        except ValueError:
-            value = None
-    if value is None:
-        raise InvalidInput(
-            [
-                FieldError(
-                    label,
-                    "invalid_format",
-                    f"'{label}' must be an RFC 3339 date-time with an offset, "
-                    "e.g. 2026-12-01T09:30:00Z",
-                )
-            ]
-        )
-    return to_utc(value, label)

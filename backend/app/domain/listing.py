@@ -18,7 +18,7 @@ from uuid import UUID
 
 from pydantic import Field, ValidationInfo
 
-from app.domain.contract.base import Operation, checked
+from app.domain.contract.base import Operation, checked, without_blanks
 from app.domain.contract.bounds import APPLIES_VALUE_MAX
 from app.domain.contract.bounds import LIMIT_DEFAULT as LIMIT_DEFAULT
 from app.domain.contract.bounds import LIMIT_MAX as LIMIT_MAX
@@ -123,11 +123,14 @@ class Limit(WholeNumber):
         return super().check(value, info)
 
 
-_APPLIES = Text(APPLIES_VALUE_MAX, line=True)
+_APPLIES = Text(APPLIES_VALUE_MAX, 0, line=True)  # blank: no filter
+_APPLIED = "Only memorules whose applies_to names this {} (case-insensitive)."
 
 
 class ListRequest(Operation):
-    """Listing memories: filters, a cursor and a page size."""
+    """Listing memories: filters, a cursor and a page size (``GET /v1/memories``, the
+    console). A blank value is no filter; a list filter takes one value or several
+    (a query string repeats the parameter)."""
 
     status: Annotated[
         State | None, Status(), Field(description="active (default), retired or all")
@@ -137,24 +140,37 @@ class ListRequest(Operation):
         Choice(SourceType, SourceType.MEMORY),
         Field(description="memory (default) = notes and memorules; memorule: no notes"),
     ] = SourceType.MEMORY
-    namespace: Annotated[str | None, Namespace(blank_ok=True)] = None
-    memorule_kind: Annotated[tuple[MemoruleKind, ...], Choices(MemoruleKind, skip_blank=True)] = ()
-    confidence: Annotated[tuple[Confidence, ...], Choices(Confidence, skip_blank=True)] = ()
-    scope: Annotated[tuple[Scope, ...], Choices(Scope, skip_blank=True)] = ()
-    persona: Annotated[str | None, _APPLIES] = None
-    surface: Annotated[str | None, _APPLIES] = None
-    specialization: Annotated[str | None, _APPLIES] = None
+    namespace: Annotated[
+        str | None, Namespace(blank_ok=True), Field(description="Only this namespace.")
+    ] = None
+    memorule_kind: Annotated[
+        tuple[MemoruleKind, ...],
+        Choices(MemoruleKind, skip_blank=True, indexed=True),
+        Field(description="Only these memorule kinds."),
+    ] = ()
+    confidence: Annotated[
+        tuple[Confidence, ...],
+        Choices(Confidence, skip_blank=True, indexed=True),
+        Field(description="Only these confidence levels."),
+    ] = ()
+    scope: Annotated[
+        tuple[Scope, ...],
+        Choices(Scope, skip_blank=True, indexed=True),
+        Field(description="Only memorules of these scopes."),
+    ] = ()
+    persona: Annotated[str | None, _APPLIES, Field(description=_APPLIED.format("persona"))] = None
+    surface: Annotated[str | None, _APPLIES, Field(description=_APPLIED.format("surface"))] = None
+    specialization: Annotated[
+        str | None, _APPLIES, Field(description=_APPLIED.format("specialization"))
+    ] = None
     cursor: Annotated[UUID | None, Cursor(), Field(description="a page's next_cursor")] = None
-    limit: Annotated[int, Limit()] = LIMIT_DEFAULT
+    limit: Annotated[
+        int, Limit(), Field(description=f"Memories per page (default {LIMIT_DEFAULT}).")
+    ] = LIMIT_DEFAULT
 
     @classmethod
     def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
-        # A blank value is no filter (a query string's ``?persona=``, a form's empty field).
-        return {
-            k: v
-            for k, v in data.items()
-            if not (k in cls.model_fields and isinstance(v, str) and not v.strip())
-        }
+        return without_blanks(cls.accepted(), data)
 
     def to_query(self) -> ListQuery:
         applies = {
@@ -175,8 +191,8 @@ class ListRequest(Operation):
         )
 
 
-def validate_list(raw: Mapping[str, Any]) -> ListQuery:
-    """Validate a listing request.
+def validate_list(raw: Mapping[str, Any] | ListRequest) -> ListQuery:
+    """Validate a listing request (one already parsed at a door is taken as it is).
 
     Args:
         raw: ``status`` (active | retired | all; default active), ``source_type`` (memory =

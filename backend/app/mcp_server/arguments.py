@@ -7,7 +7,7 @@ tools) and that the HTTP API publishes as its OpenAPI request schemas:
 - ``prism_remember``, ``semantic_recall`` and ``memorule_brief`` hand their arguments to the
   services *as sent*; the services validate them with those models.
 - The lifecycle tools parse theirs with the same models plus the memory ``id``; the audit
-  tools parse ids, filters and times here (:func:`app.mcp_server.parsing.parse`).
+  tools theirs with the audit trail's query models (:mod:`app.domain.contract.audit`).
 
 :func:`published_schema` flattens a model's JSON Schema for clients (no ``$ref``, no
 ``anyOf`` of null, no combinators at the root, which Claude Code cannot take).
@@ -16,26 +16,18 @@ Bounds come from :mod:`app.domain.contract.bounds`, once.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.domain.contract.audit import AuditQuery, ServedQuery
 from app.domain.contract.base import Operation
-from app.domain.contract.bounds import (
-    APPLIES_VALUE_MAX,
-    AUDIT_CURSOR_MAX,
-    AUDIT_EVENT_FILTER_MAX,
-    AUDIT_LIMIT_DEFAULT,
-    AUDIT_LIMIT_MAX,
-    SERVED_LIMIT_DEFAULT,
-)
+from app.domain.contract.bounds import APPLIES_VALUE_MAX
 from app.domain.contract.checks import MemoryId
 from app.domain.contract.lifecycle import MemoryUpdate, StatusChange
 from app.domain.contract.recall import BriefCreate, RecallCreate
 from app.domain.contract.remember import MemoruleCreate, NoteCreate
-from app.domain.records import AuditEventType
 
 # A tool's arguments: one model, or the models of a request's variants (one per ``kind``).
 Arguments = type[BaseModel] | tuple[type[BaseModel], ...]
@@ -84,66 +76,10 @@ class HistoryArguments(Operation):
     id: _Id
 
 
-class AuditArguments(_Arguments):
-    """``memorule_audit``."""
-
-    memorule_id: Annotated[UUID | None, Field(description="Only events of this memorule.")] = None
-    written_by_session_id: Annotated[
-        UUID | None, Field(description="Only events written in this session.")
-    ] = None
-    written_by_persona: Annotated[
-        str | None,
-        Field(description="Only events written by this persona.", max_length=APPLIES_VALUE_MAX),
-    ] = None
-    event: Annotated[
-        list[AuditEventType] | None,
-        Field(description="Only these events.", max_length=AUDIT_EVENT_FILTER_MAX),
-    ] = None
-    since: Annotated[
-        datetime | None,
-        Field(description="Events at or after this ISO 8601 time (UTC if no offset)."),
-    ] = None
-    until: Annotated[
-        datetime | None, Field(description="Events before this ISO 8601 time (UTC if no offset).")
-    ] = None
-    before: Annotated[
-        int | None,
-        Field(
-            description="Page cursor: the next_cursor of the previous page.",
-            ge=1,
-            le=AUDIT_CURSOR_MAX,
-        ),
-    ] = None
-    limit: Annotated[
-        int, Field(description="Events per page, newest first.", ge=1, le=AUDIT_LIMIT_MAX)
-    ] = AUDIT_LIMIT_DEFAULT
-
-
-class ServedArguments(_Arguments):
-    """``memorule_served``."""
-
-    session_id: Annotated[UUID | None, Field(description="Only what this session was served.")] = (
-        None
-    )
-    memorule_id: Annotated[UUID | None, Field(description="Only receipts of this memorule.")] = None
-    since: Annotated[
-        datetime | None,
-        Field(description="Served at or after this ISO 8601 time (UTC if no offset)."),
-    ] = None
-    until: Annotated[
-        datetime | None, Field(description="Served before this ISO 8601 time (UTC if no offset).")
-    ] = None
-    after: Annotated[
-        int | None,
-        Field(
-            description="Page cursor: the next_cursor of the previous page.",
-            ge=0,
-            le=AUDIT_CURSOR_MAX,
-        ),
-    ] = None
-    limit: Annotated[
-        int, Field(description="Receipts per page, oldest first.", ge=1, le=AUDIT_LIMIT_MAX)
-    ] = SERVED_LIMIT_DEFAULT
+# ``memorule_audit`` and ``memorule_served``: the audit trail's queries, as ``GET /v1/audit``
+# and ``GET /v1/audit/served`` take them (the HTTP names are published as aliases).
+AuditArguments = AuditQuery
+ServedArguments = ServedQuery
 
 
 def published_schema(model: Arguments) -> dict[str, Any]:

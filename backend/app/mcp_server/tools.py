@@ -25,8 +25,6 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from app.domain.access import Caller
-from app.domain.field_checks import to_utc
-from app.domain.records import AuditEventType
 from app.errors import PrismError
 from app.mcp_server import arguments as a
 from app.mcp_server import proposals
@@ -41,8 +39,7 @@ from app.serializers import (
     write_dict,
 )
 from app.services.access_service import AccessService
-from app.trigraph.ledger import ServedFilter
-from app.trigraph.port import AuditFilter
+from app.services.ledger_service import audit_filter, served_filter
 
 logger = logging.getLogger("prism.mcp")
 
@@ -108,31 +105,13 @@ def _history(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, A
 
 
 def _audit(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    p = parse(a.AuditArguments, args)
-    flt = AuditFilter(
-        memorule_id=p.memorule_id,
-        session_id=p.written_by_session_id,
-        persona=p.written_by_persona,
-        events=tuple(AuditEventType(e) for e in p.event or ()),
-        since=to_utc(p.since, "since"),
-        until=to_utc(p.until, "until"),
-        before_seq=p.before,
-        limit=p.limit,
-    )
-    return audit_page_dict(svc.audit(c.key, c.ctx, flt))
+    query = a.AuditArguments.parse(args)
+    return audit_page_dict(svc.audit(c.key, c.ctx, audit_filter(query)))
 
 
 def _served(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    p = parse(a.ServedArguments, args)
-    flt = ServedFilter(
-        session_id=p.session_id,
-        memorule_id=p.memorule_id,
-        since=to_utc(p.since, "since"),
-        until=to_utc(p.until, "until"),
-        after_seq=p.after,
-        limit=p.limit,
-    )
-    return served_page_dict(svc.served(c.key, c.ctx, flt))
+    query = a.ServedArguments.parse(args)
+    return served_page_dict(svc.served(c.key, c.ctx, served_filter(query)))
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -237,7 +216,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Memorules served to a session",
         "Which memorule versions semantic_recall and memorule_brief returned, to which session "
         "and persona, at which rank and when (served receipts, hash-chained), oldest first; "
-        "filter by session_id, memorule_id, since, until. Pass next_cursor as 'after' for more.",
+        "filter by session_id, memorule (or memorule_id), since, until. Pass next_cursor as "
+        "'after' for more.",
         a.ServedArguments,
         _served,
         read_only=True,

@@ -20,6 +20,7 @@ from uuid import UUID
 from app.domain import access
 from app.domain.access import ApiKey, Role
 from app.domain.audit import ChainReport, Head
+from app.domain.listing import ListRequest
 from app.domain.ranking import normalise_key
 from app.domain.records import Memory, MemoryState, RecallResult, SessionContext, WriteResult
 from app.errors import NotFound, PermissionDenied, StorageError
@@ -138,7 +139,9 @@ class AccessService:
             return None
         return found if access.can_see(key, *found) else None
 
-    def list_memories(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> MemoryPage:
+    def list_memories(
+        self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any] | ListRequest
+    ) -> MemoryPage:
         """A page of ``ctx``'s project (already allowed for the key), as the key sees it.
 
         The store filters by the key's persona; every row is then checked with the same

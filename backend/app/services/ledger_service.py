@@ -16,6 +16,7 @@ from typing import Final
 from uuid import UUID
 
 from app.domain.audit import ChainCheck, ChainReport, Head
+from app.domain.contract.audit import AuditQuery, ServedQuery
 from app.domain.ids import new_id
 from app.domain.records import Kind, RecallMatch, SessionContext, utcnow
 from app.domain.served import (
@@ -29,6 +30,7 @@ from app.domain.served import (
 from app.errors import FieldError, InvalidInput
 from app.services.receipt_writer import ReceiptWriter
 from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN, AuditLedger, LedgerSnapshot, ServedFilter
+from app.trigraph.port import AuditFilter
 
 SERVED_PAGE_MAX: Final = 500
 
@@ -43,6 +45,32 @@ def parse_head(text: str) -> Head:
         return Head.parse(text)
     except ValueError as exc:
         raise InvalidInput([FieldError("head", "invalid_format", str(exc))]) from None
+
+
+def audit_filter(query: AuditQuery) -> AuditFilter:
+    """The store's filter for an audit query (every door's: HTTP, MCP, CLI)."""
+    return AuditFilter(
+        memorule_id=query.memorule,
+        session_id=query.session,
+        persona=query.persona,
+        events=query.event,
+        since=query.since,
+        until=query.until,
+        before_seq=query.before,
+        limit=query.limit,
+    )
+
+
+def served_filter(query: ServedQuery) -> ServedFilter:
+    """The store's filter for a served-receipts query (every door's)."""
+    return ServedFilter(
+        session_id=query.session_id,
+        memorule_id=query.memorule,
+        since=query.since,
+        until=query.until,
+        after_seq=query.after,
+        limit=query.limit,
+    )
 
 
 @dataclass(frozen=True)

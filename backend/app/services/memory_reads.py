@@ -8,6 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from app.domain import listing
+from app.domain.listing import ListRequest
 from app.domain.ranking import normalise_key
 from app.domain.records import MemoruleAudit, Memory, MemoryState, SessionContext, SourceType
 from app.errors import NotFound
@@ -61,14 +62,18 @@ class MemoryReads:
         return History(memory, states, events)
 
     def list_memories(
-        self, ctx: SessionContext, raw: Mapping[str, Any], viewer_persona: str | None = None
+        self,
+        ctx: SessionContext,
+        raw: Mapping[str, Any] | ListRequest,
+        viewer_persona: str | None = None,
     ) -> MemoryPage:
         """One page of the project's memories and the tenant's global/org memorules, newest
         first (retired ones with ``status='retired'`` or ``'all'``).
 
         Args:
             ctx: the session context (its tenant and project).
-            raw: filters, ``cursor`` and ``limit`` (:func:`app.domain.listing.validate_list`).
+            raw: filters, ``cursor`` and ``limit`` (:func:`app.domain.listing.validate_list`),
+                or a :class:`ListRequest` a door parsed already.
             viewer_persona: a persona-bound caller's persona: other personas' ``persona``-scope
                 rules are left out, as :func:`app.domain.access.can_see` does.
 

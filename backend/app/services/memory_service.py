@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
+from app.domain.listing import ListRequest
 from app.domain.ranking import RankingWeights
 from app.domain.records import (
     Memory,
@@ -163,7 +164,10 @@ class MemoryService:
         return self.reads.history(ctx, memory_id)
 
     def list_memories(
-        self, ctx: SessionContext, raw: Mapping[str, Any], viewer_persona: str | None = None
+        self,
+        ctx: SessionContext,
+        raw: Mapping[str, Any] | ListRequest,
+        viewer_persona: str | None = None,
     ) -> MemoryPage:
         """One page of memories, newest first (:meth:`MemoryReads.list_memories`)."""
         return self.reads.list_memories(ctx, raw, viewer_persona)

@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from app.domain import listing
 from app.domain.access import ApiKey
-from app.domain.field_checks import AUDIT_CURSOR_MAX
+from app.domain.contract.audit import AuditQuery
 from app.domain.records import SessionContext
 from app.errors import FieldError, InvalidInput, PermissionDenied, PrismError
 from app.serializers import (
@@ -31,8 +31,8 @@ from app.serializers import (
     state_dict,
 )
 from app.services.access_service import AccessService
+from app.services.ledger_service import audit_filter
 from app.trigraph.ledger import ServedFilter
-from app.trigraph.port import AuditFilter
 from app.web import served_view, views
 from app.web.pages import Console, ConsoleDoor, Page, page_of, read_form, refusal, with_project
 from app.web.sessions import COOKIE, CSRF_COOKIE, CsrfSigner, SessionStore
@@ -256,12 +256,11 @@ async def audit(request: Request) -> Response:
     if (refused := refusal(page)) is not None:
         return refused
     params = request.query_params
-    before = params.get("before", "")
-    # The API's bound for the same cursor: ASCII digits (``"²".isdigit()`` is true), in range.
-    cursor_ok = before.isascii() and before.isdecimal() and len(before) <= 19
-    if before and not (cursor_ok and 1 <= int(before) <= AUDIT_CURSOR_MAX):
+    try:  # the page cursor, judged as GET /v1/audit and memorule_audit judge it
+        query = AuditQuery.parse({"before": params.get("before", ""), "limit": 100})
+    except InvalidInput:
         return page.render("error.html", status=422, message="'before' is not a page cursor")
-    flt = AuditFilter(before_seq=int(before) if before else None, limit=100)
+    flt = audit_filter(query)
     access = page.access
 
     def work(

@@ -188,6 +188,14 @@ class Operation(BaseModel):
         return out
 
 
+def without_blanks(names: frozenset[str], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without the blank text values of ``names``: a query string's ``?persona=``
+    or a form's empty field is no filter, at every door."""
+    return {
+        k: v for k, v in data.items() if not (k in names and isinstance(v, str) and not v.strip())
+    }
+
+
 def at(errors: Errors, *loc: str | int) -> bool:
     """Whether some error is located at ``loc``."""
     return any(tuple(e["loc"]) == loc for e in errors)

@@ -199,40 +199,48 @@ class Choice(Check):
 
 
 class Choices(Choice):
-    """A filter: one value or a list of at most ``FILTER_LIST_MAX``, each a choice (a value
-    given twice counts once). ``skip_blank``: empty strings are no value (a form's)."""
+    """A filter: one value or a list of at most ``max_items``, each a choice (a value given
+    twice counts once). ``skip_blank``: empty strings are no value (a form's, a query
+    string's). ``indexed``: a list's bad element is named by its place (``scope.0``)."""
 
-    def __init__(self, choices: type[Enum], *, skip_blank: bool = False) -> None:
+    def __init__(
+        self,
+        choices: type[Enum],
+        *,
+        skip_blank: bool = False,
+        indexed: bool = False,
+        max_items: int = FILTER_LIST_MAX,
+    ) -> None:
         super().__init__(choices, ())
-        self.skip_blank = skip_blank
+        self.skip_blank, self.indexed, self.max_items = skip_blank, indexed, max_items
 
     def check(self, value: Any, info: ValidationInfo | None = None) -> tuple[Any, ...]:
         if value is None:
             return ()
         items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list | tuple) or len(items) > FILTER_LIST_MAX:
+        if not isinstance(items, list | tuple) or len(items) > self.max_items:
             raise contract_error(
                 "wrong_type",
-                f"'{{field}}' must be a value or a list of at most {FILTER_LIST_MAX} values",
+                f"'{{field}}' must be a value or a list of at most {self.max_items} values",
                 allowed=self.allowed,
             )
+        at_place = self.indexed and not isinstance(value, str)
         errors, out = [], []
-        for item in items:
+        for place, item in enumerate(items):
             if self.skip_blank and item == "":
                 continue
             try:
                 out.append(self.one(item))
             except PydanticCustomError as exc:
-                errors.append(exc)
+                loc: tuple[int, ...] = (place,) if at_place else ()
+                errors.append(InitErrorDetails(type=exc, loc=loc, input=value))
         if errors:
-            raise ValidationError.from_exception_data(
-                "choices", [InitErrorDetails(type=e, loc=(), input=value) for e in errors]
-            )
+            raise ValidationError.from_exception_data("choices", errors)
         return tuple(dict.fromkeys(out))
 
     def schema(self) -> dict[str, Any]:
         one = super().schema()
-        return {"anyOf": [one, {"type": "array", "items": one, "maxItems": FILTER_LIST_MAX}]}
+        return {"anyOf": [one, {"type": "array", "items": one, "maxItems": self.max_items}]}
 
 
 def whole_number(value: Any) -> Any:
@@ -289,10 +297,10 @@ class Flag(Check):
 
 
 class MemoryId(Check):
-    """A memory id (a UUID). ``required``: refuse null."""
+    """A memory id (a UUID). ``required``: refuse null. ``what``: the id's name in errors."""
 
-    def __init__(self, *, required: bool = False) -> None:
-        self.required = required
+    def __init__(self, *, required: bool = False, what: str = "a memory id") -> None:
+        self.required, self.what = required, what
         self.nullable = not required
 
     def check(self, value: Any, info: ValidationInfo | None = None) -> uuid.UUID | None:
@@ -306,7 +314,7 @@ class MemoryId(Check):
             return uuid.UUID(str(value))
         except ValueError:
             raise contract_error(
-                "invalid_format", "'{field}' must be a memory id (a UUID)"
+                "invalid_format", f"'{{field}}' must be {self.what} (a UUID)"
             ) from None
 
     def schema(self) -> dict[str, Any]:
