@@ -1,0 +1,199 @@
+"""Pseudo-relevance feedback (Rocchio) on the dense side, measured before building it (issue 19).
+
+A negative result, kept so it can be re-run: nothing of it is in the product
+(``results/issue19_feedback.json``, bench/README "Issue 19"). After the product's own
+first ranking, the query vector moves towards the mean of the top ``m`` results' stored
+vectors, ``q' = normalise(q + beta * mean(v_1..v_m))``, and the same recall runs again
+with ``q'`` (only when the query is non-empty). The hook wraps the SQLite store's ``recall`` (the
+engine that ranks in process), so both passes are the product's ranking, unchanged;
+the vectors are the stored rows of the candidates the first pass ranked.
+
+Variants (``--variant``):
+
+- ``dense``: the lexical side unchanged (BM25 of the query as sent);
+- ``matched``: feedback only from the top ``m`` results that match a context key;
+- ``lexical``: ``dense``, plus the top ``m`` results' texts appended to the query the
+  lexical side reads (a crude expansion: the BM25 ceiling grows with every added term).
+
+    python bench/feedback.py rules --json-out /tmp/fb_rules.json --pred-dir /tmp/fb
+    python bench/feedback.py locomo --cells 0:0,5:0.5 --json-out /tmp/fb_locomo.json
+
+Rules: the dev split, every cell of ``--m`` x ``--beta`` against feedback off, paired over
+queries (``bench/paired.py``). LoCoMo: the tuning half, the same cells (``--cells`` to pick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import common
+import numpy as np
+
+# (m, beta, variant) of the current run; m 0 = feedback off.
+PARAMS: dict[str, Any] = {"m": 0, "beta": 0.0, "variant": "dense"}
+
+
+def hook(store: Any) -> None:
+    """Wrap ``store.recall`` (SQLite) with the feedback pass ``PARAMS`` describes."""
+    first_pass = store.recall
+
+    def recall(tenant_id: UUID, request: Any) -> Any:
+        m, beta, variant = PARAMS["m"], PARAMS["beta"], PARAMS["variant"]
+        if m <= 0 or beta <= 0 or request.vector is None:
+            return first_pass(tenant_id, request)
+        top = first_pass(tenant_id, replace(request, top_k=m)).ranked
+        if variant == "matched":
+            top = [r for r in top if r.why.get("matched")]
+        if not top:
+            return first_pass(tenant_id, request)
+        cands = store.candidates(tenant_id, request.filter, request.model)
+        assert all(str(cands.ids[r.index]) == r.memory_id for r in top)
+        mean = cands.matrix[[r.index for r in top]].astype(np.float32).mean(axis=0)
+        moved = np.asarray(request.vector, dtype=np.float32) + np.float32(beta) * mean
+        moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+        query = request.query
+        if variant == "lexical":
+            found = store.get_many(tenant_id, [UUID(r.memory_id) for r in top])
+            texts = [s.embedding_text() for _, s in found.values()]
+            query = " ".join([query, *texts])
+        return first_pass(tenant_id, replace(request, vector=moved, query=query))
+
+    store.recall = recall
+
+
+def load_average() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("bench", choices=["rules", "locomo"])
+    p.add_argument("--m", default="3,5,10", help="feedback depths")
+    p.add_argument("--beta", default="0.25,0.5,1.0", help="feedback weights")
+    p.add_argument("--cells", default="", help="explicit m:beta cells (overrides the grid)")
+    p.add_argument("--variant", default="dense", choices=["dense", "matched", "lexical"])
+    p.add_argument("--json-out", type=Path, required=True)
+    p.add_argument("--pred-dir", type=Path, default=None, help="keep every cell's PRED.jsonl")
+    return p.parse_args(argv)
+
+
+def cells(args: argparse.Namespace) -> list[tuple[int, float]]:
+    if args.cells:
+        return [(int(a), float(b)) for a, b in (c.split(":") for c in args.cells.split(","))]
+    ms = [int(x) for x in args.m.split(",")]
+    betas = [float(x) for x in args.beta.split(",")]
+    return [(0, 0.0)] + [(m, b) for m in ms for b in betas]
+
+
+def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
+    import rules_quality as rq
+    from paired import paired
+
+    rargs = rq.parse_args(["--out", str(out_dir / "cell.jsonl")])
+    rules, queries = rq.load_inputs(rargs)
+    system = rq.make_system(rargs, common.CachedEmbedder(common.make_embedder("minilm")), {})
+    system.load(rules)
+    hook(system.svc.store)
+    results: dict[str, Any] = {}
+    base: dict[str, dict[str, float]] = {}
+    for m, beta in cells(args):
+        PARAMS.update(m=m, beta=beta, variant=args.variant)
+        runs, _ = rq.run_queries(system, queries)
+        pred = out_dir / f"rules-{args.variant}-m{m}-b{beta}.jsonl"
+        rq.write_pred(pred, runs)
+        report = rq.score(rargs, pred, "dev")["groups"]
+        per_q = rq.per_query_metrics(rargs, queries, pred)
+        cell: dict[str, Any] = {
+            "m": m,
+            "beta": beta,
+            "all": report["all"],
+            "general_guidelines_ndcg@10": topic_mean(queries, per_q, "general-guidelines"),
+            "not_applicable_returned": rq.no_leak_check(rules, queries, runs),
+            "load_average": load_average(),
+        }
+        if m == 0:
+            base = per_q
+        else:
+            for metric in ("ndcg@10", "recall@5"):
+                cell[f"vs_off_{metric}"] = paired(
+                    {q: v[metric] for q, v in per_q.items()},
+                    {q: v[metric] for q, v in base.items()},
+                )
+        results[f"m{m}_b{beta}"] = cell
+        common.progress(f"rules {args.variant} m {m} beta {beta}: {json.dumps(cell)}")
+    system.close()
+    return results
+
+
+def topic_mean(queries: list[dict[str, Any]], per_q: dict[str, Any], topic: str) -> float:
+    """nDCG@10 over the queries of one topic (the vague tasks: ``general-guidelines``)."""
+    vals = [per_q[q["qid"]]["ndcg@10"] for q in queries if q.get("topic") == topic]
+    return round(sum(vals) / len(vals), 4)
+
+
+def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
+    import locomo
+    from paired import paired
+
+    largs = locomo.parse_args(["--out", str(out_dir / "cell.jsonl"), "--half", "tune"])
+    folder = locomo.data_dir(largs)
+    convs = locomo.evaluator(largs.eval).load(str(folder))
+    samples = locomo.select(sorted(convs), largs)
+    embedder = common.CachedEmbedder(common.make_embedder("minilm"))
+    system = locomo.make_system(largs, embedder, Path(tempfile.mkdtemp(prefix="bench-fb-")))
+    hook(system.svc.store)
+    for sample in samples:
+        turns, _ = convs[sample]
+        system.add(sample, [(did, text, {"sample": sample}) for did, text, _ in turns])
+    results: dict[str, Any] = {}
+    base: dict[int, dict[str, float]] = {}
+    for m, beta in cells(args):
+        PARAMS.update(m=m, beta=beta, variant=args.variant)
+        lines = []
+        for sample in samples:
+            for i, q in enumerate(convs[sample][1]):
+                ranked = system.search(sample, str(q["question"]), locomo.K)
+                lines.append({"sample": sample, "qa_index": i, "ranked": ranked})
+        pred = out_dir / f"locomo-{args.variant}-m{m}-b{beta}.jsonl"
+        pred.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        cell: dict[str, Any] = {"m": m, "beta": beta, "load_average": load_average()}
+        per_k = {k: locomo.recall_at(convs, samples, pred, k) for k in (1, 5, 10)}
+        for k, per_q in per_k.items():
+            cell[f"recall@{k}"] = round(sum(per_q.values()) / len(per_q), 4)
+            cell["n"] = len(per_q)
+            if m == 0:
+                base[k] = per_q
+            else:
+                cell[f"vs_off_recall@{k}"] = paired(per_q, base[k])
+        results[f"m{m}_b{beta}"] = cell
+        common.progress(f"locomo {args.variant} m {m} beta {beta}: {json.dumps(cell)}")
+    system.close()
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    out_dir = args.pred_dir or Path(tempfile.mkdtemp(prefix="bench-feedback-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = load_average()
+    run = run_rules if args.bench == "rules" else run_locomo
+    results = run(args, out_dir)
+    summary = {
+        "bench": args.bench,
+        "variant": args.variant,
+        "load_average_start_end": [started, load_average()],
+        "cells": results,
+    }
+    args.json_out.parent.mkdir(parents=True, exist_ok=True)
+    args.json_out.write_text(json.dumps(common.jsonable(summary), indent=1))
+
+
+if __name__ == "__main__":
+    main()
