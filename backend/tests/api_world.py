@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
 
 from app.asgi import create_app
@@ -181,3 +182,23 @@ def running_world(tmp: Path, **settings: Any) -> Iterator[World]:
             yield world
     finally:
         services.close()
+
+
+ENGINES: list[Any] = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@contextmanager
+def world_on(request: pytest.FixtureRequest, tmp: Path) -> Iterator[World]:
+    """The populated world on ``request.param``'s engine (``ENGINES``; PostgreSQL: a fresh
+    schema of the session's server, dropped after)."""
+    if request.param == "sqlite":
+        with running_world(tmp) as w:
+            yield w
+        return
+    pg = request.getfixturevalue("pg_server")
+    schema, url = pg.fresh_schema()
+    try:
+        with running_world(tmp, database_url=url) as w:
+            yield w
+    finally:
+        pg.drop_schema(schema)

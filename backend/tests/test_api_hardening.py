@@ -20,30 +20,19 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api_world import World, rule, running_world
+from tests.api_world import ENGINES, World, rule, world_on
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "http.md"
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 LONE_SURROGATE = "\\ud800"  # as JSON text: a lone surrogate once decoded
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module", params=ENGINES)
 def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
-    if request.param == "sqlite":
-        with running_world(tmp_path_factory.mktemp("hardening")) as w:
-            yield w
-        return
-    pg = request.getfixturevalue("pg_server")
-    schema, url = pg.fresh_schema()
-    try:
-        with running_world(tmp_path_factory.mktemp("hardening-pg"), database_url=url) as w:
-            yield w
-    finally:
-        pg.drop_schema(schema)
+    with world_on(request, tmp_path_factory.mktemp("hardening")) as w:
+        yield w
 
 
 def raw_json(w: World, key: str, method: str, path: str, text: str) -> httpx.Response:

@@ -16,29 +16,18 @@ from typing import Any
 
 import pytest
 
-from tests.api_world import World, running_world
+from tests.api_world import ENGINES, World, world_on
 
 Probe = Callable[[World, str, str], tuple[int, Any]]
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module", params=ENGINES)
 def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
     """The populated world on each engine (PostgreSQL: a fresh schema of the session's server)."""
-    if request.param == "sqlite":
-        with running_world(tmp_path_factory.mktemp("isolation")) as w:
-            yield w
-        return
-    pg = request.getfixturevalue("pg_server")
-    schema, url = pg.fresh_schema()
-    try:
-        with running_world(tmp_path_factory.mktemp("isolation-pg"), database_url=url) as w:
-            yield w
-    finally:
-        pg.drop_schema(schema)
+    with world_on(request, tmp_path_factory.mktemp("isolation")) as w:
+        yield w
 
 
 def _http(method: str, path: str, body: dict[str, Any] | None = None) -> Probe:

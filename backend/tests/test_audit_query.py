@@ -14,27 +14,16 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.api_world import World, rule, running_world
+from tests.api_world import ENGINES, World, rule, world_on
 from tests.test_contract import EVERY_BAD_FILTER
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module", params=ENGINES)
 def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
-    if request.param == "sqlite":
-        with running_world(tmp_path_factory.mktemp("audit-query")) as w:
-            yield w
-        return
-    pg = request.getfixturevalue("pg_server")
-    schema, url = pg.fresh_schema()
-    try:
-        with running_world(tmp_path_factory.mktemp("audit-query-pg"), database_url=url) as w:
-            yield w
-    finally:
-        pg.drop_schema(schema)
+    with world_on(request, tmp_path_factory.mktemp("audit-query")) as w:
+        yield w
 
 
 def a_persona_s_rule(world: World) -> dict[str, Any]:

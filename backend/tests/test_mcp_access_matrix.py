@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.api_world import KEYS, World, rule, running_world
+from tests.api_world import ENGINES, KEYS, World, rule, world_on
 
 KEY_NAMES = [name for name in KEYS if name != "revoked"]
 # name -> (tenant, project, write)
@@ -140,23 +140,12 @@ WHOLE: dict[str, tuple[tuple[str, str, Any], tuple[str, dict[str, Any]], str | N
 }
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module", params=ENGINES)
 def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
-    if request.param == "sqlite":
-        with running_world(tmp_path_factory.mktemp("matrix")) as w:
-            yield w
-        return
-    pg = request.getfixturevalue("pg_server")
-    schema, url = pg.fresh_schema()
-    try:
-        with running_world(tmp_path_factory.mktemp("matrix-pg"), database_url=url) as w:
-            yield w
-    finally:
-        pg.drop_schema(schema)
+    with world_on(request, tmp_path_factory.mktemp("matrix")) as w:
+        yield w
 
 
 def fresh(world: World, target: str, retired: bool) -> str:
