@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.api_world import ENGINES, World, rule, world_on
-from tests.test_contract import EVERY_BAD_FILTER
+from tests.test_contract_queries import EVERY_BAD_FILTER
 
 
 @pytest.fixture(scope="module", params=ENGINES)
