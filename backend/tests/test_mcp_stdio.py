@@ -48,9 +48,9 @@ def server_env(db_path: Path, **extra: str) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def stdio_server(db_path: Path, mode: str = "legacy") -> AsyncIterator[Client]:
+async def stdio_server(db_path: Path, mode: str = "legacy", **env: str) -> AsyncIterator[Client]:
     params = StdioServerParameters(
-        command=SERVER[0], args=SERVER[1:], env=server_env(db_path), cwd=str(BACKEND)
+        command=SERVER[0], args=SERVER[1:], env=server_env(db_path, **env), cwd=str(BACKEND)
     )
     async with Client(params, mode=mode) as client:
         yield client

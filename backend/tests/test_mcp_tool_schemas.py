@@ -9,22 +9,18 @@ request the contract accepts satisfies both, and the server's own errors are unc
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from mcp import Client, StdioServerParameters
 
 from app.domain import validation
 from app.errors import InvalidInput
 from app.mcp_server import arguments as a
 from app.mcp_server.tools import TOOLS
-from tests.test_mcp_stdio import SERVER, server_env
+from tests.test_mcp_stdio import stdio_server
 
-BACKEND = Path(__file__).resolve().parents[1]
 RULE: dict[str, Any] = {
     "kind": "memorule",
     "memorule_kind": "behavioral_rule",
@@ -112,15 +108,6 @@ def test_a_context_override_is_a_property_of_every_variant() -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@contextlib.asynccontextmanager
-async def stdio_server(db: Path, **extra: str) -> AsyncIterator[Client]:
-    params = StdioServerParameters(
-        command=SERVER[0], args=SERVER[1:], env=server_env(db, **extra), cwd=str(BACKEND)
-    )
-    async with Client(params) as client:
-        yield client
 
 
 @pytest.mark.anyio
