@@ -1,6 +1,6 @@
 """Subject and body as two fields in relevance, measured before building it (issue 19).
 
-A negative result unless the bench/README says otherwise; nothing of it is in the product
+A negative result, kept so it can be re-run: nothing of it is in the product
 (``results/issue19_fields.json``, bench/README "Issue 19"). Today a memory's subject and
 body are one text to both sides of relevance (``subject + "\\n" + body``: embedded once, and
 tokenised once for BM25). The hypothesis: a rule's subject (``prism import-rules`` writes
