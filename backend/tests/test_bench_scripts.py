@@ -126,3 +126,45 @@ def test_rule_subjects_are_what_the_importer_writes(monkeypatch: pytest.MonkeyPa
     said = {**rule, "body": "Performance Optimization: cache the theme's assets."}
     assert subject_of(said) == "Performance Optimization: cache the theme's assets"
     assert subject_of({**said, "section": None}) == subject_of(said)
+
+
+def test_fields_bm25f_at_weight_one_is_the_products_bm25() -> None:
+    import numpy as np
+
+    from app.domain.lexical import tokenize
+    from app.trigraph.lexical_index import LexicalIndex
+
+    fields = _bench_module("fields")
+    rows = [
+        ("Testing: write tests first", "Write tests first, then the code."),
+        (None, "Use the logger, never print."),
+        ("Performance: cache", "Cache the results of slow calls; tests cover the cache."),
+    ]
+    index = LexicalIndex(k1=1.2, b=0.75)
+    index.add([f"{s}\n{b}" if s else b for s, b in rows])
+    postings: dict[str, tuple[list[int], list[int], list[int]]] = {}
+    for row, (s, b) in enumerate(rows):
+        for t in sorted(set(tokenize(s or "")) | set(tokenize(b))):
+            rs, fs, fb = postings.setdefault(t, ([], [], []))
+            rs.append(row)
+            fs.append(tokenize(s or "").count(t))
+            fb.append(tokenize(b).count(t))
+    f = fields.Fields(
+        ids=["a", "b", "c"],
+        postings={t: tuple(np.array(x, dtype=np.int64) for x in v) for t, v in postings.items()},
+        len_subject=np.array([len(tokenize(s or "")) for s, _ in rows], dtype=np.int64),
+        len_body=np.array([len(tokenize(b)) for _, b in rows], dtype=np.int64),
+        subject_matrix=np.zeros((3, 4), dtype=np.float32),
+        has_subject=np.array([s is not None for s, _ in rows]),
+    )
+    live = np.ones(3, dtype=bool)
+    want = index.search("tests cache logger", 3, live)
+    got = fields.bm25f(f, "tests cache logger", 3, live, 1, 1.2, 0.75)
+    assert got.rows.tolist() == want.rows.tolist()
+    assert got.scores.tolist() == want.scores.tolist()  # bit for bit
+    assert got.ceiling == want.ceiling
+    heavier = fields.bm25f(f, "tests", 3, live, 3, 1.2, 0.0)
+    plain = fields.bm25f(f, "tests", 3, live, 1, 1.2, 0.0)
+    # row 0 holds "tests" in its subject, row 2 only in its body
+    assert heavier.scores[0] > plain.scores[0]
+    assert heavier.scores[1] == plain.scores[1]
