@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pytest
 
 from app.domain.contract import bounds
-from app.domain.contract.audit import AuditQuery, ServedQuery
+from app.domain.contract.audit import AuditQuery, ServedQuery, VerifyQuery
 from tests.api_world import World, running_world
 from tests.test_contract import CONSTRAINTS, PUBLISHED
 
@@ -135,3 +135,21 @@ def test_http_and_mcp_give_the_same_field_errors_for_the_same_bad_audit_query(
     is_error, payload = world.tool("a_admin", tool, arguments)
     assert is_error and payload == response.json()
     assert {f["field"].split(".")[0] for f in payload["error"]["fields"]} <= set(query)
+
+
+def test_the_verify_query_is_one_model_too(world: World, openapi: dict[str, Any]) -> None:
+    """``/v1/audit/verify?head=`` is judged by ``VerifyQuery`` (as ``prism audit verify
+    --head`` is): its parameter comes from the model, a bad head is a field error, an
+    empty one is no head, and an unknown parameter is refused."""
+    assert set(query_parameters(openapi, "/v1/audit/verify")) == set(VerifyQuery.model_fields)
+
+    def fields(query: str) -> list[tuple[str, str]]:
+        response = world.call("a_admin", "GET", f"/v1/audit/verify?{query}")
+        assert response.status_code == 422, response.text
+        return [(f["field"], f["code"]) for f in response.json()["error"]["fields"]]
+
+    assert fields("head=12") == [("head", "invalid_format")]
+    assert fields("head=" + "9" * 30 + ":" + "a" * 64) == [("head", "invalid_format")]
+    assert fields("heads=1") == [("heads", "unknown_field")]
+    empty = world.call("a_admin", "GET", "/v1/audit/verify?head=")
+    assert empty.status_code == 200 and empty.json()["given_head"] is None

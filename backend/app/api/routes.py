@@ -6,20 +6,19 @@ thread (:meth:`app.api.deps.Call.run`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 
 from app.api import models as m
 from app.api.deps import CallDep, JsonBody, StateDep
 from app.api.models import ErrorPublic
 from app.api.query import query_doc, query_values
-from app.domain.access import ApiKey, Caller
-from app.domain.contract.audit import AuditQuery
+from app.domain.access import Caller
+from app.domain.contract.audit import AuditQuery, VerifyQuery
 from app.domain.contract.proposals import ApproveCreate, MergeCreate, PromoteCreate, RejectCreate
 from app.domain.listing import ListRequest
-from app.domain.records import SessionContext
 from app.serializers import (
     audit_page_dict,
     brief_dict,
@@ -30,7 +29,7 @@ from app.serializers import (
     state_dict,
     write_dict,
 )
-from app.services.ledger_service import audit_filter, parse_head
+from app.services.ledger_service import audit_filter
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorPublic, "description": text}
@@ -239,27 +238,15 @@ async def list_audit(state: StateDep, call: CallDep, request: Request) -> dict[s
     responses=_ERRORS,
     summary="Verify the tenant's audit hash chain",
     tags=["audit"],
+    openapi_extra=query_doc(VerifyQuery),
 )
-async def verify_audit(
-    state: StateDep,
-    call: CallDep,
-    head: Annotated[
-        str | None,
-        Query(
-            max_length=90,
-            pattern=r"^\s*[0-9]{1,19}:[0-9a-fA-F]{64}\s*$",
-            description="SEQ:HASH from /v1/audit/head: the chain must extend it",
-        ),
-    ] = None,
-) -> dict[str, Any]:
+async def verify_audit(state: StateDep, call: CallDep, request: Request) -> dict[str, Any]:
     """Recompute the chain (links, hashes, content hashes, the recorded head, the served
     receipts); ``ok: false`` names the first flaw (admin keys not restricted to projects)."""
-
-    def work(key: ApiKey, ctx: SessionContext) -> dict[str, Any]:
-        given = parse_head(head) if head is not None else None  # after the key is checked
-        return dict(state.access.verify_chain(key, ctx, given).to_dict())
-
-    return await call.run(work)
+    given = VerifyQuery.parse(query_values(request, VerifyQuery)).head  # before the key
+    return await call.run(
+        lambda key, ctx: dict(state.access.verify_chain(key, ctx, given).to_dict())
+    )
 
 
 @router.post(

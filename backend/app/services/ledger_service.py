@@ -16,7 +16,8 @@ from typing import Final
 from uuid import UUID
 
 from app.domain.audit import ChainCheck, ChainReport, Head
-from app.domain.contract.audit import AuditQuery, ServedQuery
+from app.domain.contract.audit import AuditQuery, ChainHead, ServedQuery
+from app.domain.contract.base import checked
 from app.domain.ids import new_id
 from app.domain.records import Kind, RecallMatch, SessionContext, utcnow
 from app.domain.served import (
@@ -27,7 +28,6 @@ from app.domain.served import (
     query_sha256,
     receipt_hash,
 )
-from app.errors import FieldError, InvalidInput
 from app.services.receipt_writer import ReceiptWriter
 from app.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN, AuditLedger, LedgerSnapshot, ServedFilter
 from app.trigraph.port import AuditFilter
@@ -36,15 +36,14 @@ SERVED_PAGE_MAX: Final = 500
 
 
 def parse_head(text: str) -> Head:
-    """A head given as ``SEQ:HASH`` (``prism audit verify --head``, ``?head=``).
+    """A head given as ``SEQ:HASH`` (``prism audit verify --head``), judged as
+    :class:`~app.domain.contract.audit.VerifyQuery` judges ``?head=`` (an empty one too).
 
     Raises:
         InvalidInput: not of that form.
     """
-    try:
-        return Head.parse(text)
-    except ValueError as exc:
-        raise InvalidInput([FieldError("head", "invalid_format", str(exc))]) from None
+    head: Head = checked(ChainHead(), text, "head")
+    return head
 
 
 def audit_filter(query: AuditQuery) -> AuditFilter:

@@ -26,6 +26,7 @@ from uuid import UUID
 
 from pydantic import AliasChoices, Field, ValidationInfo
 
+from app.domain.audit import HEAD_FORM, Head
 from app.domain.contract.base import Errors, Operation, code_of, failure
 from app.domain.contract.bounds import (
     APPLIES_VALUE_MAX,
@@ -218,3 +219,30 @@ class ServedQuery(_TrailQuery):
     limit: Annotated[
         int, Field(ge=1, le=AUDIT_LIMIT_MAX, description="Receipts per page, oldest first.")
     ] = SERVED_LIMIT_DEFAULT
+
+
+class ChainHead(Check):
+    """A chain head, ``SEQ:HASH`` as ``prism audit head`` and ``/v1/audit/head`` give it."""
+
+    def check(self, value: Any, info: ValidationInfo | None = None) -> Head | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise contract_error("wrong_type", "'{field}' must be a string", expected="string")
+        try:
+            return Head.parse(value)
+        except ValueError as exc:
+            raise contract_error("invalid_format", str(exc)) from None
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "pattern": rf"^\s*{HEAD_FORM.pattern}\s*$"}
+
+
+class VerifyQuery(_TrailQuery):
+    """Verifying the tenant's chains (``GET /v1/audit/verify``, ``prism audit verify``)."""
+
+    head: Annotated[
+        Head | None,
+        ChainHead(),
+        Field(description="SEQ:HASH from /v1/audit/head: the chain must extend it."),
+    ] = None
