@@ -70,10 +70,8 @@ class Fields:
     has_subject: Any
 
 
-def build_fields(store: Any, tenant_id: UUID, ids: list[str], embedder: Any) -> Fields:
-    """Read each row's stored subject and body and index them as two fields."""
-    from app.domain.lexical import tokenize
-
+def stored_texts(store: Any, tenant_id: UUID, ids: list[str]) -> tuple[list[str | None], list[str]]:
+    """Each row's stored subject (None: none) and body, in the order of ``ids``."""
     subjects: list[str | None] = []
     bodies: list[str] = []
     for start in range(0, len(ids), 500):
@@ -83,6 +81,14 @@ def build_fields(store: Any, tenant_id: UUID, ids: list[str], embedder: Any) -> 
             pair = found.get(mid)  # every cached row is a stored memory; None: no text
             subjects.append(pair[1].subject or None if pair else None)
             bodies.append(pair[1].body if pair else "")
+    return subjects, bodies
+
+
+def build_fields(store: Any, tenant_id: UUID, ids: list[str], embedder: Any) -> Fields:
+    """Read each row's stored subject and body and index them as two fields."""
+    from app.domain.lexical import tokenize
+
+    subjects, bodies = stored_texts(store, tenant_id, ids)
     n = len(ids)
     acc: dict[str, tuple[list[int], list[int], list[int]]] = {}
     len_s = np.zeros(n, dtype=np.int64)

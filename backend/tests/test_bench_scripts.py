@@ -168,3 +168,22 @@ def test_fields_bm25f_at_weight_one_is_the_products_bm25() -> None:
     # row 0 holds "tests" in its subject, row 2 only in its body
     assert heavier.scores[0] > plain.scores[0]
     assert heavier.scores[1] == plain.scores[1]
+
+
+def test_dedupe_indexes_the_first_sentence_once() -> None:
+    dedupe = _bench_module("dedupe")
+    body = "Use lazy loading for images. It keeps the first paint fast."
+    subject = "Performance: Use lazy loading for images"  # as subject_for writes it
+    want = "Performance: " + body
+    assert dedupe.deduplicated(subject, body, "prefix") == want
+    assert dedupe.deduplicated(subject, body, "sentence") == want
+    # no heading: the subject is the first sentence alone, so the body alone is indexed
+    assert dedupe.deduplicated("Use lazy loading for images", body, "prefix") == body
+    # the importer unbolds the sentence: only "sentence" sees the overlap
+    bold = "**Use** lazy loading for images. It keeps the first paint fast."
+    assert dedupe.deduplicated(subject, bold, "prefix") is None
+    assert dedupe.deduplicated(subject, bold, "sentence") == "Performance: " + bold
+    # no overlap, no subject, or the neutral rule: today's text
+    assert dedupe.deduplicated("Performance: cache", body, "prefix") is None
+    assert dedupe.deduplicated(None, body, "prefix") is None
+    assert dedupe.deduplicated(subject, body, "none") is None
