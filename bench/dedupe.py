@@ -47,7 +47,8 @@ from uuid import UUID
 
 import common
 import numpy as np
-from fields import load_average, stored_texts
+from fields import stored_texts
+from variants import LocomoTune, load_average, topic_mean
 
 SEP = ": "
 # (lexical, dense) of the current run; None: the store's own recall, untouched.
@@ -188,7 +189,6 @@ def changed_counts(t: Texts) -> dict[str, Any]:
 
 def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     import rules_quality as rq
-    from feedback import topic_mean
     from paired import paired
 
     rargs = rq.parse_args(["--out", str(out_dir / "cell.jsonl")])
@@ -265,31 +265,15 @@ def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
 
 def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     """LoCoMo's turns are notes without a subject: the variant changes none of them."""
-    import locomo
-
-    largs = locomo.parse_args(["--out", str(out_dir / "cell.jsonl"), "--half", "tune"])
-    folder = locomo.data_dir(largs)
-    convs = locomo.evaluator(largs.eval).load(str(folder))
-    samples = locomo.select(sorted(convs), largs)
-    embedder = common.CachedEmbedder(common.make_embedder("minilm"))
-    system = locomo.make_system(largs, embedder, Path(tempfile.mkdtemp(prefix="bench-dedupe-")))
-    built = hook(system.svc.store, embedder)
-    for sample in samples:
-        turns, _ = convs[sample]
-        system.add(sample, [(did, text, {"sample": sample}) for did, text, _ in turns])
+    half = LocomoTune.load(out_dir, "bench-dedupe-", hook)
+    built = half.installed
     results: dict[str, Any] = {}
     preds: dict[str, bytes] = {}
     cells = [("shipped", None)] + [(f"{r}-both", r) for r in args.rules.split(",") if r != "none"]
     for label, rule in cells:
         PARAMS["cell"] = None if rule is None else CELLS["both"]
         PARAMS["rule"] = rule or "none"
-        lines = []
-        for sample in samples:
-            for i, q in enumerate(convs[sample][1]):
-                ranked = system.search(sample, str(q["question"]), locomo.K)
-                lines.append({"sample": sample, "qa_index": i, "ranked": ranked})
-        pred = out_dir / f"locomo-{label}.jsonl"
-        pred.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        pred = half.predict(out_dir / f"locomo-{label}.jsonl")
         preds[label] = pred.read_bytes()
         result: dict[str, Any] = {"load_average": load_average()}
         if rule is not None:
@@ -297,12 +281,12 @@ def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
             result["rows_changed"] = sum(
                 int(t.changed.sum()) for k, t in built.items() if k[2] == rule
             )
-        per_q = locomo.recall_at(convs, samples, pred, 5)
+        per_q = half.recall_at(pred, 5)
         result["recall@5"] = round(sum(per_q.values()) / len(per_q), 4)
         result["n"] = len(per_q)
         results[label] = result
         common.progress(f"locomo {label}: {json.dumps(result)}")
-    system.close()
+    half.system.close()
     return {"cells": results}
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +34,7 @@ from uuid import UUID
 
 import common
 import numpy as np
+from variants import LocomoTune, load_average, topic_mean
 
 # (m, beta, variant) of the current run; m 0 = feedback off.
 PARAMS: dict[str, Any] = {"m": 0, "beta": 0.0, "variant": "dense"}
@@ -66,10 +66,6 @@ def hook(store: Any) -> None:
         return first_pass(tenant_id, replace(request, vector=moved, query=query))
 
     store.recall = recall
-
-
-def load_average() -> str:
-    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -132,39 +128,17 @@ def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     return results
 
 
-def topic_mean(queries: list[dict[str, Any]], per_q: dict[str, Any], topic: str) -> float:
-    """nDCG@10 over the queries of one topic (the vague tasks: ``general-guidelines``)."""
-    vals = [per_q[q["qid"]]["ndcg@10"] for q in queries if q.get("topic") == topic]
-    return round(sum(vals) / len(vals), 4)
-
-
 def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
-    import locomo
     from paired import paired
 
-    largs = locomo.parse_args(["--out", str(out_dir / "cell.jsonl"), "--half", "tune"])
-    folder = locomo.data_dir(largs)
-    convs = locomo.evaluator(largs.eval).load(str(folder))
-    samples = locomo.select(sorted(convs), largs)
-    embedder = common.CachedEmbedder(common.make_embedder("minilm"))
-    system = locomo.make_system(largs, embedder, Path(tempfile.mkdtemp(prefix="bench-fb-")))
-    hook(system.svc.store)
-    for sample in samples:
-        turns, _ = convs[sample]
-        system.add(sample, [(did, text, {"sample": sample}) for did, text, _ in turns])
+    half = LocomoTune.load(out_dir, "bench-fb-", lambda store, _embedder: hook(store))
     results: dict[str, Any] = {}
     base: dict[int, dict[str, float]] = {}
     for m, beta in cells(args):
         PARAMS.update(m=m, beta=beta, variant=args.variant)
-        lines = []
-        for sample in samples:
-            for i, q in enumerate(convs[sample][1]):
-                ranked = system.search(sample, str(q["question"]), locomo.K)
-                lines.append({"sample": sample, "qa_index": i, "ranked": ranked})
-        pred = out_dir / f"locomo-{args.variant}-m{m}-b{beta}.jsonl"
-        pred.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        pred = half.predict(out_dir / f"locomo-{args.variant}-m{m}-b{beta}.jsonl")
         cell: dict[str, Any] = {"m": m, "beta": beta, "load_average": load_average()}
-        per_k = {k: locomo.recall_at(convs, samples, pred, k) for k in (1, 5, 10)}
+        per_k = {k: half.recall_at(pred, k) for k in (1, 5, 10)}
         for k, per_q in per_k.items():
             cell[f"recall@{k}"] = round(sum(per_q.values()) / len(per_q), 4)
             cell["n"] = len(per_q)
@@ -174,7 +148,7 @@ def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
                 cell[f"vs_off_recall@{k}"] = paired(per_q, base[k])
         results[f"m{m}_b{beta}"] = cell
         common.progress(f"locomo {args.variant} m {m} beta {beta}: {json.dumps(cell)}")
-    system.close()
+    half.system.close()
     return results
 
 

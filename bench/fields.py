@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,6 +48,7 @@ from uuid import UUID
 
 import common
 import numpy as np
+from variants import LocomoTune, load_average, topic_mean
 
 # (w_s, gamma) of the current run; None: the store's own recall, untouched.
 # prune False: score every row even at gamma 0 (a check that pruning is exact here).
@@ -233,10 +233,6 @@ def hook(store: Any, embedder: Any) -> None:
     store.recall = recall
 
 
-def load_average() -> str:
-    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("bench", choices=["rules", "locomo"])
@@ -263,7 +259,6 @@ def name(cell: tuple[int, float]) -> str:
 
 def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     import rules_quality as rq
-    from feedback import topic_mean
     from paired import paired
 
     rargs = rq.parse_args(["--out", str(out_dir / "cell.jsonl")])
@@ -325,39 +320,23 @@ def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
 
 
 def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
-    import locomo
     from paired import paired
 
-    largs = locomo.parse_args(["--out", str(out_dir / "cell.jsonl"), "--half", "tune"])
-    folder = locomo.data_dir(largs)
-    convs = locomo.evaluator(largs.eval).load(str(folder))
-    samples = locomo.select(sorted(convs), largs)
-    embedder = common.CachedEmbedder(common.make_embedder("minilm"))
-    system = locomo.make_system(largs, embedder, Path(tempfile.mkdtemp(prefix="bench-fields-")))
-    hook(system.svc.store, embedder)
-    for sample in samples:
-        turns, _ = convs[sample]
-        system.add(sample, [(did, text, {"sample": sample}) for did, text, _ in turns])
+    half = LocomoTune.load(out_dir, "bench-fields-", hook)
     results: dict[str, Any] = {}
     base: dict[int, dict[str, float]] = {}
     preds: dict[str, bytes] = {}
     for cell in [None, *cells(args)]:
         PARAMS["cell"] = cell
         label = "shipped" if cell is None else name(cell)
-        lines = []
-        for sample in samples:
-            for i, q in enumerate(convs[sample][1]):
-                ranked = system.search(sample, str(q["question"]), locomo.K)
-                lines.append({"sample": sample, "qa_index": i, "ranked": ranked})
-        pred = out_dir / f"locomo-{label}.jsonl"
-        pred.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        pred = half.predict(out_dir / f"locomo-{label}.jsonl")
         preds[label] = pred.read_bytes()
         result: dict[str, Any] = {"load_average": load_average()}
         if cell is not None:
             result.update(w_s=cell[0], gamma=cell[1])
             result["identical_to_shipped"] = preds[label] == preds["shipped"]
         for k in (1, 5, 10):
-            per_q = locomo.recall_at(convs, samples, pred, k)
+            per_q = half.recall_at(pred, k)
             result[f"recall@{k}"] = round(sum(per_q.values()) / len(per_q), 4)
             result["n"] = len(per_q)
             if cell is None:
@@ -366,7 +345,7 @@ def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
                 result[f"vs_default_recall@{k}"] = paired(per_q, base[k])
         results[label] = result
         common.progress(f"locomo {label}: {json.dumps(result)}")
-    system.close()
+    half.system.close()
     return {"cells": results}
 
 
