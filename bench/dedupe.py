@@ -48,7 +48,7 @@ from uuid import UUID
 import common
 import numpy as np
 from fields import stored_texts
-from variants import LocomoTune, load_average, topic_mean
+from variants import LocomoTune, load_average, ranked_page, topic_mean
 
 SEP = ": "
 # (lexical, dense) of the current run; None: the store's own recall, untouched.
@@ -115,8 +115,6 @@ def build_texts(
 
 def hook(store: Any, embedder: Any) -> dict[tuple[str, str, str], Texts]:
     """Replace ``store.recall`` (SQLite) by ``rank_snapshot`` with the swapped-in halves."""
-    from app.domain.ranking import rank
-    from app.trigraph.port import RankedPage
 
     own = store.recall
     built: dict[tuple[str, str, str], Texts] = {}
@@ -150,17 +148,7 @@ def hook(store: Any, embedder: Any) -> dict[tuple[str, str, str], Texts]:
                 hits = t.lexicon.search(req.query, len(cands.ids), live, w.bm25_k1, w.bm25_b)
             else:
                 hits = cands.lexical_hits(req.query, w)
-        ranked = rank(
-            cands,
-            req.context,
-            req.vector,
-            w,
-            req.top_k,
-            req.include_inapplicable,
-            preselect,
-            lexical=hits,
-        )
-        return RankedPage(ranked, len(cands))
+        return ranked_page(cands, req, preselect, hits)
 
     store.recall = recall
     return built

@@ -48,7 +48,7 @@ from uuid import UUID
 
 import common
 import numpy as np
-from variants import LocomoTune, load_average, topic_mean
+from variants import LocomoTune, load_average, ranked_page, topic_mean
 
 # (w_s, gamma) of the current run; None: the store's own recall, untouched.
 # prune False: score every row even at gamma 0 (a check that pruning is exact here).
@@ -190,8 +190,6 @@ def subject_cosine(f: Fields, gamma: float) -> Iterator[None]:
 
 def hook(store: Any, embedder: Any) -> None:
     """Replace ``store.recall`` (SQLite) by ``rank_snapshot`` with the two fields' terms."""
-    from app.domain.ranking import rank
-    from app.trigraph.port import RankedPage
 
     own = store.recall
     built: dict[tuple[str, str], Fields] = {}
@@ -218,17 +216,7 @@ def hook(store: Any, embedder: Any) -> None:
             hits = bm25f(f, req.query, len(cands.ids), live, w_s, w.bm25_k1, w.bm25_b)
         preselect = req.preselect_above if gamma <= 0 and PARAMS["prune"] else 0
         with subject_cosine(f, gamma):
-            ranked = rank(
-                cands,
-                req.context,
-                req.vector,
-                w,
-                req.top_k,
-                req.include_inapplicable,
-                preselect,
-                lexical=hits,
-            )
-        return RankedPage(ranked, len(cands))
+            return ranked_page(cands, req, preselect, hits)
 
     store.recall = recall
 

@@ -68,3 +68,17 @@ class LocomoTune:
 
         per_q: dict[str, float] = locomo.recall_at(self.convs, self.samples, pred, k)
         return per_q
+
+
+def ranked_page(cands: Any, req: Any, preselect: int, lexical: Any) -> Any:
+    """The product's ``rank`` over ``cands`` for ``req``, with a variant's lexical hits (and
+    whatever else the caller swapped into ``cands``), as the store's ``RankedPage``."""
+    from app.domain.ranking import rank
+    from app.trigraph.port import RankedPage
+
+    w = req.weights
+    found = rank(
+        cands, req.context, req.vector, w, req.top_k, req.include_inapplicable, preselect,
+        lexical=lexical,
+    )  # fmt: skip
+    return RankedPage(found, len(cands))
