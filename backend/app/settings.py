@@ -69,6 +69,16 @@ class Settings(BaseModel):
     rank_bm25_b: float = Field(
         0.0, ge=0.0, le=1.0, description="BM25's document-length normalisation (0: none)"
     )
+    rank_section: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="λ: a memory's relevance is (1 − λ)·its own + λ·the mean of the recall "
+        "window's memories under the same subject heading (0: off)",
+    )
+    rank_section_window: int = Field(
+        100, ge=1, le=1000, description="how many of recall's best candidates are smoothed"
+    )
     rank_restated: str = Field(
         "persona,surface",
         description="context keys whose values a query's words restating them are scored "
@@ -189,6 +199,8 @@ class Settings(BaseModel):
             restated=tuple(k for k in self.rank_restated.split(",") if k),
             bm25_k1=self.rank_bm25_k1,
             bm25_b=self.rank_bm25_b,
+            section=self.rank_section,
+            section_window=self.rank_section_window,
         )
 
 

@@ -93,6 +93,10 @@ class RankingWeights:
     restated: tuple[str, ...] = ("persona", "surface")
     bm25_k1: float = K1  # BM25's term-frequency saturation (``domain.lexical``)
     bm25_b: float = B  # BM25's document-length normalisation (0: none)
+    # λ of the section smoothing recall applies to its best ``section_window`` candidates
+    # (``domain.sections``): a memory's relevance is (1 − λ)·its own + λ·its section's mean.
+    section: float = 0.5
+    section_window: int = 100
 
     def by_confidence_code(self) -> FloatArray:
         return np.array([self.observed, self.inferred, self.asserted, self.note])

@@ -10,6 +10,7 @@ from app.domain import validation
 from app.domain.ranking import normalise_key
 from app.domain.records import (
     APPLIES_TO_KEYS,
+    Kind,
     RecallMatch,
     RecallQuery,
     RecallResult,
@@ -17,6 +18,7 @@ from app.domain.records import (
     SourceType,
 )
 from app.domain.restated import without_restated
+from app.domain.sections import section_of, smooth
 from app.services.memory_deps import MemoryDeps
 from app.trigraph.port import CandidateFilter, RecallRequest
 
@@ -64,6 +66,10 @@ class RecallService:
         # Relevance is scored without the words that only restate the context (DESIGN §6).
         text = without_restated(q.query, ctx, deps.weights.restated)
         qvec = deps.embedder.embed([text])[0] if text.strip() else None
+        # Section smoothing re-ranks the best ``section_window`` (DESIGN §6; domain.sections).
+        w = deps.weights
+        smoothed = w.section > 0.0 and qvec is not None
+        window = max(q.top_k, w.section_window) if smoothed else q.top_k
         page = deps.store.recall(
             ctx.tenant_id,
             RecallRequest(
@@ -73,12 +79,19 @@ class RecallService:
                 vector=qvec,
                 model=deps.embedder.model_id,
                 weights=deps.weights,
-                top_k=q.top_k,
+                top_k=window,
                 include_inapplicable=q.include_inapplicable,
                 preselect_above=deps.preselect_above,
             ),
         )
         ranked = page.ranked
+        if smoothed and len(ranked) > 1:
+            heads = deps.store.subjects(ctx.tenant_id, [r.memory_id for r in ranked])
+            kept = [(r, heads[r.memory_id]) for r in ranked if r.memory_id in heads]
+            sections = [section_of(subject) for _, (_, subject) in kept]
+            rules = [kind is Kind.MEMORULE for _, (kind, _) in kept]
+            ranked = smooth([r for r, _ in kept], sections, rules, w)
+        ranked = ranked[: q.top_k]
         found = deps.store.get_many(ctx.tenant_id, [UUID(r.memory_id) for r in ranked])
         matches = []
         for r in ranked:

@@ -21,6 +21,7 @@ from app.domain.records import (
     AuditDraft,
     AuditEventType,
     Confidence,
+    Kind,
     MemoruleAudit,
     MemoruleKind,
     Memory,
@@ -208,6 +209,13 @@ class ReadStore(Protocol):
         self, tenant_id: UUID, memory_ids: list[UUID]
     ) -> dict[UUID, tuple[Memory, MemoryState]]:
         """Memories and their current states, by id (missing ids are absent)."""
+        ...
+
+    def subjects(
+        self, tenant_id: UUID, memory_ids: list[str]
+    ) -> dict[str, tuple[Kind, str | None]]:
+        """Each memory's kind and current subject, by id as a string (missing ids are
+        absent): what recall's section smoothing reads of its window (``domain.sections``)."""
         ...
 
     def states(self, tenant_id: UUID, memory_id: UUID) -> list[MemoryState]:

@@ -27,7 +27,7 @@ from uuid import UUID
 
 from psycopg import errors as pgerrors
 
-from app.domain.records import MemoruleAudit, Memory, MemoryState
+from app.domain.records import Kind, MemoruleAudit, Memory, MemoryState
 from app.embeddings.port import Vector
 from app.errors import StorageError
 from app.trigraph import postgres_preselect, postgres_ranking, postgres_transfer, postgres_write
@@ -59,6 +59,9 @@ from app.trigraph.postgres_schema import (
 CHAIN_PAGE = 2000
 NO_INDEX = 2**62  # index_above when the database has no vector index: never pre-select
 VECTOR_INDEX_TTL_S = 30.0
+
+
+_KINDS: dict[str, Kind] = {k.value: k for k in Kind}  # a row's kind without Enum()
 
 
 class PostgresStore:
@@ -191,6 +194,21 @@ class PostgresStore:
             memory = rows.memory(row[: rows.MEMORY_WIDTH])
             out[memory.id] = (memory, rows.state(row[rows.MEMORY_WIDTH :]))
         return out
+
+    def subjects(
+        self, tenant_id: UUID, memory_ids: list[str]
+    ) -> dict[str, tuple[Kind, str | None]]:
+        if not memory_ids:
+            return {}
+        with self.pool.connection() as conn:
+            found = conn.execute(
+                "SELECT m.id, m.kind, s.subject FROM memory m JOIN memory_state s "
+                "ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
+                "AND s.version = m.current_version WHERE m.tenant_id = %s AND m.id = ANY(%s)",
+                (tenant_id, [UUID(i) for i in memory_ids]),
+                binary=True,
+            ).fetchall()
+        return {str(i): (_KINDS[kind], subject) for i, kind, subject in found}
 
     def states(self, tenant_id: UUID, memory_id: UUID) -> list[MemoryState]:
         with self.pool.connection() as conn:

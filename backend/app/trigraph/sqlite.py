@@ -19,7 +19,7 @@ from uuid import UUID
 import numpy as np
 
 from app.domain.ranking import Candidates
-from app.domain.records import MemoruleAudit, Memory, MemoryState, iso
+from app.domain.records import Kind, MemoruleAudit, Memory, MemoryState, iso
 from app.embeddings.port import Vector
 from app.trigraph import sqlite_recall, sqlite_write
 from app.trigraph import sqlite_rows as rows
@@ -42,6 +42,8 @@ from app.trigraph.recall_registry import CacheRegistry
 from app.trigraph.recall_snapshot import near_in_snapshot, rank_snapshot
 from app.trigraph.sqlite_conn import SQLiteFile
 from app.trigraph.sqlite_schema import MIGRATIONS
+
+_KINDS: dict[str, Kind] = {k.value: k for k in Kind}  # a row's kind without Enum()
 
 
 class SQLiteStore:
@@ -149,6 +151,25 @@ class SQLiteStore:
             memory = rows.memory(row[:width])
             out[memory.id] = (memory, rows.state(row[width:]))
         return out
+
+    def subjects(
+        self, tenant_id: UUID, memory_ids: list[str]
+    ) -> dict[str, tuple[Kind, str | None]]:
+        if not memory_ids:
+            return {}
+        marks = ",".join("?" * len(memory_ids))
+        found = (
+            self.file.connection()
+            .execute(
+                "SELECT m.id, m.kind, s.subject FROM memory m JOIN memory_state s "
+                "ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
+                "AND s.version = m.current_version "
+                f"WHERE m.tenant_id = ? AND m.id IN ({marks})",
+                (str(tenant_id), *memory_ids),
+            )
+            .fetchall()
+        )
+        return {i: (_KINDS[kind], subject) for i, kind, subject in found}
 
     def states(self, tenant_id: UUID, memory_id: UUID) -> list[MemoryState]:
         found = (
