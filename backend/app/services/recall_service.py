@@ -86,7 +86,9 @@ class RecallService:
         )
         ranked = page.ranked
         if smoothed and len(ranked) > 1:
-            heads = deps.store.subjects(ctx.tenant_id, [r.memory_id for r in ranked])
+            heads = page.subjects
+            if heads is None:
+                heads = deps.store.subjects(ctx.tenant_id, [r.memory_id for r in ranked])
             kept = [(r, heads[r.memory_id]) for r in ranked if r.memory_id in heads]
             sections = [section_of(subject) for _, (_, subject) in kept]
             rules = [kind is Kind.MEMORULE for _, (kind, _) in kept]

@@ -120,10 +120,15 @@ class RecallRequest:
 
 @dataclass(frozen=True)
 class RankedPage:
-    """The best ``top_k`` of a recall, best first, and how many candidates were ranked."""
+    """The best ``top_k`` of a recall, best first, and how many candidates were ranked.
+
+    ``subjects``: each ranked memory's kind and current subject, by id, when the engine read
+    them with the ranking (PostgreSQL, in the same statement); None: ask ``subjects``.
+    """
 
     ranked: list[Ranked]
     candidates: int
+    subjects: dict[str, tuple[Kind, str | None]] | None = None
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,7 @@ _CONF_CODE: Final = (
     "WHEN 'asserted' THEN 2 ELSE 3 END"
 )
 _OUT: Final = "memory_id, scope_rank, conf_code, masks, cos, lex, applicable, score"
+_SUBJECT_AT: Final = 2 + len(_OUT.split(","))  # a row: selected, near, _OUT, written_at, ...
 
 
 def recall(
@@ -159,8 +160,10 @@ def recall(
         # The index scan stopped short (hnsw.max_scan_tuples: the project is a small part
         # of what the index holds): score every candidate instead.
         found = _run(conn, *recall_sql(tenant_id, req, None), index=False)
-    ranked = [_ranked(i, row[2:], req) for i, row in enumerate(found) if row[2] is not None]
-    return RankedPage(ranked, total)
+    rows = [row for row in found if row[2] is not None]
+    ranked = [_ranked(i, row[2:_SUBJECT_AT], req) for i, row in enumerate(rows)]
+    subjects = {str(row[2]): (Kind(row[-2]), row[-1]) for row in rows}
+    return RankedPage(ranked, total, subjects)
 
 
 def _run(conn: Conn, query: str, args: dict[str, Any], *, index: bool) -> list[tuple[Any, ...]]:
@@ -267,12 +270,21 @@ def recall_sql(
     if terms:
         joined += " CROSS JOIN ceiling ce LEFT JOIN bm ON bm.memory_id = c.memory_id"
     keep = "" if req.include_inapplicable else " AND c.applicable"
+    order = (
+        "{t}.applicable DESC, round({t}.score * 1e9::float8) DESC, "
+        "{t}.written_at DESC, {t}.memory_id DESC"
+    )
+    # The best rows, then each one's kind and current subject (what recall's section
+    # smoothing reads: ``RankedPage.subjects``), in the same order.
     query = (
-        f"WITH {ctes} SELECT s.selected, {near} AS near, top.* FROM stats s LEFT JOIN LATERAL ("
-        f"SELECT {_OUT} FROM (SELECT l.*, {_SCORE} AS score FROM "
+        f"WITH {ctes} SELECT s.selected, {near} AS near, top.*, m.kind, st.subject "
+        "FROM stats s LEFT JOIN LATERAL ("
+        f"SELECT {_OUT}, sc.written_at FROM (SELECT l.*, {_SCORE} AS score FROM "
         f"(SELECT c.*, {lexical} AS lex FROM {joined} WHERE c.sel{keep}) l) sc "
-        "ORDER BY sc.applicable DESC, round(sc.score * 1e9::float8) DESC, "
-        "sc.written_at DESC, sc.memory_id DESC LIMIT %(k)s) top ON true"
+        f"ORDER BY {order.format(t='sc')} LIMIT %(k)s) top ON true "
+        "LEFT JOIN memory m ON m.tenant_id = %(t)s AND m.id = top.memory_id "
+        "LEFT JOIN memory_state st ON st.tenant_id = m.tenant_id AND st.memory_id = m.id "
+        f"AND st.version = m.current_version ORDER BY {order.format(t='top')}"
     )
     return query, args
 
