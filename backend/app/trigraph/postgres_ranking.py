@@ -275,16 +275,23 @@ def recall_sql(
         "{t}.written_at DESC, {t}.memory_id DESC"
     )
     # The best rows, then each one's kind and current subject (what recall's section
-    # smoothing reads: ``RankedPage.subjects``), in the same order.
+    # smoothing reads: ``RankedPage.subjects``), in the same order. Scalar subqueries: per
+    # row, by primary key (the statement runs without nested loops, so a join would hash
+    # every memory of the tenant).
+    current = "(SELECT m.{col} FROM memory m WHERE m.tenant_id = %(t)s AND m.id = top.memory_id)"
+    version = current.format(col="current_version")
+    subject = (
+        "(SELECT st.subject FROM memory_state st WHERE st.tenant_id = %(t)s "
+        f"AND st.memory_id = top.memory_id AND st.version = {version})"
+    )
     query = (
-        f"WITH {ctes} SELECT s.selected, {near} AS near, top.*, m.kind, st.subject "
+        f"WITH {ctes} SELECT s.selected, {near} AS near, top.*, "
+        f"{current.format(col='kind')} AS kind, {subject} AS subject "
         "FROM stats s LEFT JOIN LATERAL ("
         f"SELECT {_OUT}, sc.written_at FROM (SELECT l.*, {_SCORE} AS score FROM "
         f"(SELECT c.*, {lexical} AS lex FROM {joined} WHERE c.sel{keep}) l) sc "
         f"ORDER BY {order.format(t='sc')} LIMIT %(k)s) top ON true "
-        "LEFT JOIN memory m ON m.tenant_id = %(t)s AND m.id = top.memory_id "
-        "LEFT JOIN memory_state st ON st.tenant_id = m.tenant_id AND st.memory_id = m.id "
-        f"AND st.version = m.current_version ORDER BY {order.format(t='top')}"
+        f"ORDER BY {order.format(t='top')}"
     )
     return query, args
 
