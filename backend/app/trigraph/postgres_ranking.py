@@ -2,10 +2,11 @@
 
 The statement applies what :func:`app.domain.ranking.rank` applies in process, in SQL:
 
-- **Visibility** (DESIGN §6), as two index branches of one ``UNION ALL``: the project's own
-  live rows (``recall_index_by_project``) and the tenant's ``global``/``org`` rows of other
-  projects (``recall_index_by_scope``); in the project, ``persona`` rules only of the viewer.
-  Every branch filters by ``tenant_id`` first, so the statement runs unchanged on Citus.
+- **Visibility** (DESIGN §6; :mod:`~app.trigraph.postgres_visibility`), as two index
+  branches of one ``UNION ALL``: the project's own live rows (``recall_index_by_project``)
+  and the tenant's ``global``/``org`` rows of other projects (``recall_index_by_scope``); in
+  the project, ``persona`` rules only of the viewer. Every branch filters by ``tenant_id``
+  first, so the statement runs unchanged on Citus.
 - **Filters** of :class:`~app.trigraph.port.CandidateFilter` and **applicability** (a rule
   naming another value than the context conflicts and is left out, or ranked last).
 - **Relevance**: the clipped inner product of the stored and query vectors (pgvector's
@@ -34,7 +35,7 @@ from uuid import UUID
 import psycopg
 
 from app.domain.lexical import tokenize
-from app.domain.ranking import Ranked, normalise_key, why_of
+from app.domain.ranking import Ranked, why_of
 from app.domain.records import APPLIES_TO_KEYS, Kind
 from app.embeddings.port import Vector
 from app.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequest
@@ -46,22 +47,23 @@ from app.trigraph.postgres_preselect import (
     session_settings,
     uses_index,
 )
+from app.trigraph.postgres_visibility import (
+    PROJECT_BRANCH,
+    SHARED_BRANCH,
+    applicability_sql,
+    filter_args,
+    filter_sql,
+)
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
 _MEMORULE: Final = Kind.MEMORULE.value
-_PROJECT_BRANCH: Final = "r.tenant_id = %(t)s AND r.active AND r.project_id = %(p)s"
-_SHARED_BRANCH: Final = (
-    "r.tenant_id = %(t)s AND r.active AND r.scope IN ('global', 'org') AND r.project_id <> %(p)s"
-)
 # The pre-selected rows of a large project, fetched by primary key.
 _PICKED_BRANCH: Final = (
     "r.tenant_id = %(t)s AND r.memory_id = ANY(ARRAY(SELECT memory_id FROM pre)) AND r.active"
 )
 # Whether this recall takes the index path: enough candidates, few enough matching a key.
 _INDEXED: Final = "(SELECT selected >= %(above)s AND {matched} FROM stats)"
-# In its own project a row is seen unless it is another persona's rule.
-_OWN_VISIBLE: Final = "(r.scope IS DISTINCT FROM 'persona' OR r.a_persona = %(viewer)s)"
 _SCOPE_RANK: Final = (
     "CASE r.scope WHEN 'global' THEN 0 WHEN 'org' THEN 1 WHEN 'persona' THEN 3 ELSE 2 END"
 )
@@ -191,7 +193,7 @@ def recall_sql(
     ``index_above`` (only for a request :func:`uses_index` accepts): from this many
     candidates on, only the pre-selected ones are scored.
     """
-    args = _filter_args(tenant_id, req.filter)
+    args = filter_args(tenant_id, req.filter)
     w = req.weights
     args.update(
         w_relevance=float(w.relevance),
@@ -211,7 +213,7 @@ def recall_sql(
         args.update(terms=terms, k1=w.bm25_k1, k1_1=w.bm25_k1 + 1.0, b=w.bm25_b)
     if req.vector is not None:
         args.update(q=req.vector, model=req.model, dim=int(req.vector.shape[0]))
-    matches, conflicts, masks = _applicability_sql(req, args)
+    matches, conflicts, masks = applicability_sql(req, args)
     alpha = f"CASE WHEN r.kind = '{_MEMORULE}' THEN %(w_lexical)s ELSE %(w_lexical_note)s END"
 
     def branch(where: str, selected: str) -> str:
@@ -228,19 +230,19 @@ def recall_sql(
             f"{_CONF_W} AS conf_w, {alpha} AS alpha FROM recall_index r WHERE {where}"
         )
 
-    own, shared = _selected(req.filter)
+    own, shared = filter_sql(req.filter)
     index = index_above is not None
     keyed = index and matches != "0"
     # The index path also counts, per row, the keys it matches (for its pre-selection).
     m = f", ({matches}) AS m" if keyed else ""
     seen = (
         f"seen AS (SELECT r.memory_id, r.doc_len, ({own}) AS sel{m} FROM recall_index r "
-        f"WHERE {_PROJECT_BRANCH} UNION ALL SELECT r.memory_id, r.doc_len, ({shared}) AS sel{m} "
-        f"FROM recall_index r WHERE {_SHARED_BRANCH})"
+        f"WHERE {PROJECT_BRANCH} UNION ALL SELECT r.memory_id, r.doc_len, ({shared}) AS sel{m} "
+        f"FROM recall_index r WHERE {SHARED_BRANCH})"
     )
     near = "NULL::bigint"
     if index_above is None:
-        live = f"{branch(_PROJECT_BRANCH, own)} UNION ALL {branch(_SHARED_BRANCH, shared)}"
+        live = f"{branch(PROJECT_BRANCH, own)} UNION ALL {branch(SHARED_BRANCH, shared)}"
         ctes = f"live AS MATERIALIZED ({live}), {_stats_sql('live', False)}"
         ctes += _LEXICAL_CTES if terms else ""
     else:
@@ -252,8 +254,8 @@ def recall_sql(
         exact, indexed = f" AND NOT {indexed}", f" AND {indexed}"
         live = " UNION ALL ".join(
             (
-                branch(_PROJECT_BRANCH + exact, own),
-                branch(_SHARED_BRANCH + exact, shared),
+                branch(PROJECT_BRANCH + exact, own),
+                branch(SHARED_BRANCH + exact, shared),
                 branch(f"{_PICKED_BRANCH} AND r.project_id = %(p)s{indexed}", own),
                 branch(
                     f"{_PICKED_BRANCH} AND r.scope IN ('global', 'org') "
@@ -306,90 +308,24 @@ def near_duplicates(
     limit: int,
 ) -> list[NearMatch]:
     """``RecallStore.near_duplicates``: an exact scan of the visible rows' inner products."""
-    args = _filter_args(tenant_id, flt)
+    args = filter_args(tenant_id, flt)
     args.update(q=vector, model=model, dim=int(vector.shape[0]), th=float(threshold), lim=limit)
     columns = (
         "r.memory_id, (r.vector <#> %(q)b::vector) * -1 AS sim, "
         "r.a_persona, r.a_surface, r.a_specialization"
     )
     same_model = "r.model = %(model)s AND vector_dims(r.vector) = %(dim)s"
-    own, shared = _selected(flt)
+    own, shared = filter_sql(flt)
     query = (
-        f"SELECT * FROM (SELECT {columns} FROM recall_index r WHERE {_PROJECT_BRANCH} "
+        f"SELECT * FROM (SELECT {columns} FROM recall_index r WHERE {PROJECT_BRANCH} "
         f"AND {own} AND {same_model} UNION ALL SELECT {columns} FROM recall_index r "
-        f"WHERE {_SHARED_BRANCH} AND {shared} AND {same_model}) x "
+        f"WHERE {SHARED_BRANCH} AND {shared} AND {same_model}) x "
         "WHERE sim >= %(th)s ORDER BY sim DESC, memory_id LIMIT %(lim)s"
     )
     found = conn.execute(query, args, binary=True).fetchall()
     return [
         NearMatch(r[0], float(r[1]), dict(zip(APPLIES_TO_KEYS, r[2:5], strict=True))) for r in found
     ]
-
-
-def _filter_args(tenant_id: UUID, flt: CandidateFilter) -> dict[str, Any]:
-    args: dict[str, Any] = {
-        "t": tenant_id,
-        "p": flt.project_id,
-        "viewer": normalise_key(flt.persona),
-        "ns": flt.namespace,
-        "kinds": [k.value for k in flt.memorule_kinds],
-        "confidences": [c.value for c in flt.confidences],
-    }
-    for key, value in flt.exclude_conflicts.items():
-        args[f"x_{_key(key)}"] = value
-    return args
-
-
-def _selected(flt: CandidateFilter) -> tuple[str, str]:
-    """The filter's conditions for the project branch and for the shared branch."""
-    parts = []
-    if flt.memorules_only:
-        parts.append(f"r.kind = '{_MEMORULE}'")
-    if flt.namespace is not None:
-        parts.append("r.namespace = %(ns)s")
-    if flt.memorule_kinds:
-        parts.append("r.memorule_kind = ANY(%(kinds)s)")
-    if flt.confidences:
-        parts.append("r.confidence = ANY(%(confidences)s)")
-    for key in flt.exclude_conflicts:
-        column = _key(key)
-        parts.append(f"(r.a_{column} IS NULL OR r.a_{column} = %(x_{column})s)")
-    common = " AND ".join(parts) if parts else "true"
-    return f"{_OWN_VISIBLE} AND {common}", common
-
-
-def _applicability_sql(req: RecallRequest, args: dict[str, Any]) -> tuple[str, str, str]:
-    """SQL counting the applies_to keys a row matches, SQL true when one conflicts, and SQL
-    of both as bits (key i of ``APPLIES_TO_KEYS``: bit i matched, bit 3 + i conflicting)."""
-    matches, conflicts, bits = [], [], []
-    for i, key in enumerate(APPLIES_TO_KEYS):
-        wanted = normalise_key(req.context.value(key))
-        if wanted is None:
-            continue
-        column = _key(key)
-        args[f"c_{column}"] = wanted
-        matches.append(f"(r.a_{column} = %(c_{column})s)::int")
-        conflicts.append(f"r.a_{column} <> %(c_{column})s")
-        bits.append(
-            f"CASE WHEN r.a_{column} = %(c_{column})s THEN {1 << i} "
-            f"WHEN r.a_{column} <> %(c_{column})s THEN {1 << (3 + i)} ELSE 0 END"
-        )
-    if not matches:
-        return "0", "false", "0"
-    memorule = f"r.kind = '{_MEMORULE}'"
-    # A NULL a_* (the rule names no value) neither matches nor conflicts.
-    matched = " + ".join(f"coalesce({m}, 0)" for m in matches)
-    count = f"CASE WHEN {memorule} THEN {matched} ELSE 0 END"
-    conflict = f"({memorule} AND coalesce({' OR '.join(conflicts)}, false))"
-    mask = f"CASE WHEN {memorule} THEN {' + '.join(bits)} ELSE 0 END"
-    return count, conflict, mask
-
-
-def _key(key: str) -> str:
-    """An applies_to key as a column suffix; only the three known keys pass."""
-    if key not in APPLIES_TO_KEYS:
-        raise ValueError(f"unknown applies_to key {key!r}")
-    return key
 
 
 def _ranked(position: int, row: tuple[Any, ...], req: RecallRequest) -> Ranked:
