@@ -105,6 +105,9 @@ def test_off_inapplicable_and_single_entries_keep_the_engines_order() -> None:
     assert out[0].score == pytest.approx(out[1].score)
     assert out[2] == ranked[2]  # an inapplicable rule is neither smoothed nor counted
     assert out[0].why["section_relevance"] == round((1 - 0.3) * (0.9 + 0.1) / 2, 6)
+    # No heading shared by two applicable entries: the engine's list, whys untouched.
+    alone = smooth(ranked, ["s", "t", "s"], [True] * 3, RankingWeights(section=1.0))
+    assert alone == ranked
 
 
 def test_the_weight_and_window_are_settings() -> None:

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from app.domain.lexical import K1, B, LexicalHits, Lexicon
 from app.domain.ranking_bounds import PRESELECT_MIN, dots, relevance, rows_within_reach
-from app.domain.ranking_why import ABSENT, NONE, keys_of, normalise_key, why_of
+from app.domain.ranking_why import ABSENT, NONE, context_codes, keys_of, normalise_key, why_of
 from app.domain.records import APPLIES_TO_KEYS, Confidence, Scope, SessionContext, parse_iso
 
 __all__ = [  # what other modules import from here (some defined in the two split off)
@@ -300,9 +300,10 @@ def rank(
         )
     )[:top_k]
     out = []
+    codes = context_codes(candidates, context)
     for pos in order:
         i = int(idx[pos])
-        matched, conflicting = keys_of(candidates, context, i)
+        matched, conflicting = keys_of(candidates, codes, i)
         score = float(score_idx[pos])
         why = why_of(
             weights,

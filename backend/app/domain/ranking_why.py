@@ -49,24 +49,37 @@ def why_of(
         "scope_bonus": round(weights.scope * float(scope_rank), 6),
         "prior": weights.prior,
         "confidence": CONFIDENCE_NAME[confidence_code],
-        "confidence_weight": float(weights.by_confidence_code()[confidence_code]),
+        "confidence_weight": float(getattr(weights, CONFIDENCE_WEIGHT[confidence_code])),
         "score": round(score, 6),
     }
 
 
 SCOPE_NAME = {0: "global", 1: "org", 2: "project", 3: "persona"}
 CONFIDENCE_NAME: dict[int, str | None] = {0: "observed", 1: "inferred", 2: "asserted", 3: None}
+# The RankingWeights field of each confidence code (``RankingWeights.by_confidence_code``).
+CONFIDENCE_WEIGHT = ("observed", "inferred", "asserted", "note")
 
 
-def keys_of(c: Candidates, context: SessionContext, i: int) -> tuple[list[str], list[str]]:
+def context_codes(c: Candidates, context: SessionContext) -> dict[str, int]:
+    """Per applies_to key the context names and some candidate may name, the context
+    value's code in ``c.vocab`` (``ABSENT`` when no candidate names it); for :func:`keys_of`."""
+    codes: dict[str, int] = {}
+    for key in APPLIES_TO_KEYS:
+        wanted = normalise_key(context.value(key))
+        if wanted is not None and key in c.keys:
+            codes[key] = c.vocab[key].get(wanted, ABSENT)
+    return codes
+
+
+def keys_of(c: Candidates, codes: dict[str, int], i: int) -> tuple[list[str], list[str]]:
+    """The applies_to keys row ``i`` matches and those it conflicts on, in key order;
+    ``codes``: :func:`context_codes` of the context."""
     matched: list[str] = []
     conflicting: list[str] = []
     if not c.is_memorule[i]:
         return matched, conflicting
-    for key in APPLIES_TO_KEYS:
-        wanted = normalise_key(context.value(key))
-        have = int(c.keys[key][i]) if key in c.keys else NONE
-        if wanted is None or have == NONE:
-            continue
-        (matched if have == c.vocab[key].get(wanted, ABSENT) else conflicting).append(key)
+    for key, code in codes.items():
+        have = int(c.keys[key][i])
+        if have != NONE:
+            (matched if have == code else conflicting).append(key)
     return matched, conflicting

@@ -69,22 +69,17 @@ def smooth(
     lam = weights.section
     if lam <= 0.0 or len(ranked) < 2:
         return list(ranked)
-    rule_share, note_share = weights.lexical, weights.lexical_note
-    mixed = []
-    for r, memorule in zip(ranked, is_memorule, strict=True):
-        alpha = rule_share if memorule else note_share
-        mixed.append(
-            (1.0 - alpha) * r.why.get("relevance", 0.0) + alpha * r.why.get("lexical", 0.0)
-        )
     members: dict[str, list[int]] = defaultdict(list)
     for i, (r, section) in enumerate(zip(ranked, sections, strict=True)):
         if section is not None and r.applicable:
             members[section].append(i)
+    groups = [rows for rows in members.values() if len(rows) > 1]
+    if not groups:  # no heading shared within the window: nothing moves
+        return list(ranked)
     out = list(ranked)
-    for section, rows in members.items():
-        if len(rows) < 2:
-            continue
-        mean = sum(mixed[i] for i in rows) / len(rows)
+    for rows in groups:
+        mixed = {i: _relevance(ranked[i], is_memorule[i], weights) for i in rows}
+        mean = sum(mixed.values()) / len(rows)
         shown = round(mean, 6)
         for i in rows:
             r = ranked[i]
@@ -92,7 +87,7 @@ def smooth(
             score = r.score + weight * (mean - mixed[i])
             why = {
                 **r.why,
-                "section": section,
+                "section": sections[i],
                 "section_relevance": shown,
                 "score": round(score, 6),
             }
@@ -101,3 +96,9 @@ def smooth(
         range(len(out)), key=lambda i: (not out[i].applicable, -round(out[i].score, 9), i)
     )
     return [out[i] for i in order]
+
+
+def _relevance(r: Ranked, is_memorule: bool, weights: RankingWeights) -> float:
+    """The hybrid relevance ``rank`` scored ``r`` with, from its ``why``."""
+    alpha = weights.lexical if is_memorule else weights.lexical_note
+    return float((1.0 - alpha) * r.why.get("relevance", 0.0) + alpha * r.why.get("lexical", 0.0))
