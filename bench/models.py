@@ -57,8 +57,9 @@ def queries_of(embedder: Any) -> Any:
 # -- quality ---------------------------------------------------------------------------------
 
 
-def rules_dev(name: str, embedder: Any, weights: dict[str, float]) -> dict[str, Any]:
-    """The rule benchmark's dev split: the scorer's report and per-query metrics."""
+def rules_dev(name: str, embedder: Any, weights: dict[str, float], stem: str) -> dict[str, Any]:
+    """The rule benchmark's dev split: the scorer's report and per-query metrics
+    (predictions in ``<stem>.rules-dev.pred.jsonl``)."""
     data = common.shared_bench_dir() / "rules"
     ns = argparse.Namespace(
         rules=data / "rules.jsonl",
@@ -87,7 +88,7 @@ def rules_dev(name: str, embedder: Any, weights: dict[str, float]) -> dict[str, 
         with queries_of(embedder):
             runs.append((q["qid"], system.search(q["context"], q["task"], rules_quality.TOP_K)))
     system.close()
-    pred = OUT / f"{name}.rules-dev.pred.jsonl"
+    pred = OUT / f"{stem}.rules-dev.pred.jsonl"
     rules_quality.write_pred(pred, runs)
     report = rules_quality.score(ns, pred, "dev")
     scorer = rules_quality.shipped_scorer(ns.scorer)
@@ -113,8 +114,9 @@ def evidence(q: dict[str, Any], valid: set[str]) -> set[str]:
     return ev & valid
 
 
-def locomo_tune(name: str, embedder: Any, weights: dict[str, float]) -> dict[str, Any]:
-    """LoCoMo evidence recall on the tuning half: the evaluator's report and per question."""
+def locomo_tune(name: str, embedder: Any, weights: dict[str, float], stem: str) -> dict[str, Any]:
+    """LoCoMo evidence recall on the tuning half: the evaluator's report and per question
+    (predictions in ``<stem>.locomo-tune.pred.jsonl``)."""
     shared = common.shared_bench_dir() / "locomo"
     ns = argparse.Namespace(
         zip=shared / "locomo10.zip",
@@ -143,7 +145,7 @@ def locomo_tune(name: str, embedder: Any, weights: dict[str, float]) -> dict[str
                     f"recall@{k}": len(set(ranked[:k]) & ev) / len(ev) for k in (1, 5, 10)
                 }
     system.close()
-    pred = OUT / f"{name}.locomo-tune.pred.jsonl"
+    pred = OUT / f"{stem}.locomo-tune.pred.jsonl"
     pred.write_text("".join(json.dumps(line) + "\n" for line in lines))
     subset = workdir / "subset"
     subset.mkdir()
@@ -157,19 +159,23 @@ def locomo_tune(name: str, embedder: Any, weights: dict[str, float]) -> dict[str
     return {"conversations": samples, "report": report["all"], "per_query": per_q}
 
 
-def quality(name: str, parts: list[str], weights: dict[str, float]) -> dict[str, Any]:
+def quality(
+    name: str, parts: list[str], weights: dict[str, float], tag: str | None = None
+) -> dict[str, Any]:
     common.install_offline_guard()
+    stem = f"{name}.{tag}" if tag else name
     embedder = model_embedders.build(name)
     started = time.process_time()
     result: dict[str, Any] = {}
     if "rules" in parts:
-        result["rules_dev"] = rules_dev(name, embedder, weights)
+        result["rules_dev"] = rules_dev(name, embedder, weights, stem)
     if "locomo" in parts:
-        result["locomo_tune"] = locomo_tune(name, embedder, weights)
+        result["locomo_tune"] = locomo_tune(name, embedder, weights, stem)
     result |= {
         "cpu_seconds": round(time.process_time() - started, 1),
         "network_attempts": list(common.ATTEMPTS),
         "model_id": embedder.model_id,
+        "prism": common.backend_info(),
         "loadavg": os.getloadavg(),
     }
     return result
@@ -396,6 +402,19 @@ def report() -> str:
         ]
         for name, q in dense.items():
             lines.append("| " + " | ".join(quality_row(name, q, dense["minilm"])) + " |")
+    for key in sorted(k for k in res["minilm"] if k.startswith("quality@")):
+        tagged = {name: r[key] for name, r in res.items() if key in r}
+        commit = tagged["minilm"].get("prism", {}).get("repo_commit", "?")
+        lines += [
+            "",
+            f"Again with the product's ranking at {commit} (`--tag {key.split('@', 1)[1]}`; "
+            "the same queries, paired with MiniLM's run of the same tag):",
+            "",
+            lines[10],
+            lines[11],
+        ]
+        for name, q in tagged.items():
+            lines.append("| " + " | ".join(quality_row(name, q, tagged["minilm"])) + " |")
     lines += [
         "",
         "## Cost (one intra-op thread)",
@@ -438,6 +457,12 @@ def main(argv: list[str] | None = None) -> None:
         help="quality with no lexical share (the embedding alone; the ranking's other terms stay)",
     )
     p.add_argument(
+        "--tag",
+        default=None,
+        help="quality: keep this run beside the earlier ones (key quality@TAG, its own "
+        "prediction files), e.g. to compare the models again after the ranking changed",
+    )
+    p.add_argument(
         "--only",
         choices=["rules", "locomo"],
         default=None,
@@ -463,7 +488,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.step == "quality":
         parts = [args.only] if args.only else ["rules", "locomo"]
         key = "quality_dense" if args.dense else "quality"
-        saved[key] = saved.get(key, {}) | quality(args.model, parts, DENSE if args.dense else {})
+        key += f"@{args.tag}" if args.tag else ""
+        weights = DENSE if args.dense else {}
+        saved[key] = saved.get(key, {}) | quality(args.model, parts, weights, args.tag)
     else:
         saved["speed"] = speed(args.model)
     saved["machine"] = {"cpu": common.machine_info()["cpu"], "loadavg": os.getloadavg()}
