@@ -390,31 +390,30 @@ def report() -> str:
     for name, r in res.items():
         if "quality" in r:
             lines.append("| " + " | ".join(quality_row(name, r["quality"], base)) + " |")
+    header = lines[10:12]
+
+    def table(caption: str, runs: dict[str, dict[str, Any]]) -> list[str]:
+        """Another quality table: ``runs`` per model, paired with MiniLM's of the same kind."""
+        rows = [
+            "| " + " | ".join(quality_row(n, q, runs["minilm"])) + " |" for n, q in runs.items()
+        ]
+        return ["", caption, "", *header, *rows]
+
     dense = {name: r["quality_dense"] for name, r in res.items() if "quality_dense" in r}
     if "minilm" in dense:
-        lines += [
-            "",
-            "Control, the embedding alone: the same runs with the lexical shares off",
+        lines += table(
+            "Control, the embedding alone: the same runs with the lexical shares off\n"
             "(`--dense`: `rank_lexical` 0, `rank_lexical_note` 0; not the product's setting).",
-            "",
-            lines[10],
-            lines[11],
-        ]
-        for name, q in dense.items():
-            lines.append("| " + " | ".join(quality_row(name, q, dense["minilm"])) + " |")
+            dense,
+        )
     for key in sorted(k for k in res["minilm"] if k.startswith("quality@")):
         tagged = {name: r[key] for name, r in res.items() if key in r}
         commit = tagged["minilm"].get("prism", {}).get("repo_commit", "?")
-        lines += [
-            "",
+        lines += table(
             f"Again with the product's ranking at {commit} (`--tag {key.split('@', 1)[1]}`; "
             "the same queries, paired with MiniLM's run of the same tag):",
-            "",
-            lines[10],
-            lines[11],
-        ]
-        for name, q in tagged.items():
-            lines.append("| " + " | ".join(quality_row(name, q, tagged["minilm"])) + " |")
+            tagged,
+        )
     lines += [
         "",
         "## Cost (one intra-op thread)",

@@ -214,6 +214,22 @@ def assert_same(here: RecallResult, there: RecallResult) -> None:
             assert b.why.get(key) == pytest.approx(a.why.get(key), abs=2e-6)
 
 
+def explained(
+    store: PostgresStore, sql: str, args: dict[str, Any], *, index: bool, analyze: bool = False
+) -> str:
+    """The plan of a recall statement under the session settings it runs with."""
+    from app.trigraph import postgres_preselect
+
+    with store.pool.connection() as conn:
+        conn.execute("BEGIN")
+        for setting in postgres_preselect.session_settings(index):
+            conn.execute(setting)
+        explain = "EXPLAIN ANALYZE " if analyze else "EXPLAIN "
+        plan = "\n".join(row[0] for row in conn.execute(explain + sql, args).fetchall())
+        conn.execute("ROLLBACK")
+    return plan
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     engines: tuple[SQLiteStore, PostgresStore], seed: int
@@ -459,12 +475,7 @@ def test_the_pre_selection_reads_the_hnsw_index(
         10,
     )
     sql, args = postgres_ranking.recall_sql(ctx.tenant_id, req, 0)
-    with store.pool.connection() as conn:
-        conn.execute("BEGIN")
-        for setting in postgres_preselect.session_settings(True):
-            conn.execute(setting)
-        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN ANALYZE " + sql, args).fetchall())
-        conn.execute("ROLLBACK")
+    plan = explained(store, sql, args, index=True, analyze=True)
     assert "Index Scan using recall_index_by_vector_384" in plan
     exact = store.recall(ctx.tenant_id, req)
     indexed = PostgresStore(pg_url, index_above=0)
@@ -553,7 +564,7 @@ def test_the_window_s_subjects_are_read_by_primary_key_per_row(
     """The statement reads each ranked row's kind and subject (``RankedPage.subjects``) in
     scalar subqueries: with nested loops off, a join to ``memory`` was planned as a hash of
     every memory of the tenant (80 ms a recall at 400k memories, instead of 6)."""
-    from app.trigraph import postgres_preselect, postgres_ranking
+    from app.trigraph import postgres_ranking
     from app.trigraph.port import CandidateFilter, RecallRequest
 
     sqlite, postgres = engines
@@ -567,12 +578,7 @@ def test_the_window_s_subjects_are_read_by_primary_key_per_row(
     flt = CandidateFilter(ctx.project_id, persona=ctx.persona)
     req = RecallRequest(flt, ctx, "deploy the release", vector, embedder.model_id, weights, 100)
     sql, args = postgres_ranking.recall_sql(ctx.tenant_id, req, None)
-    with postgres.pool.connection() as conn:
-        conn.execute("BEGIN")
-        for setting in postgres_preselect.session_settings(False):
-            conn.execute(setting)
-        plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, args).fetchall())
-        conn.execute("ROLLBACK")
+    plan = explained(postgres, sql, args, index=False)
     assert "SubPlan" in plan
     joins = [line for line in plan.splitlines() if "Cond" in line and "memory_id" in line]
     assert not [line for line in joins if "m.id" in line or "st.memory_id" in line], plan

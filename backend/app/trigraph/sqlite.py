@@ -130,20 +130,8 @@ class SQLiteStore:
     def get_many(
         self, tenant_id: UUID, memory_ids: list[UUID]
     ) -> dict[UUID, tuple[Memory, MemoryState]]:
-        if not memory_ids:
-            return {}
-        marks = ",".join("?" * len(memory_ids))
-        found = (
-            self.file.connection()
-            .execute(
-                f"SELECT {rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S} "
-                "FROM memory m JOIN memory_state s "
-                "ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
-                "AND s.version = m.current_version "
-                f"WHERE m.tenant_id = ? AND m.id IN ({marks})",
-                (str(tenant_id), *(str(i) for i in memory_ids)),
-            )
-            .fetchall()
+        found = self._current(
+            f"{rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S}", tenant_id, map(str, memory_ids)
         )
         width = rows.MEMORY_WIDTH
         out = {}
@@ -155,21 +143,26 @@ class SQLiteStore:
     def subjects(
         self, tenant_id: UUID, memory_ids: list[str]
     ) -> dict[str, tuple[Kind, str | None]]:
-        if not memory_ids:
-            return {}
-        marks = ",".join("?" * len(memory_ids))
-        found = (
+        found = self._current("m.id, m.kind, s.subject", tenant_id, memory_ids)
+        return {i: (_KINDS[kind], subject) for i, kind, subject in found}
+
+    def _current(self, columns: str, tenant_id: UUID, memory_ids: Iterable[str]) -> list[Any]:
+        """``columns`` of memories (``m``) and their current states (``s``), by id."""
+        ids = list(memory_ids)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return (
             self.file.connection()
             .execute(
-                "SELECT m.id, m.kind, s.subject FROM memory m JOIN memory_state s "
+                f"SELECT {columns} FROM memory m JOIN memory_state s "
                 "ON s.tenant_id = m.tenant_id AND s.memory_id = m.id "
                 "AND s.version = m.current_version "
                 f"WHERE m.tenant_id = ? AND m.id IN ({marks})",
-                (str(tenant_id), *memory_ids),
+                (str(tenant_id), *ids),
             )
             .fetchall()
         )
-        return {i: (_KINDS[kind], subject) for i, kind, subject in found}
 
     def states(self, tenant_id: UUID, memory_id: UUID) -> list[MemoryState]:
         found = (
