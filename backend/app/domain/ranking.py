@@ -299,23 +299,36 @@ def rank(
             (~applicable[idx]).astype(np.int64),
         )
     )[:top_k]
-    out = []
+    # The rows' parts as Python values, column by column (not a numpy scalar per field).
+    rows = idx[order]
+    scores, cosines = score_idx[order].tolist(), cosine[order].tolist()
+    lexes = lex[rows].tolist() if lex is not None else [0.0] * len(scores)
     codes = context_codes(candidates, context)
-    for pos in order:
-        i = int(idx[pos])
-        matched, conflicting = keys_of(candidates, codes, i)
-        score = float(score_idx[pos])
+    named = {key: candidates.keys[key][rows].tolist() for key in codes}
+    out = []
+    for n, (i, memory_id, scope_rank, conf, memorule, fits) in enumerate(
+        zip(
+            rows.tolist(),
+            candidates.ids[rows].tolist(),
+            candidates.scope_rank[rows].tolist(),
+            candidates.confidence[rows].tolist(),
+            candidates.is_memorule[rows].tolist(),
+            applicable[rows].tolist(),
+            strict=True,
+        )
+    ):
+        matched, conflicting = keys_of(codes, {k: v[n] for k, v in named.items()}, memorule)
         why = why_of(
             weights,
-            relevance=float(cosine[pos]),
-            lexical=float(lex[i]) if lex is not None else 0.0,
+            relevance=cosines[n],
+            lexical=lexes[n],
             matched=matched,
             conflicts=conflicting,
-            scope_rank=int(candidates.scope_rank[i]),
-            confidence_code=int(candidates.confidence[i]),
-            score=score,
+            scope_rank=scope_rank,
+            confidence_code=conf,
+            score=scores[n],
         )
-        out.append(Ranked(i, str(candidates.ids[i]), score, bool(applicable[i]), why))
+        out.append(Ranked(i, str(memory_id), scores[n], fits, why))
     return out
 
 

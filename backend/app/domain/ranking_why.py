@@ -71,15 +71,17 @@ def context_codes(c: Candidates, context: SessionContext) -> dict[str, int]:
     return codes
 
 
-def keys_of(c: Candidates, codes: dict[str, int], i: int) -> tuple[list[str], list[str]]:
-    """The applies_to keys row ``i`` matches and those it conflicts on, in key order;
-    ``codes``: :func:`context_codes` of the context."""
+def keys_of(
+    codes: dict[str, int], have: dict[str, int], is_memorule: bool
+) -> tuple[list[str], list[str]]:
+    """The applies_to keys a row matches and those it conflicts on, in key order: ``codes``
+    from :func:`context_codes`, ``have`` the row's code per key (``NONE``: it names none)."""
     matched: list[str] = []
     conflicting: list[str] = []
-    if not c.is_memorule[i]:
+    if not is_memorule:
         return matched, conflicting
     for key, code in codes.items():
-        have = int(c.keys[key][i])
-        if have != NONE:
-            (matched if have == code else conflicting).append(key)
+        value = have[key]
+        if value != NONE:
+            (matched if value == code else conflicting).append(key)
     return matched, conflicting
