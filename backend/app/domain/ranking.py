@@ -32,7 +32,15 @@ import numpy.typing as npt
 
 from app.domain.lexical import K1, B, LexicalHits, Lexicon
 from app.domain.ranking_bounds import PRESELECT_MIN, dots, relevance, rows_within_reach
-from app.domain.ranking_why import ABSENT, NONE, context_codes, keys_of, normalise_key, why_of
+from app.domain.ranking_why import (
+    ABSENT,
+    CONFIDENCE_WEIGHT,
+    NONE,
+    context_codes,
+    keys_of,
+    normalise_key,
+    why_of,
+)
 from app.domain.records import APPLIES_TO_KEYS, Confidence, Scope, SessionContext, parse_iso
 
 __all__ = [  # what other modules import from here (some defined in the two split off)
@@ -99,7 +107,7 @@ class RankingWeights:
     section_window: int = 100
 
     def by_confidence_code(self) -> FloatArray:
-        return np.array([self.observed, self.inferred, self.asserted, self.note])
+        return np.array([getattr(self, name) for name in CONFIDENCE_WEIGHT], dtype=np.float64)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

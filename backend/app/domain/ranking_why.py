@@ -56,7 +56,8 @@ def why_of(
 
 SCOPE_NAME = {0: "global", 1: "org", 2: "project", 3: "persona"}
 CONFIDENCE_NAME: dict[int, str | None] = {0: "observed", 1: "inferred", 2: "asserted", 3: None}
-# The RankingWeights field of each confidence code (``RankingWeights.by_confidence_code``).
+# The RankingWeights field of each confidence code (``RankingWeights.by_confidence_code``
+# and ``why`` read it from here).
 CONFIDENCE_WEIGHT = ("observed", "inferred", "asserted", "note")
 
 
