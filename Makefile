@@ -32,13 +32,13 @@ test: $(STAMP) ## the whole test suite, in parallel (starts one PostgreSQL for a
 test-fast: $(STAMP) ## the suite without the slow and real-model tests
 	cd backend && ../$(PY) -m pytest $(XDIST) -m "not slow and not real_model" $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff (lint + format check) and mypy --strict on app/
-	cd backend && ../$(VENV)/bin/ruff check app tests ../bench
-	cd backend && ../$(VENV)/bin/ruff format --check app tests ../bench
-	cd backend && ../$(VENV)/bin/mypy app
+lint: $(STAMP) ## ruff (lint + format check) and mypy --strict on prism_memory/
+	cd backend && ../$(VENV)/bin/ruff check prism_memory tests ../bench
+	cd backend && ../$(VENV)/bin/ruff format --check prism_memory tests ../bench
+	cd backend && ../$(VENV)/bin/mypy prism_memory
 
 fmt: $(STAMP) ## format and autofix
-	cd backend && ../$(VENV)/bin/ruff format app tests ../bench && ../$(VENV)/bin/ruff check --fix app tests ../bench
+	cd backend && ../$(VENV)/bin/ruff format prism_memory tests ../bench && ../$(VENV)/bin/ruff check --fix prism_memory tests ../bench
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) backend/.pytest_cache backend/.mypy_cache backend/.ruff_cache

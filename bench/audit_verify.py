@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from app.bootstrap import build_services
-from app.domain import audit as chain
-from app.domain.ids import new_id, uuid_for
-from app.domain.records import (
+from prism_memory.bootstrap import build_services
+from prism_memory.domain import audit as chain
+from prism_memory.domain.ids import new_id, uuid_for
+from prism_memory.domain.records import (
     AppliesTo,
     AuditDraft,
     AuditEventType,
@@ -37,8 +37,8 @@ from app.domain.records import (
     Status,
     utcnow,
 )
-from app.settings import load_settings
-from app.trigraph.port import StateWrite, WriteBatch
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.port import StateWrite, WriteBatch
 
 
 def fill(services, ctx: SessionContext, n: int, batch: int = 1000) -> None:

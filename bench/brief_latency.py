@@ -49,8 +49,8 @@ TASK = "add a database migration for the audit table and test it"
 
 def build_store(db: Path, n: int) -> int:
     """Write the first ``n`` rules of the benchmark into ``db`` with the real model."""
-    from app.bootstrap import build_services, context_from
-    from app.settings import load_settings
+    from prism_memory.bootstrap import build_services, context_from
+    from prism_memory.settings import load_settings
 
     rules = [r for r in load_jsonl(shared_bench_dir() / "rules" / "rules.jsonl") if is_rule(r)]
     requests = [q for q in (rule_to_request(r, subjects="plain") for r in rules[:n]) if q]
@@ -137,9 +137,9 @@ def main() -> None:
             }
         )
         cases = {
-            "brief": Case(["-m", "app", "brief"]),
-            "hook": Case(["-m", "app", "brief", "--hook", "claude-code"], hook_input),
-            "task": Case(["-m", "app", "brief", "--task", TASK]),
+            "brief": Case(["-m", "prism_memory", "brief"]),
+            "hook": Case(["-m", "prism_memory", "brief", "--hook", "claude-code"], hook_input),
+            "task": Case(["-m", "prism_memory", "brief", "--task", TASK]),
             # The floor: an interpreter, and one that imports what the brief cannot do without.
             "python_only": Case(["-c", "pass"]),
             "deps_only": Case(["-c", "import click, numpy, pydantic, sqlite3, uuid"]),

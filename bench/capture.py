@@ -25,8 +25,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from app.capture.detector import detect
-from app.capture.transcript import read_lines
+from prism_memory.capture.detector import detect
+from prism_memory.capture.transcript import read_lines
 
 ROOT = Path(__file__).resolve().parent
 
@@ -186,7 +186,7 @@ def golden_leaks() -> dict[str, int]:
     """Detections on the golden transcript whose entry is not a plain operator message
     (judged here independently of the reader: a main-chain ``user`` entry with no tool
     result and no client marker)."""
-    from app.capture.transcript import read_file
+    from prism_memory.capture.transcript import read_file
 
     typed = set()
     for line in GOLDEN.read_text(encoding="utf-8").splitlines():
@@ -236,11 +236,11 @@ def end_to_end(
     compare with the queue, write the proposals and evidence into a fresh SQLite store."""
     import tempfile
 
-    from app.bootstrap import build_services, context_from
-    from app.capture.proposals import candidates
-    from app.capture.transcript import read_file
-    from app.services.capture_service import CaptureService
-    from app.settings import load_settings
+    from prism_memory.bootstrap import build_services, context_from
+    from prism_memory.capture.proposals import candidates
+    from prism_memory.capture.transcript import read_file
+    from prism_memory.services.capture_service import CaptureService
+    from prism_memory.settings import load_settings
 
     entries: list[dict[str, Any]] = []
     parent = None

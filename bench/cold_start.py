@@ -144,9 +144,9 @@ def probe_many(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _app_path() -> str:
-    import app
+    import prism_memory
 
-    return str(Path(app.__file__).parent)
+    return str(Path(prism_memory.__file__).parent)
 
 
 # --- the driver ---------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-# BLAS at one thread, as ``app/__init__.py`` sets it for the product: that only works before
+# BLAS at one thread, as ``prism_memory/__init__.py`` sets it for the product: that only works
+# before
 # numpy's first import, and this module imports numpy before ``app``. Without it every bench
 # process ran multi-threaded BLAS, which on 2 shared cores made a 10k x 384 product 2x slower.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -79,10 +80,10 @@ def load_jsonl(path: Path) -> list[dict[str, Any]]:
 def make_embedder(model: str) -> Any:
     """The product's embedder: ``minilm`` (real, 1 thread) or ``fake`` (tests only)."""
     if model == "fake":
-        from app.embeddings.fake import FakeEmbedder
+        from prism_memory.embeddings.fake import FakeEmbedder
 
         return FakeEmbedder()
-    from app.embeddings.minilm import MiniLMEmbedder
+    from prism_memory.embeddings.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder(threads=1, batch_size=32)
 

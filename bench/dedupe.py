@@ -26,7 +26,7 @@ Each cell is (``lexical``, ``dense``): BM25 over the de-duplicated texts (the pr
 product's MiniLM through the bench vector cache, changed rows only). As in ``fields.py``,
 each query goes through the product's ``semantic_recall``; only the SQLite store's
 ``recall`` is replaced by ``rank_snapshot``'s steps with the two swapped in, and
-``app.domain.ranking.rank`` does the rest. A dense cell scores every row (the sketch that
+``prism_memory.domain.ranking.rank`` does the rest. A dense cell scores every row (the sketch that
 prunes was fitted to the stored vectors), which pruning is exact to (``fields.py`` checks it).
 
     python bench/rules_quality.py --out /tmp/default.jsonl
@@ -66,7 +66,7 @@ def deduplicated(subject: str | None, body: str, rule: str) -> str | None:
             return subject[: len(subject) - len(tail)] + body
         return None
     if rule == "sentence":
-        from app.formats.rules_io.requests import first_sentence
+        from prism_memory.formats.rules_io.requests import first_sentence
 
         sentence = first_sentence(body)
         head = subject[: len(subject) - len(sentence)]
@@ -84,7 +84,7 @@ class Texts:
     texts: list[str]
     changed: Any  # bool per row: the text differs from today's
     to_body: Any  # bool per row: changed to the body alone (the subject had no heading)
-    lexicon: Any  # app.trigraph.lexical_index.LexicalIndex over ``texts``
+    lexicon: Any  # prism_memory.trigraph.sqlite.lexical_index.LexicalIndex over ``texts``
     matrix: Any  # unit vectors of ``texts`` (today's stored vector where unchanged)
     same_vectors: bool  # the matrix equals the stored one bit for bit
 
@@ -92,8 +92,8 @@ class Texts:
 def build_texts(
     store: Any, tenant_id: UUID, ids: list[str], stored: Any, embedder: Any, rule: str
 ) -> Texts:
-    from app.services.memory_deps import text_of
-    from app.trigraph.lexical_index import LexicalIndex
+    from prism_memory.services.memory_deps import text_of
+    from prism_memory.trigraph.sqlite.lexical_index import LexicalIndex
 
     subjects, bodies = stored_texts(store, tenant_id, ids)
     before = [text_of(s, b) for s, b in zip(subjects, bodies, strict=True)]

@@ -50,7 +50,7 @@ SENTENCES = [f"{s}: {r}" for s in _SUBJECTS for r in _RULES]  # 64 texts
 _CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
-from app.embeddings.minilm import MiniLMEmbedder
+from prism_memory.embeddings.minilm import MiniLMEmbedder
 embedder = MiniLMEmbedder(threads={threads})
 t1 = time.perf_counter()
 embedder.load()
@@ -82,7 +82,7 @@ def cold_runs(repeats: int, threads: int) -> dict[str, float]:
 def throughput(repeats: int, threads: int, batch: int) -> dict[str, float]:
     """Sentences per second, one text per call and ``batch`` texts per call."""
     sys.path.insert(0, str(BACKEND))
-    from app.embeddings.minilm import MiniLMEmbedder
+    from prism_memory.embeddings.minilm import MiniLMEmbedder
 
     embedder = MiniLMEmbedder(threads=threads)
     embedder.embed(SENTENCES)  # load and warm up

@@ -60,8 +60,8 @@ class Engine:
     """One engine's store of N memories, with the services and contexts that use it."""
 
     def __init__(self, name: str, settings: Any, table: fx.VectorTable, projects: int) -> None:
-        from app.bootstrap import build_services
-        from app.domain.records import SessionContext
+        from prism_memory.bootstrap import build_services
+        from prism_memory.domain.records import SessionContext
 
         self.name, self.settings, self.table = name, settings, table
         self.svc = build_services(settings)
@@ -100,7 +100,7 @@ class Engine:
 
     def fresh(self) -> Any:
         """New services on the same store: a process that has not cached anything yet."""
-        from app.bootstrap import build_services
+        from prism_memory.bootstrap import build_services
 
         svc = build_services(self.settings, migrate=False)
         svc.embedder = svc.memory.embedder = svc.memorules.embedder = self.table
@@ -111,13 +111,13 @@ class Engine:
 
 
 def common_uuid(kind: str, name: str) -> Any:
-    from app.domain.ids import uuid_for
+    from prism_memory.domain.ids import uuid_for
 
     return uuid_for(kind, name)
 
 
 def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list[dict[str, Any]]:
-    from app.settings import load_settings
+    from prism_memory.settings import load_settings
 
     table = fx.VectorTable(MODEL)
     matrix = common.synthetic_matrix(n, seed=n)

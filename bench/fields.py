@@ -19,7 +19,7 @@ count for more:
 Each query still goes through the product's own recall (``semantic_recall``: validation,
 the restated words dropped, the query embedded); only the store's ``recall`` is replaced
 by the same steps as ``recall_snapshot.rank_snapshot``, with these two relevance terms
-swapped in, and the product's ``app.domain.ranking.rank`` doing the rest (weights from
+swapped in, and the product's ``prism_memory.domain.ranking.rank`` doing the rest (weights from
 settings). With ``w_s`` 1 and ``gamma`` 0 it must write the shipped PRED.jsonl byte for byte
 (checked on every run against the product's own pass, and against ``--reference``, a
 ``rules_quality.py --out`` file). Cells with ``gamma`` > 0 score every row (no sketch
@@ -86,7 +86,7 @@ def stored_texts(store: Any, tenant_id: UUID, ids: list[str]) -> tuple[list[str 
 
 def build_fields(store: Any, tenant_id: UUID, ids: list[str], embedder: Any) -> Fields:
     """Read each row's stored subject and body and index them as two fields."""
-    from app.domain.lexical import tokenize
+    from prism_memory.domain.lexical import tokenize
 
     subjects, bodies = stored_texts(store, tenant_id, ids)
     n = len(ids)
@@ -128,7 +128,7 @@ def bm25f(
     The same steps and float operations in the same order, so ``w_s`` 1 gives the
     product's scores bit for bit (``tf`` stays an integer array: ``w_s`` is an integer).
     """
-    from app.domain.lexical import LexicalHits, tokenize
+    from prism_memory.domain.lexical import LexicalHits, tokenize
 
     terms = set(tokenize(query))
     if not terms:
@@ -165,8 +165,8 @@ def bm25f(
 @contextmanager
 def subject_cosine(f: Fields, gamma: float) -> Iterator[None]:
     """Within: ``ranking.rank``'s cosine is mixed with the subject's (rows with a subject)."""
-    from app.domain import ranking
-    from app.domain.ranking_bounds import dots
+    from prism_memory.domain import ranking
+    from prism_memory.domain.ranking_bounds import dots
 
     original: Callable[..., Any] = ranking.relevance
     if gamma <= 0:

@@ -95,7 +95,7 @@ class Spawned:
             }
         )
         made = subprocess.run(
-            [sys.executable, "-m", "app", "keys", "create", "--tenant", "bench", "--role",
+            [sys.executable, "-m", "prism_memory", "keys", "create", "--tenant", "bench", "--role",
              "admin", "--json"],
             env=self.env, capture_output=True, text=True, check=True,
         )  # fmt: skip
@@ -104,7 +104,7 @@ class Spawned:
         self.url = f"http://127.0.0.1:{port}"
         self.log = (log_dir / "serve.log").open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", str(port), "--no-access-log",
+            [sys.executable, "-m", "prism_memory", "serve", "--port", str(port), "--no-access-log",
              "--log-level", "warning"],
             env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
         )  # fmt: skip

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def _filter(ctx: Any) -> Any:
-    from app.trigraph.port import CandidateFilter
+    from prism_memory.trigraph.port import CandidateFilter
 
     return CandidateFilter(project_id=ctx.project_id, persona=None)
 

@@ -86,7 +86,7 @@ def rss_mb() -> float:
 
 
 def settings(engine: str, location: str, cache_mb: int | None = None) -> Any:
-    from app.settings import load_settings
+    from prism_memory.settings import load_settings
 
     extra = {} if cache_mb is None else {"recall_cache_mb": cache_mb}
     if engine == "sqlite":

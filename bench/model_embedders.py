@@ -1,6 +1,7 @@
 """Bench-only embedders: the candidate models of issue 19 item 4, behind the product's port.
 
-Each class implements ``app.embeddings.port.Embedder`` (``model_id``, ``dim``, ``embed``) so
+Each class implements ``prism_memory.embeddings.port.Embedder`` (``model_id``, ``dim``, ``embed``)
+so
 the product's services take it unchanged. None of this is product code: the classes live
 under ``bench/`` and import their model packages only when first used, from the separate
 ``bench/.venv-models``.

@@ -101,8 +101,8 @@ def pick(rng: random.Random, weighted: tuple[tuple[Any, float], ...]) -> Any:
 
 def load(store: Any, ctx: Any, n: int, matrix: np.ndarray, model: str, seed: int) -> None:
     """``n`` mixed memories into the context's project, 1,000 per transaction."""
-    from app.domain.ids import new_id
-    from app.domain.records import (
+    from prism_memory.domain.ids import new_id
+    from prism_memory.domain.records import (
         AppliesTo,
         AuditEventType,
         Confidence,
@@ -114,8 +114,8 @@ def load(store: Any, ctx: Any, n: int, matrix: np.ndarray, model: str, seed: int
         Status,
         utcnow,
     )
-    from app.services.memorule_service import MemoruleService
-    from app.trigraph.port import StateWrite, WriteBatch
+    from prism_memory.services.memorule_service import MemoruleService
+    from prism_memory.trigraph.port import StateWrite, WriteBatch
 
     rng = random.Random(seed)
     for lo in range(0, n, 1000):
@@ -175,9 +175,9 @@ def load(store: Any, ctx: Any, n: int, matrix: np.ndarray, model: str, seed: int
 
 def queries(n: int, qmatrix: np.ndarray, ctx: Any, seed: int) -> list[Any]:
     """``n`` recall requests as the service builds them (the port's RecallRequest)."""
-    from app.domain.ranking import RankingWeights, normalise_key
-    from app.domain.records import SessionContext
-    from app.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.domain.ranking import RankingWeights, normalise_key
+    from prism_memory.domain.records import SessionContext
+    from prism_memory.trigraph.port import CandidateFilter, RecallRequest
 
     rng = random.Random(seed)
     out = []
@@ -207,7 +207,7 @@ def hnsw_ddl() -> str:
     """The CREATE INDEX of the opt-in HNSW index, as ``prism migrate --vector-index`` runs it
     (the same statement for a PRISM_BACKEND from before it, for plain pgvector's queries)."""
     try:
-        from app.trigraph.postgres_schema import VECTOR_INDEX_DDL
+        from prism_memory.trigraph.postgres.schema import VECTOR_INDEX_DDL
     except ImportError:  # a backend from before the index path
         return (
             f"CREATE INDEX {HNSW_INDEX} ON recall_index USING hnsw ((vector::vector(384)) "
@@ -239,7 +239,7 @@ def plain(conn: Any, ctx: Any, q: np.ndarray, hnsw: bool) -> list[Any]:
 
 def baseline(store: Any, ctx: Any, path: Path) -> Any:
     """``recall`` of the postgres_ranking module at ``path`` (e.g. from ``git show
-    REV:backend/app/trigraph/postgres_ranking.py``), on ``store``'s connections."""
+    REV:backend/prism_memory/trigraph/postgres/ranking.py``), on ``store``'s connections."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("baseline_ranking", path)
@@ -258,8 +258,8 @@ def tuned(store: Any, ctx: Any, variant: str) -> Any:
     """``store.recall`` with the index path's constants (``postgres_preselect``'s, also
     where ``postgres_ranking`` reads them) set from ``variant`` (``NAME=value,...``; empty:
     the shipped ones) for the call."""
-    from app.trigraph import postgres_preselect as pp
-    from app.trigraph import postgres_ranking as pr
+    from prism_memory.trigraph.postgres import preselect as pp
+    from prism_memory.trigraph.postgres import ranking as pr
 
     changes = {}
     for part in filter(None, (p.strip() for p in variant.split(","))):
@@ -282,8 +282,8 @@ def tuned(store: Any, ctx: Any, variant: str) -> Any:
 
 def explain(store: Any, ctx: Any, reqs: list[Any]) -> None:
     """EXPLAIN (ANALYZE, BUFFERS) of the recall statement, exact and through the index."""
-    from app.trigraph import postgres_preselect as pp
-    from app.trigraph import postgres_ranking as pr
+    from prism_memory.trigraph.postgres import preselect as pp
+    from prism_memory.trigraph.postgres import ranking as pr
 
     with store.pool.connection() as conn:
         for label, above in (("exact", None), ("index", 0)):
@@ -301,9 +301,9 @@ def explain(store: Any, ctx: Any, reqs: list[Any]) -> None:
 def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dict[str, Any]:
     import psycopg
 
-    from app.domain.ids import uuid_for
-    from app.domain.records import SessionContext
-    from app.trigraph.postgres import PostgresStore, _configure
+    from prism_memory.domain.ids import uuid_for
+    from prism_memory.domain.records import SessionContext
+    from prism_memory.trigraph.postgres.store import PostgresStore, _configure
 
     url = server.create_database(f"large_{n}_{args.others}")
     ctx = SessionContext(

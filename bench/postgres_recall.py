@@ -44,8 +44,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def services(url: str, table: fx.VectorTable) -> Any:
-    from app.bootstrap import build_services
-    from app.settings import load_settings
+    from prism_memory.bootstrap import build_services
+    from prism_memory.settings import load_settings
 
     svc = build_services(load_settings(database_url=url, embedder="fake"))
     svc.embedder = svc.memory.embedder = svc.memorules.embedder = table
@@ -53,8 +53,8 @@ def services(url: str, table: fx.VectorTable) -> Any:
 
 
 def context(project: str) -> Any:
-    from app.domain.ids import uuid_for
-    from app.domain.records import SessionContext
+    from prism_memory.domain.ids import uuid_for
+    from prism_memory.domain.records import SessionContext
 
     return SessionContext(
         uuid_for("tenant", "bench"), uuid_for("project", project), uuid_for("s", "b")

@@ -30,7 +30,7 @@ def settings_for(
 
     ``database_url`` selects PostgreSQL (empty: the SQLite file ``db``).
     """
-    from app.settings import load_settings
+    from prism_memory.settings import load_settings
 
     return load_settings(db=db, embedder=model, database_url=database_url, **(weights or {}))
 
@@ -55,9 +55,9 @@ class BenchServices:
 
 def build(settings: Any, embedder: Any) -> BenchServices:
     """Services on ``settings`` with ``embedder`` (``build_services``' composition)."""
-    from app.bootstrap import build_store
-    from app.services.memorule_service import MemoruleService
-    from app.services.memory_service import MemoryService
+    from prism_memory.bootstrap import build_store
+    from prism_memory.services.memorule_service import MemoruleService
+    from prism_memory.services.memory_service import MemoryService
 
     store = build_store(settings)
     store.migrate()
@@ -72,8 +72,8 @@ def build(settings: Any, embedder: Any) -> BenchServices:
 
 def context(project: str, persona: str | None = None, surface: str | None = None, spec=None):
     """A session context in the bench tenant."""
-    from app.domain.ids import new_id, uuid_for
-    from app.domain.records import SessionContext
+    from prism_memory.domain.ids import new_id, uuid_for
+    from prism_memory.domain.records import SessionContext
 
     return SessionContext(
         tenant_id=uuid_for("tenant", TENANT),

@@ -241,7 +241,7 @@ def _backend_line(backend: dict[str, Any] | None) -> str:
 
 def _defaults_note(tuned: dict[str, float]) -> str:
     """How the tuned weights compare with the product's defaults (read from its settings)."""
-    from app.settings import Settings
+    from prism_memory.settings import Settings
 
     defaults = {k: Settings.model_fields[k].default for k in tuned}
     lexical = Settings.model_fields["rank_lexical"].default
@@ -327,7 +327,7 @@ def _peers_at_100k(results: dict[str, Any]) -> str:
 
 def _setting(name: str) -> Any:
     """A product setting's default, read from the backend being measured."""
-    from app.settings import Settings
+    from prism_memory.settings import Settings
 
     return Settings.model_fields[name].default
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 GENERAL = "general"
-SUBJECT_MIN = 4  # the product's bound (app.domain.validation.SUBJECT_MIN)
+SUBJECT_MIN = 4  # the product's bound (prism_memory.domain.validation.SUBJECT_MIN)
 SUBJECT_MAX = 300
 SUBJECTS = ("importer", "plain", "path", "heading")
 DEFAULT_SUBJECTS = "importer"
@@ -45,8 +45,8 @@ def subject_of(rule: dict[str, Any], subjects: str = DEFAULT_SUBJECTS) -> str:
         return plain_subject(rule)
     if subjects not in SUBJECTS:
         raise ValueError(f"unknown subjects mapping {subjects!r} (one of {SUBJECTS})")
-    from app.formats.rules_io.records import Location, Unit
-    from app.formats.rules_io.requests import CONTEXT_MAX, shorten, subject_for
+    from prism_memory.formats.rules_io.records import Location, Unit
+    from prism_memory.formats.rules_io.requests import CONTEXT_MAX, shorten, subject_for
 
     headings = tuple(h for h in (rule.get("section") or "").split(HEADING_SEP) if h.strip())
     if subjects == "heading":
@@ -66,7 +66,7 @@ def subject_of(rule: dict[str, Any], subjects: str = DEFAULT_SUBJECTS) -> str:
 
 def path_subject(unit: Any) -> str:
     """``subject_for`` with the whole heading path as the context, not shortened to 60."""
-    from app.formats.rules_io import requests
+    from prism_memory.formats.rules_io import requests
 
     limit = requests.CONTEXT_MAX
     try:

@@ -42,11 +42,11 @@ _BACKEND = next(
 )
 sys.path.insert(0, _BACKEND)
 
-from app.domain import validation  # noqa: E402
-from app.errors import InvalidInput  # noqa: E402
-from app.formats.rules_io.records import Unit  # noqa: E402
-from app.formats.rules_io.requests import memorule_request  # noqa: E402
-from app.services.rules_import import read_rule_files  # noqa: E402
+from prism_memory.domain import validation  # noqa: E402
+from prism_memory.errors import InvalidInput  # noqa: E402
+from prism_memory.formats.rules_io.records import Unit  # noqa: E402
+from prism_memory.formats.rules_io.requests import memorule_request  # noqa: E402
+from prism_memory.services.rules_import import read_rule_files  # noqa: E402
 
 _DROP = re.compile(r"[`*#]")
 

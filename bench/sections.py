@@ -1,7 +1,8 @@
 """Section smoothing (issue 19): the grid ``PRISM_RANK_SECTION`` and its window came from.
 
 Recall interpolates each memory's relevance with the mean relevance of the recall window's
-memories under the same subject heading (``app/domain/sections.py``, README "Ranking"). This
+memories under the same subject heading (``prism_memory/domain/sections.py``, README "Ranking").
+This
 runs the rule benchmark's dev split through the product (``rules_quality.py``, one store,
 every cell a setting) at λ = 0 (off: the baseline) and every cell of the grid, pairs each
 cell's per-query metrics with the baseline's (``paired.py``), and runs LoCoMo's tuning half

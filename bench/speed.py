@@ -244,10 +244,14 @@ def _rpc(proc: Any, msg_id: int, method: str, params: dict[str, Any]) -> Any:
 
 
 def mcp_cold_start(repeats: int) -> dict[str, Any]:
-    """``python -m app mcp`` over stdio: spawn -> initialize -> tools/list -> first recall."""
+    """``python -m prism_memory mcp`` over stdio: spawn -> initialize -> tools/list -> first
+    recall."""
     env = {**os.environ, "PYTHONPATH": str(common.BACKEND), "PRISM_EMBEDDER": "minilm"}
     probe = subprocess.run(
-        [sys.executable, "-m", "app", "mcp", "--help"], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "prism_memory", "mcp", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if probe.returncode != 0:
         return {"skipped": "prism mcp is not available: " + probe.stderr.strip()[-200:]}
@@ -256,7 +260,7 @@ def mcp_cold_start(repeats: int) -> dict[str, Any]:
         db = Path(tempfile.mkdtemp(prefix="bench-mcp-")) / "p.db"
         started = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "app", "mcp", "--db", str(db)],
+            [sys.executable, "-m", "prism_memory", "mcp", "--db", str(db)],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

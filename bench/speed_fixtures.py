@@ -67,8 +67,8 @@ class VectorTable:
 
 def prism_load(svc: Any, ctx: Any, start: int, texts: Sequence[str], matrix: np.ndarray) -> None:
     """Append memorules ``start..`` to the context's project through the storage port."""
-    from app.domain.ids import new_id
-    from app.domain.records import (
+    from prism_memory.domain.ids import new_id
+    from prism_memory.domain.records import (
         AppliesTo,
         AuditEventType,
         Confidence,
@@ -80,8 +80,8 @@ def prism_load(svc: Any, ctx: Any, start: int, texts: Sequence[str], matrix: np.
         Status,
         utcnow,
     )
-    from app.services.memorule_service import MemoruleService
-    from app.trigraph.port import StateWrite, WriteBatch
+    from prism_memory.services.memorule_service import MemoruleService
+    from prism_memory.trigraph.port import StateWrite, WriteBatch
 
     model = svc.memory.embedder.model_id
     for part_start in range(0, len(texts), 1000):

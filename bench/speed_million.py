@@ -67,7 +67,7 @@ def rss_mb() -> float:
 
 
 def settings(engine: str, location: str) -> Any:
-    from app.settings import load_settings
+    from prism_memory.settings import load_settings
 
     if engine == "sqlite":
         return load_settings(db=Path(location), database_url="", embedder="minilm")
@@ -89,7 +89,7 @@ def probe(engine: str, location: str, project: str) -> dict[str, Any]:
     """A new process's first recall (no query embedding) and its RSS afterwards."""
     from prism_system import build, context
 
-    from app.embeddings.minilm import MiniLMEmbedder
+    from prism_memory.embeddings.minilm import MiniLMEmbedder
 
     synth = common.SyntheticEmbedder(MiniLMEmbedder.model_id)
     rss_before = rss_mb()

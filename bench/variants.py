@@ -73,8 +73,8 @@ class LocomoTune:
 def ranked_page(cands: Any, req: Any, preselect: int, lexical: Any) -> Any:
     """The product's ``rank`` over ``cands`` for ``req``, with a variant's lexical hits (and
     whatever else the caller swapped into ``cands``), as the store's ``RankedPage``."""
-    from app.domain.ranking import rank
-    from app.trigraph.port import RankedPage
+    from prism_memory.domain.ranking import rank
+    from prism_memory.trigraph.port import RankedPage
 
     w = req.weights
     found = rank(

@@ -18,12 +18,12 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.asgi import create_app
-from app.bootstrap import Services, build_auth, build_services
-from app.domain.ids import new_id, uuid_for
-from app.domain.records import SessionContext
-from app.services.auth_service import AuthService
-from app.settings import Settings, load_settings
+from prism_memory.asgi import create_app
+from prism_memory.bootstrap import Services, build_auth, build_services
+from prism_memory.domain.ids import new_id, uuid_for
+from prism_memory.domain.records import SessionContext
+from prism_memory.services.auth_service import AuthService
+from prism_memory.settings import Settings, load_settings
 
 ROOMY_RATE_LIMITS = {
     "http_rate_limit": "100000/minute",

@@ -23,7 +23,7 @@ def run_prism(
     stdin: str | None = None,
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m app ARGS`` on database ``db`` (the fake embedder unless ``fake=False``).
+    """``python -m prism_memory ARGS`` on database ``db`` (the fake embedder unless ``fake=False``).
 
     The caller's ``PRISM_*`` variables are dropped so a developer's settings never leak in;
     ``env`` adds variables on top.
@@ -40,7 +40,7 @@ def run_prism(
         environ["PRISM_EMBEDDER"] = "fake"
     environ.update(env)
     return subprocess.run(
-        [sys.executable, "-m", "app", *args],
+        [sys.executable, "-m", "prism_memory", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -65,7 +65,7 @@ def invoke_prism(
     reads the same either way. Exceptions other than ``SystemExit`` propagate. ``cwd``: the
     working directory while it runs (restored after; each xdist worker is its own process).
     """
-    from app.cli.main import cli
+    from prism_memory.cli.main import cli
 
     environ: dict[str, str | None] = {k: None for k in os.environ if k.startswith("PRISM_")}
     environ.update({"PRISM_DB": str(db), "HF_HUB_OFFLINE": "1"})

@@ -20,10 +20,10 @@ from uuid import UUID
 
 import pytest
 
-from app.bootstrap import Services, build_services
-from app.domain.ids import new_id, uuid_for
-from app.domain.records import SessionContext
-from app.settings import Settings, load_settings
+from prism_memory.bootstrap import Services, build_services
+from prism_memory.domain.ids import new_id, uuid_for
+from prism_memory.domain.records import SessionContext
+from prism_memory.settings import Settings, load_settings
 from tests.pgserver import ThrowawayPostgres
 from tests.pgtest import TestPostgres
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from app.bootstrap import Services
-from app.cli.acting import as_operator
-from app.domain.records import SessionContext
-from app.services.rules_import import RulesImporter
+from prism_memory.bootstrap import Services
+from prism_memory.cli.acting import as_operator
+from prism_memory.domain.records import SessionContext
+from prism_memory.services.rules_import import RulesImporter
 
 
 def operator_importer(services: Services, ctx: SessionContext) -> RulesImporter:

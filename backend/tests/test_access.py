@@ -1,4 +1,4 @@
-"""The pure access rules: roles, projects, personas, visibility (app.domain.access)."""
+"""The pure access rules: roles, projects, personas, visibility (prism_memory.domain.access)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from uuid import UUID
 
 import pytest
 
-from app.domain import access
-from app.domain.access import ApiKey, Role
-from app.domain.ids import new_id, uuid_for
-from app.domain.records import (
+from prism_memory.domain import access
+from prism_memory.domain.access import ApiKey, Role
+from prism_memory.domain.ids import new_id, uuid_for
+from prism_memory.domain.records import (
     AppliesTo,
     Kind,
     MemoruleKind,
@@ -19,7 +19,7 @@ from app.domain.records import (
     Scope,
     Status,
 )
-from app.errors import PermissionDenied
+from prism_memory.errors import PermissionDenied
 
 T = uuid_for("tenant", "acme")
 P1, P2 = uuid_for("project", "p1"), uuid_for("project", "p2")

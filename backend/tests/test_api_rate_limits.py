@@ -13,9 +13,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.rate_limit import parse_rate
-from app.errors import InvalidInput
-from app.settings import load_settings
+from prism_memory.api.rate_limit import parse_rate
+from prism_memory.errors import InvalidInput
+from prism_memory.settings import load_settings
 from tests.api_world import World, running_world
 
 PER_KEY = 5

@@ -22,10 +22,10 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from app.api.server import build_server
-from app.asgi import create_app
-from app.bootstrap import build_services
-from app.settings import load_settings
+from prism_memory.api.server import build_server
+from prism_memory.asgi import create_app
+from prism_memory.bootstrap import build_services
+from prism_memory.settings import load_settings
 from tests.test_api_server import Server, create_key, free_port
 
 pytestmark = pytest.mark.slow

@@ -46,7 +46,7 @@ def free_port() -> int:
 
 def create_key(db: Path, *args: str) -> str:
     out = subprocess.run(
-        [sys.executable, "-m", "app", "keys", "create", "--json", *args],
+        [sys.executable, "-m", "prism_memory", "keys", "create", "--json", *args],
         env=environment(db),
         capture_output=True,
         text=True,
@@ -68,7 +68,7 @@ class Server:
             [
                 sys.executable,
                 "-m",
-                "app",
+                "prism_memory",
                 "serve",
                 "--port",
                 str(self.port),
@@ -245,7 +245,7 @@ def test_mcp_over_streamable_http_uses_the_keys_tenant_and_role(
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])
 def test_insecure_local_refuses_to_bind_a_non_loopback_address(db_path: Path, host: str) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "app", "serve", "--insecure-local", "--host", host],
+        [sys.executable, "-m", "prism_memory", "serve", "--insecure-local", "--host", host],
         env=environment(db_path),
         capture_output=True,
         text=True,

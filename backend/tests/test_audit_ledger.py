@@ -12,13 +12,13 @@ from uuid import UUID
 
 import pytest
 
-from app.bootstrap import Services
-from app.domain.audit import Head
-from app.domain.ids import new_id
-from app.domain.records import SessionContext
-from app.errors import InvalidInput
-from app.serializers import audit_page_dict, heads_dict
-from app.services.ledger_service import parse_head
+from prism_memory.bootstrap import Services
+from prism_memory.domain.audit import Head
+from prism_memory.domain.ids import new_id
+from prism_memory.domain.records import SessionContext
+from prism_memory.errors import InvalidInput
+from prism_memory.serializers import audit_page_dict, heads_dict
+from prism_memory.services.ledger_service import parse_head
 from tests.conftest import raw_sql
 
 
@@ -55,7 +55,7 @@ class Store:
 
 
 def _all() -> Any:
-    from app.trigraph.port import AuditFilter
+    from prism_memory.trigraph.port import AuditFilter
 
     return AuditFilter(limit=500)
 

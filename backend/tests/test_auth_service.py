@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from app.bootstrap import Services, build_auth, build_services
-from app.domain.access import Role
-from app.domain.ids import uuid_for
-from app.errors import InvalidInput, NotFound, PermissionDenied, Unauthenticated
-from app.services.auth_service import AuthService, ContextRequest
-from app.settings import load_settings
+from prism_memory.bootstrap import Services, build_auth, build_services
+from prism_memory.domain.access import Role
+from prism_memory.domain.ids import uuid_for
+from prism_memory.errors import InvalidInput, NotFound, PermissionDenied, Unauthenticated
+from prism_memory.services.auth_service import AuthService, ContextRequest
+from prism_memory.settings import load_settings
 
 
 @pytest.fixture

@@ -27,12 +27,12 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from app.cli.main import cli
-from app.domain import validation as v
-from app.domain.records import SessionContext
-from app.mcp_server.server import build_mcp_server
-from app.settings import load_settings
-from app.trigraph.port import AuditFilter
+from prism_memory.cli.main import cli
+from prism_memory.domain import validation as v
+from prism_memory.domain.records import SessionContext
+from prism_memory.mcp_server.server import build_mcp_server
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.port import AuditFilter
 from tests.api_world import World, rule, running_world
 
 BACKEND = Path(__file__).resolve().parents[1]
@@ -197,7 +197,7 @@ def test_mcp_stdio_refuses_every_bad_value_and_writes_nothing(world: World) -> N
     )
     before = snapshot(world)
     done = subprocess.run(
-        [sys.executable, "-m", "app", "mcp"],
+        [sys.executable, "-m", "prism_memory", "mcp"],
         input="".join(json.dumps(m) + "\n" for m in messages),
         capture_output=True,
         text=True,

@@ -80,7 +80,7 @@ def test_model_comparison_pairs_differences_by_query() -> None:
 
 
 def test_asymmetric_embedder_gives_recall_queries_the_query_side() -> None:
-    from app.embeddings.fake import FakeEmbedder
+    from prism_memory.embeddings.fake import FakeEmbedder
 
     embedders = _bench_module("model_embedders")
     passages, queries = FakeEmbedder(), FakeEmbedder(dim=16)
@@ -95,8 +95,8 @@ def test_rule_subjects_are_what_the_importer_writes(monkeypatch: pytest.MonkeyPa
     monkeypatch.syspath_prepend(str(REPO / "bench"))
     from rules_data import rule_text, rule_to_request, subject_of
 
-    from app.formats.rules_io.records import Location, Unit
-    from app.formats.rules_io.requests import subject_for
+    from prism_memory.formats.rules_io.records import Location, Unit
+    from prism_memory.formats.rules_io.requests import subject_for
 
     rule = {
         "subject": "Lazy-load images...",
@@ -131,8 +131,8 @@ def test_rule_subjects_are_what_the_importer_writes(monkeypatch: pytest.MonkeyPa
 def test_fields_bm25f_at_weight_one_is_the_products_bm25() -> None:
     import numpy as np
 
-    from app.domain.lexical import tokenize
-    from app.trigraph.lexical_index import LexicalIndex
+    from prism_memory.domain.lexical import tokenize
+    from prism_memory.trigraph.sqlite.lexical_index import LexicalIndex
 
     fields = _bench_module("fields")
     rows = [

@@ -20,12 +20,12 @@ from uuid import UUID
 import pytest
 from click.testing import CliRunner
 
-from app.bootstrap import Services, build_services
-from app.cli.main import cli
-from app.domain.records import SessionContext
-from app.services.briefed_state import BriefedState
-from app.services.claude_settings import SESSION_START_TIMEOUT_S
-from app.settings import load_settings
+from prism_memory.bootstrap import Services, build_services
+from prism_memory.cli.main import cli
+from prism_memory.domain.records import SessionContext
+from prism_memory.services.briefed_state import BriefedState
+from prism_memory.services.claude_settings import SESSION_START_TIMEOUT_S
+from prism_memory.settings import load_settings
 from tests.cli_run import BACKEND, run_prism
 
 ContextFactory = Callable[..., SessionContext]
@@ -236,7 +236,7 @@ def test_a_locked_store_makes_the_hook_give_up_within_its_timeout(
         holder.execute("BEGIN EXCLUSIVE")
         holder.execute("CREATE TABLE lock_probe (x)")  # takes the file's exclusive lock
         proc = subprocess.run(
-            [sys.executable, "-m", "app", "brief", "--hook", "claude-code"],
+            [sys.executable, "-m", "prism_memory", "brief", "--hook", "claude-code"],
             input=hook_input(),
             capture_output=True,
             text=True,
@@ -309,11 +309,11 @@ def test_the_brief_path_loads_no_model_and_no_front_door_it_does_not_use(
 ) -> None:
     probe = (
         "import sys\n"
-        "from app.cli.main import main\n"
+        "from prism_memory.cli.main import main\n"
         "sys.argv = ['prism', 'brief']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = ['onnxruntime', 'tokenizers', 'fastapi', 'mcp', 'psycopg', 'uvicorn',\n"
-        "         'app.services.rules_import', 'app.services.auth_service']\n"
+        "         'prism_memory.services.rules_import', 'prism_memory.services.auth_service']\n"
         "print('LOADED', [m for m in heavy if m in sys.modules], file=sys.stderr)\n"
     )
     env = _env(db_path, PRISM_EMBEDDER="minilm", PRISM_PERSONA="donna")

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from app.bootstrap import Services
-from app.domain.records import SessionContext
-from app.errors import InvalidInput
-from app.serializers import brief_dict
-from app.services.brief_service import KIND_ORDER, estimate_tokens
+from prism_memory.bootstrap import Services
+from prism_memory.domain.records import SessionContext
+from prism_memory.errors import InvalidInput
+from prism_memory.serializers import brief_dict
+from prism_memory.services.brief_service import KIND_ORDER, estimate_tokens
 
 ContextFactory = Callable[..., SessionContext]
 

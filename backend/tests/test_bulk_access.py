@@ -2,7 +2,7 @@
 through :class:`AccessService` with the acting key, like every other door (issue 16): a key that
 may not write imports or captures nothing, and an export holds only what the key may see.
 
-The CLI acts with the local operator key (:mod:`app.cli.acting`); these tests act with
+The CLI acts with the local operator key (:mod:`prism_memory.cli.acting`); these tests act with
 narrower keys to show the checks are really made on this path.
 """
 
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from app.bootstrap import Services, build_access
-from app.capture.proposals import candidates
-from app.capture.transcript import read_file
-from app.domain.access import ApiKey, Role, operator_key
-from app.domain.records import SessionContext
-from app.errors import PermissionDenied
-from app.services.rules_import import ImportOptions, RulesImporter, read_rule_files
+from prism_memory.bootstrap import Services, build_access
+from prism_memory.capture.proposals import candidates
+from prism_memory.capture.transcript import read_file
+from prism_memory.domain.access import ApiKey, Role, operator_key
+from prism_memory.domain.records import SessionContext
+from prism_memory.errors import PermissionDenied
+from prism_memory.services.rules_import import ImportOptions, RulesImporter, read_rule_files
 
 GOLDEN = Path(__file__).parent / "golden" / "claude_code_session.jsonl"
 RULES = """\

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from app.cli.main import cli
-from app.domain.ids import uuid_for
+from prism_memory.cli.main import cli
+from prism_memory.domain.ids import uuid_for
 from tests.cli_run import run_prism
 
 GOLDEN = Path(__file__).parent / "golden" / "claude_code_session.jsonl"
@@ -147,7 +147,7 @@ def test_the_capture_command_for_settings_json_runs_the_hook_entry(
 ) -> None:
     import shlex
 
-    from app.services.claude_settings import capture_command, handler_kind
+    from prism_memory.services.claude_settings import capture_command, handler_kind
 
     command = capture_command("prism", ["--persona", "donna o'hara", "--project", "my repo"])
     assert handler_kind({"type": "command", "command": command}) == "capture"

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.capture.proposals import candidates
-from app.capture.transcript import read_lines
-from app.services.capture_service import CaptureService
-from app.trigraph.port import AuditFilter
+from prism_memory.capture.proposals import candidates
+from prism_memory.capture.transcript import read_lines
+from prism_memory.services.capture_service import CaptureService
+from prism_memory.trigraph.port import AuditFilter
 from tests.api_world import World, running_world
 from tests.test_web_console import post_form, signed_in
 

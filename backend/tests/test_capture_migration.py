@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.bootstrap import build_services
-from app.settings import load_settings
-from app.trigraph.sqlite_schema import MIGRATIONS
+from prism_memory.bootstrap import build_services
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.sqlite.schema import MIGRATIONS
 
 
 def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path: Path) -> None:
@@ -22,7 +22,7 @@ def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path
         "body": "This project uses uv, not pip.",
         "applies_to": {"scope": "project"},
     }
-    from app.bootstrap import context_from
+    from prism_memory.bootstrap import context_from
 
     ctx = context_from(services.settings)
     written = services.memory.remember(ctx, ctx_raw)
@@ -58,7 +58,7 @@ def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path
 
 @pytest.mark.postgres
 def test_an_older_postgres_store_keeps_its_memories_and_accepts_proposals(pg_url: str) -> None:
-    from app.bootstrap import context_from
+    from prism_memory.bootstrap import context_from
     from tests.conftest import raw_sql
 
     settings = load_settings(database_url=pg_url, embedder="fake")
@@ -86,7 +86,7 @@ def test_an_older_postgres_store_keeps_its_memories_and_accepts_proposals(pg_url
 
     again = build_services(settings)
     try:
-        from app.trigraph import postgres_schema
+        from prism_memory.trigraph.postgres import schema as postgres_schema
 
         assert again.store.migrate() == postgres_schema.MIGRATIONS[-1][0]  # 5 and later ones
         memory, _ = again.memory.get(ctx, written.id)

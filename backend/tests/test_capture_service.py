@@ -10,15 +10,15 @@ from uuid import UUID
 
 import pytest
 
-from app.bootstrap import Services, build_services
-from app.capture.proposals import candidates
-from app.capture.transcript import read_file
-from app.domain.records import AuditEventType, SessionContext, Status
-from app.errors import Conflict, InvalidInput, NotFound
-from app.services.capture_service import CaptureReport, CaptureService
-from app.services.proposal_service import ProposalService
-from app.settings import Settings
-from app.trigraph.port import AuditFilter
+from prism_memory.bootstrap import Services, build_services
+from prism_memory.capture.proposals import candidates
+from prism_memory.capture.transcript import read_file
+from prism_memory.domain.records import AuditEventType, SessionContext, Status
+from prism_memory.errors import Conflict, InvalidInput, NotFound
+from prism_memory.services.capture_service import CaptureReport, CaptureService
+from prism_memory.services.proposal_service import ProposalService
+from prism_memory.settings import Settings
+from prism_memory.trigraph.port import AuditFilter
 
 GOLDEN = Path(__file__).parent / "golden" / "claude_code_session.jsonl"
 SESSION = UUID("5c1d7a2e-0b4f-4c8e-9a61-3f2e8d7c6b50")
@@ -200,7 +200,7 @@ def test_a_message_repeating_an_approved_rule_becomes_its_evidence(
     # a later session says it again
     lines = GOLDEN.read_text().splitlines()
     again = [ln.replace("5c1d7a2e", "6d2e8b3f") for ln in lines]
-    from app.capture.transcript import read_lines
+    from prism_memory.capture.transcript import read_lines
 
     messages = read_lines(again)
     found = [c for c in candidates(messages, "donna") if "force-push" in c.message.text]
@@ -339,8 +339,8 @@ def test_two_captures_racing_on_one_transcript_write_each_message_once(
 def test_with_the_real_model_a_reworded_repeat_becomes_evidence(
     db_path: Path, ctx: SessionContext
 ) -> None:
-    from app.capture.transcript import read_lines
-    from app.settings import load_settings
+    from prism_memory.capture.transcript import read_lines
+    from prism_memory.settings import load_settings
 
     services = build_services(load_settings(db=db_path, embedder="minilm", database_url=""))
     try:

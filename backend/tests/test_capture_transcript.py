@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.capture.proposals import candidates, project_slug
-from app.capture.transcript import read_file, read_lines
-from app.errors import InvalidInput
+from prism_memory.capture.proposals import candidates, project_slug
+from prism_memory.capture.transcript import read_file, read_lines
+from prism_memory.errors import InvalidInput
 
 GOLDEN = Path(__file__).parent / "golden" / "claude_code_session.jsonl"
 SESSION = "5c1d7a2e-0b4f-4c8e-9a61-3f2e8d7c6b50"

@@ -217,7 +217,7 @@ def test_lifecycle_commands_round_trip(db_path: Path) -> None:
 
 
 def test_every_command_has_help_text(db_path: Path) -> None:
-    from app.cli.main import cli
+    from prism_memory.cli.main import cli
 
     for name, command in cli.all_commands():
         assert command.help or command.short_help, name
@@ -228,7 +228,7 @@ def test_every_command_has_help_text(db_path: Path) -> None:
 
 def test_the_command_list_of_help_is_each_commands_own_first_line() -> None:
     """``prism --help`` lists registered lines (nothing imported): they match the commands."""
-    from app.cli.main import COMMANDS, cli
+    from prism_memory.cli.main import COMMANDS, cli
 
     built = dict(cli.all_commands())
     assert sorted(built) == sorted(name for name, _, _ in COMMANDS)
@@ -255,17 +255,21 @@ def _python(code: str, *args: str, stdin: str | None = None, **env: str) -> Any:
 def test_prism_help_imports_click_and_the_command_list_only(db_path: Path) -> None:
     probe = (
         "import sys\n"
-        "from app.cli.main import main\n"
+        "from prism_memory.cli.main import main\n"
         "sys.argv = ['prism', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print('PRISM', sorted(m for m in sys.modules if m.startswith('app')), file=sys.stderr)\n"
+        "print('PRISM', sorted(m for m in sys.modules if m.startswith('prism_memory')),"
+        " file=sys.stderr)\n"
         "print('OTHER', sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'numpy',"
         " 'platformdirs', 'markdown_it', 'mcp', 'onnxruntime'}), file=sys.stderr)\n"
     )
     proc = _python(probe, PRISM_DB=str(db_path))
     assert proc.returncode == 0, proc.stderr
     assert "remember " in proc.stdout and "serve " in proc.stdout
-    assert "PRISM ['app', 'app.cli', 'app.cli.lazy', 'app.cli.main']" in proc.stderr
+    assert (
+        "PRISM ['prism_memory', 'prism_memory.cli', 'prism_memory.cli.lazy',"
+        " 'prism_memory.cli.main']" in proc.stderr
+    )
     assert "OTHER []" in proc.stderr
 
 
@@ -278,7 +282,7 @@ for name in ("fastapi", "uvicorn", "psycopg", "psycopg_pool", "jinja2", "prometh
              "limits", "fastapi_offline"):
     sys.modules[name] = None  # `import fastapi` raises ModuleNotFoundError, find_spec is None
 sys.argv = ["prism", *sys.argv[1:]]
-from app.cli.main import main
+from prism_memory.cli.main import main
 try:
     main()
 finally:

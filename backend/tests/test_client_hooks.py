@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from app.bootstrap import build_services
-from app.cli.main import cli
-from app.services.claude_settings import handler_kind
-from app.services.git_hooks import CHAINED_NAME
-from app.settings import load_settings
+from prism_memory.bootstrap import build_services
+from prism_memory.cli.main import cli
+from prism_memory.services.claude_settings import handler_kind
+from prism_memory.services.git_hooks import CHAINED_NAME
+from prism_memory.settings import load_settings
 from tests.cli_run import BACKEND
 from tests.test_brief_hook import context_of, hook_input, rule
 from tests.test_capture_cli import GOLDEN as TRANSCRIPT
@@ -167,7 +167,7 @@ def test_the_installed_command_answers_claude_codes_hook_input(
 ) -> None:
     """The command written into settings.json, run by a shell as Claude Code runs it."""
     services = build_services(load_settings(db=db_path, embedder="fake", database_url=""))
-    from app.bootstrap import context_from
+    from prism_memory.bootstrap import context_from
 
     ctx = context_from(services.settings)
     written = services.memory.remember(
@@ -177,7 +177,7 @@ def test_the_installed_command_answers_claude_codes_hook_input(
     services.close()
     wrapper = tmp_path / "bin" / "prism"
     wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m app "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m prism_memory "$@"\n')
     wrapper.chmod(0o755)
     invoke(
         "hooks", "install", "claude-code", "--project-dir", str(project), "--prism", str(wrapper)
@@ -299,7 +299,7 @@ def test_the_installed_capture_command_captures_a_real_hook_input(
     prints nothing and exits 0; the proposals then turn up in the store."""
     wrapper = tmp_path / "bin" / "prism"
     wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m app "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m prism_memory "$@"\n')
     wrapper.chmod(0o755)
     installed = invoke(
         "hooks", "install", "claude-code", "--project-dir", str(with_stop), "--prism",
@@ -400,7 +400,7 @@ def test_the_pre_commit_hook_blocks_a_commit_while_agents_md_is_stale(
 ) -> None:
     db = tmp_path / "prism.db"
     services = build_services(load_settings(db=db, embedder="fake", database_url=""))
-    from app.bootstrap import context_from
+    from prism_memory.bootstrap import context_from
 
     ctx = context_from(services.settings)
     rid = services.memory.remember(
@@ -413,7 +413,7 @@ def test_the_pre_commit_hook_blocks_a_commit_while_agents_md_is_stale(
     ).id
     wrapper = tmp_path / "bin" / "prism"
     wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m app "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m prism_memory "$@"\n')
     wrapper.chmod(0o755)
     assert (
         invoke("hooks", "install", "git", "--repo", str(repo), "--prism", str(wrapper)).exit_code

@@ -13,20 +13,20 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from app.bootstrap import context_from
-from app.cli.main import cli
-from app.domain import validation
-from app.domain.characters import text_pattern
-from app.domain.contract import bounds
-from app.domain.contract.lifecycle import MemoryUpdate, StatusChange
-from app.domain.contract.recall import BriefCreate, RecallCreate
-from app.domain.contract.remember import MemoruleCreate, NoteCreate
-from app.domain.records import MemoruleKind
-from app.errors import InvalidInput
-from app.mcp_server import arguments as a
-from app.mcp_server.parsing import parse
-from app.mcp_server.tools import TOOLS
-from app.settings import load_settings
+from prism_memory.bootstrap import context_from
+from prism_memory.cli.main import cli
+from prism_memory.domain import validation
+from prism_memory.domain.characters import text_pattern
+from prism_memory.domain.contract import bounds
+from prism_memory.domain.contract.lifecycle import MemoryUpdate, StatusChange
+from prism_memory.domain.contract.recall import BriefCreate, RecallCreate
+from prism_memory.domain.contract.remember import MemoruleCreate, NoteCreate
+from prism_memory.domain.records import MemoruleKind
+from prism_memory.errors import InvalidInput
+from prism_memory.mcp_server import arguments as a
+from prism_memory.mcp_server.parsing import parse
+from prism_memory.mcp_server.tools import TOOLS
+from prism_memory.settings import load_settings
 from tests.api_world import World, running_world
 
 PUBLISHED = {spec.name: a.published_schema(spec.arguments) for spec in TOOLS}

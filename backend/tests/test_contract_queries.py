@@ -10,8 +10,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from app.domain.contract import bounds
-from app.domain.contract.audit import AuditQuery, ServedQuery, VerifyQuery
+from prism_memory.domain.contract import bounds
+from prism_memory.domain.contract.audit import AuditQuery, ServedQuery, VerifyQuery
 from tests.api_world import World, running_world
 from tests.test_contract import CONSTRAINTS, PUBLISHED
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from app.bootstrap import Services
-from app.domain.records import SessionContext
-from app.formats.graph_export import (
+from prism_memory.bootstrap import Services
+from prism_memory.domain.records import SessionContext
+from prism_memory.formats.graph_export import (
     AUDIT_PROPERTIES,
     MEMORY_PROPERTIES,
     STATE_PROPERTIES,
@@ -32,7 +32,7 @@ from app.formats.graph_export import (
     statements,
     write_cypher,
 )
-from app.trigraph.dump import MemoryDump
+from prism_memory.trigraph.dump import MemoryDump
 from tests.cli_run import invoke_prism
 from tests.conftest import ContextFactory
 

@@ -14,10 +14,10 @@ from typing import Any, NoReturn
 import numpy as np
 import pytest
 
-from app.embeddings.fake import FakeEmbedder
-from app.embeddings.minilm import MiniLMEmbedder
-from app.embeddings.port import Embedder
-from app.errors import EmbeddingUnavailable
+from prism_memory.embeddings.fake import FakeEmbedder
+from prism_memory.embeddings.minilm import MiniLMEmbedder
+from prism_memory.embeddings.port import Embedder
+from prism_memory.errors import EmbeddingUnavailable
 
 BACKEND = Path(__file__).resolve().parents[1]
 
@@ -95,7 +95,7 @@ def test_embedder_scores_a_related_pair_above_an_unrelated_pair(embedder: Embedd
 
 def test_fake_embedder_is_the_same_in_a_process_with_another_hash_seed() -> None:
     code = (
-        "from app.embeddings.fake import FakeEmbedder; import sys; "
+        "from prism_memory.embeddings.fake import FakeEmbedder; import sys; "
         f"sys.stdout.buffer.write(FakeEmbedder().embed({SENTENCES!r}).tobytes())"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(BACKEND)}
@@ -196,7 +196,7 @@ def test_minilm_makes_no_network_call_from_a_fresh_process() -> None:
         "def refuse(*a, **k): raise SystemExit(f'network access attempted: {a!r}')\n"
         "socket.socket.connect = socket.socket.connect_ex = refuse\n"
         "socket.create_connection = socket.getaddrinfo = refuse\n"
-        "from app.embeddings.minilm import MiniLMEmbedder\n"
+        "from prism_memory.embeddings.minilm import MiniLMEmbedder\n"
         "print(MiniLMEmbedder().embed(['Use UTC timestamps everywhere.']).shape)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(BACKEND)}
@@ -212,7 +212,7 @@ def test_minilm_says_how_to_fix_a_missing_model_file(tmp_path: Path) -> None:
 
 
 def test_minilm_refuses_a_tokenizer_of_the_right_size_but_other_bytes(tmp_path: Path) -> None:
-    from app.embeddings import minilm
+    from prism_memory.embeddings import minilm
 
     shipped = minilm._TOKENIZER_FILE.read_bytes()
     tampered = tmp_path / "tokenizer.json"
@@ -223,7 +223,7 @@ def test_minilm_refuses_a_tokenizer_of_the_right_size_but_other_bytes(tmp_path: 
 
 
 def test_the_shipped_tokenizer_carries_its_licence_and_notice() -> None:
-    from app.embeddings import minilm
+    from prism_memory.embeddings import minilm
 
     folder = minilm._TOKENIZER_FILE.parent
     assert "Apache License" in (folder / "LICENSE").read_text()

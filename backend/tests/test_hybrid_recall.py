@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.bootstrap import Services, build_services
-from app.domain.ids import uuid_for
-from app.domain.ranking import Candidates, RankingWeights, rank
-from app.settings import Settings, load_settings
-from app.trigraph.lexical_index import LexicalIndex
-from app.trigraph.port import CandidateFilter
-from app.trigraph.recall_cache import ProjectCache
-from app.trigraph.recall_rows import IndexRow
+from prism_memory.bootstrap import Services, build_services
+from prism_memory.domain.ids import uuid_for
+from prism_memory.domain.ranking import Candidates, RankingWeights, rank
+from prism_memory.settings import Settings, load_settings
+from prism_memory.trigraph.port import CandidateFilter
+from prism_memory.trigraph.sqlite.lexical_index import LexicalIndex
+from prism_memory.trigraph.sqlite.recall_cache import ProjectCache
+from prism_memory.trigraph.sqlite.recall_rows import IndexRow
 from tests.conftest import ContextFactory
 
 NOTES = [

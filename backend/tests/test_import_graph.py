@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-APP = Path(__file__).resolve().parents[1] / "app"
-FRONT_DOORS = ("app.api", "app.mcp_server", "app.web")
-ROOT = "app.asgi"  # the server's composition root: the one module that imports them all
-# Circles elsewhere in app, still to break (issue 16, other items); a new one fails the test.
+APP = Path(__file__).resolve().parents[1] / "prism_memory"
+FRONT_DOORS = ("prism_memory.api", "prism_memory.mcp_server", "prism_memory.web")
+ROOT = "prism_memory.asgi"  # the server's composition root: the one module that imports them all
 
 
 def _module_name(path: Path) -> str:
@@ -41,7 +40,8 @@ def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
 
 
 def _target(name: str) -> str | None:
-    """The module of ours ``name`` names (``app.api.routes``; ``app.x.Y`` -> ``app.x``)."""
+    """The module of ours ``name`` names (``prism_memory.api.routes``;
+    ``prism_memory.x.Y`` -> ``prism_memory.x``)."""
     while name and name not in modules():
         name = name.rpartition(".")[0]
     return name or None
@@ -69,7 +69,9 @@ def imports(module: str) -> frozenset[tuple[str, str]]:
                 ]
                 base = ".".join([*anchor, *([base] if base else [])])
             for alias in node.names:
-                target = _target(f"{base}.{alias.name}") if base.startswith("app") else None
+                target = (
+                    _target(f"{base}.{alias.name}") if base.startswith("prism_memory") else None
+                )
                 if target is not None:
                     named = "" if target == f"{base}.{alias.name}" else alias.name
                     found.add((target, named))
@@ -85,7 +87,7 @@ def _door(module: str) -> str | None:
 
 
 def cycles() -> list[list[str]]:
-    """The import circles of ``app`` (strongly connected parts of more than one module)."""
+    """The import circles of ``prism_memory`` (strongly connected parts of more than one module)."""
     graph = edges()
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -122,11 +124,19 @@ def cycles() -> list[list[str]]:
 
 def test_the_graph_is_read_from_real_imports() -> None:
     """Not vacuous: known arrows are seen, lazy ones included, TYPE_CHECKING ones not."""
-    assert "app.api.deps" in edges()["app.api.routes"]
-    assert "app.api.deps" in edges()["app.api.mcp_mount"]
-    assert "app.services.proposal_service" in edges()["app.services.access_service"]  # lazy
-    assert {"app.api.app", "app.mcp_server.server", "app.web.console"} <= edges()[ROOT]
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import app.asgi\n")
+    assert "prism_memory.api.deps" in edges()["prism_memory.api.routes"]
+    assert "prism_memory.api.deps" in edges()["prism_memory.api.mcp_mount"]
+    assert (
+        "prism_memory.services.proposal_service" in edges()["prism_memory.services.access_service"]
+    )  # lazy
+    assert {
+        "prism_memory.api.app",
+        "prism_memory.mcp_server.server",
+        "prism_memory.web.console",
+    } <= edges()[ROOT]
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import prism_memory.asgi\n"
+    )
     assert not any(isinstance(n, ast.Import) for n in _runtime_nodes(tree))
 
 
@@ -147,7 +157,7 @@ def test_only_the_composition_root_and_the_cli_reach_the_front_doors() -> None:
     reaching = sorted(
         f"{m} -> {t}"
         for m in modules()
-        if _door(m) is None and m != ROOT and not m.startswith("app.cli")
+        if _door(m) is None and m != ROOT and not m.startswith("prism_memory.cli")
         for t in edges()[m]
         if _door(t) is not None or t == ROOT
     )
@@ -159,7 +169,7 @@ def test_the_front_doors_and_the_root_are_in_no_import_circle() -> None:
     assert touching == []
 
 
-def test_no_import_circle_anywhere_in_app() -> None:
+def test_no_import_circle_anywhere_in_prism_memory() -> None:
     assert cycles() == []
 
 
@@ -244,14 +254,22 @@ def test_the_private_attribute_check_sees_a_reach_in() -> None:
     assert [t for _, t in _private_reads(tree)] == ["o._x", "s._conn"]
 
 
-MODULE_LINES_MAX = 400  # STYLE.md: modules stay under ~400 lines, one concept each
+MODULE_LINES_REVIEW = 400  # STYLE.md: past ~400 lines a module is reviewed, never split to fit
+# Modules reviewed past that size, each with why it stays one module (a concept is never split
+# to pass a number; a module that holds two concepts is split by meaning). Add a line here in
+# the same change that grows a module past the size, saying which one concept it holds.
+REVIEWED_LONG_MODULES: dict[str, str] = {}
 
 
-def test_no_module_in_app_is_over_400_lines() -> None:
-    """A module that outgrows one concept is split, not left to grow (issue 16)."""
+def test_a_module_past_the_review_size_is_on_the_reviewed_list() -> None:
+    """Size is a signal for review, not a number to split at (issue 27): a long module passes
+    once it is listed with the one concept it holds; an entry that no longer needs to be there
+    goes."""
     long = {
-        m: n
+        m
         for m, path in modules().items()
-        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES_MAX
+        if len(path.read_text(encoding="utf-8").splitlines()) > MODULE_LINES_REVIEW
     }
-    assert long == {}
+    assert sorted(long - REVIEWED_LONG_MODULES.keys()) == []
+    assert sorted(REVIEWED_LONG_MODULES.keys() - long) == []
+    assert all(len(why) > 20 for why in REVIEWED_LONG_MODULES.values())

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.cli.main import cli
-from app.domain.ids import uuid_for
+from prism_memory.cli.main import cli
+from prism_memory.domain.ids import uuid_for
 from tests.cli_run import invoke_prism
 
 BACKEND = Path(__file__).resolve().parents[1]

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from app.domain.lexical import K1, B, tokenize
-from app.trigraph.lexical_index import LexicalIndex
+from prism_memory.domain.lexical import K1, B, tokenize
+from prism_memory.trigraph.sqlite.lexical_index import LexicalIndex
 
 CORPUS = [
     "Caroline went to the beach",  # caroline went beach      (3 terms)

@@ -9,10 +9,10 @@ from uuid import UUID
 
 import pytest
 
-from app.bootstrap import Services
-from app.domain.ids import new_id
-from app.domain.records import AuditEventType, SessionContext
-from app.errors import (
+from prism_memory.bootstrap import Services
+from prism_memory.domain.ids import new_id
+from prism_memory.domain.records import AuditEventType, SessionContext
+from prism_memory.errors import (
     Conflict,
     IdempotencyConflict,
     InvalidInput,
@@ -20,8 +20,8 @@ from app.errors import (
     NearDuplicate,
     NotFound,
 )
-from app.serializers import history_dict
-from app.trigraph.port import AuditFilter
+from prism_memory.serializers import history_dict
+from prism_memory.trigraph.port import AuditFilter
 from tests.conftest import ContextFactory, raw_sql
 
 

@@ -12,12 +12,12 @@ from uuid import UUID
 
 import pytest
 
-from app.bootstrap import Services, build_auth
-from app.domain.listing import encode_cursor
-from app.domain.records import SessionContext
-from app.errors import InvalidInput, PermissionDenied
-from app.services.access_service import AccessService
-from app.services.auth_service import AuthService, ContextRequest
+from prism_memory.bootstrap import Services, build_auth
+from prism_memory.domain.listing import encode_cursor
+from prism_memory.domain.records import SessionContext
+from prism_memory.errors import InvalidInput, PermissionDenied
+from prism_memory.services.access_service import AccessService
+from prism_memory.services.auth_service import AuthService, ContextRequest
 from tests.conftest import ContextFactory
 
 

@@ -17,10 +17,10 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from app.bootstrap import Services
-from app.domain.records import SessionContext
-from app.mcp_server.server import MCPHttpApp, build_mcp_asgi_app
-from app.settings import load_settings
+from prism_memory.bootstrap import Services
+from prism_memory.domain.records import SessionContext
+from prism_memory.mcp_server.server import MCPHttpApp, build_mcp_asgi_app
+from prism_memory.settings import load_settings
 
 ContextFactory = Callable[..., SessionContext]
 BASE = "http://127.0.0.1:8000"

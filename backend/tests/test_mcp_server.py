@@ -17,12 +17,12 @@ from mcp import Client, MCPError
 from mcp.server.mcpserver import MCPServer
 from mcp.types import INVALID_PARAMS
 
-from app.bootstrap import Services
-from app.domain.access import Caller, Role, operator_key
-from app.domain.ids import uuid_for
-from app.domain.records import SessionContext
-from app.mcp_server.server import build_mcp_server
-from app.settings import Settings, load_settings
+from prism_memory.bootstrap import Services
+from prism_memory.domain.access import Caller, Role, operator_key
+from prism_memory.domain.ids import uuid_for
+from prism_memory.domain.records import SessionContext
+from prism_memory.mcp_server.server import build_mcp_server
+from prism_memory.settings import Settings, load_settings
 
 ContextFactory = Callable[..., SessionContext]
 WRITES = {"prism_remember", "memorule_update", "memorule_retire", "memorule_restore"}
@@ -517,7 +517,7 @@ async def test_a_fixed_session_id_setting_is_recorded(
 def test_an_invalid_tenant_setting_stops_the_server_at_build(
     services: Services, db_path: Path
 ) -> None:
-    from app.errors import InvalidInput
+    from prism_memory.errors import InvalidInput
 
     with pytest.raises(InvalidInput) as caught:
         build_mcp_server(services, server_settings(db_path, tenant="not a slug!"))

@@ -1,6 +1,7 @@
 """``prism mcp`` as a real subprocess, driven by the SDK's stdio client and by the MCP Inspector.
 
-The server runs as ``python -m app mcp`` (the same command as ``prism mcp``) on a temp SQLite
+The server runs as ``python -m prism_memory mcp`` (the same command as ``prism mcp``) on a temp
+SQLite
 file with the fake embedder.
 """
 
@@ -23,7 +24,7 @@ from mcp import Client, StdioServerParameters
 from tests.test_mcp_server import TOOLS  # the tools, named once
 
 BACKEND = Path(__file__).resolve().parents[1]
-SERVER = [sys.executable, "-m", "app", "mcp"]
+SERVER = [sys.executable, "-m", "prism_memory", "mcp"]
 # The last Inspector release that declares no Node engine above 20 (0.16+ ask for Node 22).
 INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 

@@ -15,10 +15,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from app.domain import validation
-from app.errors import InvalidInput
-from app.mcp_server import arguments as a
-from app.mcp_server.tools import TOOLS
+from prism_memory.domain import validation
+from prism_memory.errors import InvalidInput
+from prism_memory.mcp_server import arguments as a
+from prism_memory.mcp_server.tools import TOOLS
 from tests.test_mcp_stdio import stdio_server
 
 RULE: dict[str, Any] = {

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from app.bootstrap import Services
-from app.domain.records import SessionContext
-from app.errors import InvalidInput
+from prism_memory.bootstrap import Services
+from prism_memory.domain.records import SessionContext
+from prism_memory.errors import InvalidInput
 
 KINDS = ["behavioral_rule", "feedback", "preference", "correction", "convention"]
 CONFIDENCES = ["observed", "inferred", "asserted"]
@@ -224,6 +224,6 @@ def test_a_note_refuses_memorule_fields(services: Services, ctx: SessionContext)
 
 
 def _all_events() -> Any:
-    from app.trigraph.port import AuditFilter
+    from prism_memory.trigraph.port import AuditFilter
 
     return AuditFilter(limit=100)

@@ -12,12 +12,12 @@ import pytest
 from psycopg import errors as pgerrors
 from psycopg import sql
 
-from app.bootstrap import build_auth, build_services
-from app.domain.ids import new_id
-from app.domain.records import SessionContext
-from app.settings import load_settings
-from app.trigraph.postgres import PostgresStore
-from app.trigraph.postgres_schema import MIGRATIONS, SCHEMA_MIGRATIONS_DDL
+from prism_memory.bootstrap import build_auth, build_services
+from prism_memory.domain.ids import new_id
+from prism_memory.domain.records import SessionContext
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.postgres.schema import MIGRATIONS, SCHEMA_MIGRATIONS_DDL
+from prism_memory.trigraph.postgres.store import PostgresStore
 from tests.pgtest import TestPostgres, with_search_path
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "postgres.md"

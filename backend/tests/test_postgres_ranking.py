@@ -16,16 +16,16 @@ from uuid import UUID
 import psycopg
 import pytest
 
-from app.domain.ids import uuid_for
-from app.domain.records import RecallResult, SessionContext
-from app.domain.restated import without_restated
-from app.embeddings.fake import FakeEmbedder
-from app.services.memorule_service import MemoruleService
-from app.services.memory_service import MemoryService
-from app.settings import load_settings
-from app.trigraph.port import NearMatch
-from app.trigraph.postgres import PostgresStore
-from app.trigraph.sqlite import SQLiteStore
+from prism_memory.domain.ids import uuid_for
+from prism_memory.domain.records import RecallResult, SessionContext
+from prism_memory.domain.restated import without_restated
+from prism_memory.embeddings.fake import FakeEmbedder
+from prism_memory.services.memorule_service import MemoruleService
+from prism_memory.services.memory_service import MemoryService
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.port import NearMatch
+from prism_memory.trigraph.postgres.store import PostgresStore
+from prism_memory.trigraph.sqlite.store import SQLiteStore
 
 pytestmark = pytest.mark.postgres
 
@@ -218,7 +218,7 @@ def explained(
     store: PostgresStore, sql: str, args: dict[str, Any], *, index: bool, analyze: bool = False
 ) -> str:
     """The plan of a recall statement under the session settings it runs with."""
-    from app.trigraph import postgres_preselect
+    from prism_memory.trigraph.postgres import preselect as postgres_preselect
 
     with store.pool.connection() as conn:
         conn.execute("BEGIN")
@@ -344,9 +344,9 @@ def test_every_table_the_recall_statements_read_is_filtered_by_tenant_first(
 
     import numpy as np
 
-    from app.domain.ranking import RankingWeights
-    from app.trigraph import postgres_ranking
-    from app.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.domain.ranking import RankingWeights
+    from prism_memory.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.trigraph.postgres import ranking as postgres_ranking
 
     ctx = context(random.Random(1))
     flt = CandidateFilter(ctx.project_id, persona="ana", memorules_only=memorules_only)
@@ -370,9 +370,10 @@ def recalls_through_the_index(
 ) -> int:
     """How many of ``asks`` the index path's statement answers from its pre-selection (the
     ``near`` column it returns is set only then), run as ``recall`` runs it."""
-    from app.domain.ranking import RankingWeights, normalise_key
-    from app.trigraph import postgres_preselect, postgres_ranking
-    from app.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.domain.ranking import RankingWeights, normalise_key
+    from prism_memory.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.trigraph.postgres import preselect as postgres_preselect
+    from prism_memory.trigraph.postgres import ranking as postgres_ranking
 
     taken = 0
     embedder = FakeEmbedder()
@@ -406,7 +407,7 @@ def test_the_index_path_returns_the_exact_top_k_where_it_must(
     match a context key) on projects smaller than NEAR_ROWS — where the nearest rows it
     reads from the HNSW index are every row — recall returns what scoring every row
     returns: same ids, order, scores, why and counts."""
-    from app.trigraph import postgres_ranking
+    from prism_memory.trigraph.postgres import ranking as postgres_ranking
 
     monkeypatch.setattr(postgres_ranking, "MATCHED_SHARE", 0)
     sqlite, postgres = engines
@@ -447,10 +448,11 @@ def test_the_pre_selection_reads_the_hnsw_index(
     the table is large enough for the planner to prefer it to a sort; when that scan stops
     short of NEAR_ROWS rows, recall falls back to scoring every row; without the index,
     recall never pre-selects."""
-    from app.domain.ranking import RankingWeights
-    from app.domain.records import SessionContext
-    from app.trigraph import postgres_preselect, postgres_ranking
-    from app.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.domain.ranking import RankingWeights
+    from prism_memory.domain.records import SessionContext
+    from prism_memory.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.trigraph.postgres import preselect as postgres_preselect
+    from prism_memory.trigraph.postgres import ranking as postgres_ranking
 
     store = PostgresStore(pg_url)
     store.migrate()
@@ -531,7 +533,7 @@ def test_prism_migrate_builds_and_drops_the_vector_index_on_postgres_only(
 
     from click.testing import CliRunner
 
-    from app.cli.main import cli
+    from prism_memory.cli.main import cli
 
     for name in ("PRISM_DB", "PRISM_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -564,8 +566,8 @@ def test_the_window_s_subjects_are_read_by_primary_key_per_row(
     """The statement reads each ranked row's kind and subject (``RankedPage.subjects``) in
     scalar subqueries: with nested loops off, a join to ``memory`` was planned as a hash of
     every memory of the tenant (80 ms a recall at 400k memories, instead of 6)."""
-    from app.trigraph import postgres_ranking
-    from app.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.trigraph.port import CandidateFilter, RecallRequest
+    from prism_memory.trigraph.postgres import ranking as postgres_ranking
 
     sqlite, postgres = engines
     rng = random.Random(5)

@@ -20,13 +20,13 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from app.bootstrap import Services, build_services
-from app.domain import audit as chain
-from app.domain.ids import uuid_for
-from app.errors import StorageError
-from app.settings import load_settings
-from app.trigraph.postgres import PostgresStore
-from app.trigraph.postgres_schema import MIGRATIONS
+from prism_memory.bootstrap import Services, build_services
+from prism_memory.domain import audit as chain
+from prism_memory.domain.ids import uuid_for
+from prism_memory.errors import StorageError
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.postgres.schema import MIGRATIONS
+from prism_memory.trigraph.postgres.store import PostgresStore
 from tests.conftest import ContextFactory
 from tests.pgtest import TestPostgres
 
@@ -35,8 +35,8 @@ pytestmark = pytest.mark.postgres
 BACKEND = Path(__file__).resolve().parents[1]
 WRITER = """
 import sys
-from app.bootstrap import build_services, context_from
-from app.settings import load_settings
+from prism_memory.bootstrap import build_services, context_from
+from prism_memory.settings import load_settings
 url, tenant, persona, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 settings = load_settings(database_url=url, embedder="fake", tenant=tenant, persona=persona)
 services = build_services(settings)

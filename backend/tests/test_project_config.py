@@ -8,7 +8,7 @@ from uuid import UUID
 
 import pytest
 
-from app.services.project_config import find_project_config, session_uuid
+from prism_memory.services.project_config import find_project_config, session_uuid
 
 CLAUDE_SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
 

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.bootstrap import Services, build_services
-from app.domain.ranking import Candidates, rank
-from app.settings import load_settings
-from app.trigraph.port import CandidateFilter
+from prism_memory.bootstrap import Services, build_services
+from prism_memory.domain.ranking import Candidates, rank
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.port import CandidateFilter
 from tests.conftest import ContextFactory
 
 
@@ -91,8 +91,8 @@ def test_many_supersedes_trigger_a_rebuild_without_changing_results(
 
 def _sketched(matrix: np.ndarray, applies: dict[str, list[str | None]]) -> Candidates:
     """Candidates with the sketch a ProjectCache keeps (built by the cache itself)."""
-    from app.trigraph.recall_cache import ProjectCache
-    from app.trigraph.recall_rows import IndexRow
+    from prism_memory.trigraph.sqlite.recall_cache import ProjectCache
+    from prism_memory.trigraph.sqlite.recall_rows import IndexRow
 
     n = len(matrix)
     cache = ProjectCache("p")
@@ -119,7 +119,7 @@ def _sketched(matrix: np.ndarray, applies: dict[str, list[str | None]]) -> Candi
         ),
         clock=1,
     )
-    from app.trigraph.port import CandidateFilter
+    from prism_memory.trigraph.port import CandidateFilter
 
     cands = cache.snapshot(CandidateFilter(project_id="p", persona="ann"))  # type: ignore[arg-type]
     cands.selected = None
@@ -133,7 +133,7 @@ def test_sketch_pruning_returns_exactly_what_a_full_scan_returns(
     """Pruning by the sketch's bound is exact: same rows, order, scores and reasons, on
     vectors the sketch fits well (few rows scored), on vectors it fits loosely (many rows
     survive the bound) and on vectors with no structure (no sketch is kept at all)."""
-    from app.domain.ranking import RankingWeights
+    from prism_memory.domain.ranking import RankingWeights
 
     rng = np.random.default_rng(3)
     n, dim = 6000, 384
@@ -175,8 +175,8 @@ def test_sketch_pruning_returns_exactly_what_a_full_scan_returns(
 def test_sketch_pruning_scores_few_rows_when_vectors_have_structure(
     make_ctx: ContextFactory,
 ) -> None:
-    from app.domain.ranking import RankingWeights
-    from app.domain.ranking_bounds import relevance as _relevance
+    from prism_memory.domain.ranking import RankingWeights
+    from prism_memory.domain.ranking_bounds import relevance as _relevance
 
     rng = np.random.default_rng(5)
     n, dim = 8000, 384
@@ -200,8 +200,8 @@ def test_sketch_pruning_scores_few_rows_when_vectors_have_structure(
 def test_reindex_re_embeds_memories_made_by_another_model(
     db_path: Path, make_ctx: ContextFactory
 ) -> None:
-    from app.embeddings.fake import FakeEmbedder
-    from app.services.bulk_service import reindex
+    from prism_memory.embeddings.fake import FakeEmbedder
+    from prism_memory.services.bulk_service import reindex
 
     old = build_services(load_settings(db=db_path, embedder="fake"))
     ctx = make_ctx()
@@ -254,9 +254,9 @@ class _TopicEmbedder:
 def test_the_near_duplicate_check_prunes_with_the_sketch_and_still_finds_the_twin(
     db_path: Path, make_ctx: ContextFactory
 ) -> None:
-    from app.services.memorule_service import MemoruleService
-    from app.services.memory_service import MemoryService
-    from app.trigraph.sqlite import SQLiteStore
+    from prism_memory.services.memorule_service import MemoruleService
+    from prism_memory.services.memory_service import MemoryService
+    from prism_memory.trigraph.sqlite.store import SQLiteStore
 
     store = SQLiteStore(db_path)
     store.migrate()
@@ -271,7 +271,7 @@ def test_the_near_duplicate_check_prunes_with_the_sketch_and_still_finds_the_twi
         twin_vector = embedder.embed(
             ["Rule number 00042\nRule number 00042: the body of this convention."]
         )[0]
-        from app.domain.ranking import rows_within_reach
+        from prism_memory.domain.ranking import rows_within_reach
 
         reach = rows_within_reach(cands, twin_vector, 0.95)
         assert reach is not None and 1 <= reach.size < 500

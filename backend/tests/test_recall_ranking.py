@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.bootstrap import Services
-from app.errors import InvalidInput
+from prism_memory.bootstrap import Services
+from prism_memory.errors import InvalidInput
 from tests.conftest import ContextFactory
 
 BODY = "Prefer small pull requests that change one thing at a time."
@@ -153,7 +153,7 @@ def test_tenant_b_never_sees_tenant_a(services: Services, make_ctx: ContextFacto
     services.memory.remember(a, {"body": "tenant A note"})
     b = make_ctx(tenant="b")
     assert services.memory.recall(b, {"source_type": "memory"}).matches == []
-    from app.errors import NotFound
+    from prism_memory.errors import NotFound
 
     with pytest.raises(NotFound):
         services.memory.get(b, written.id)
@@ -218,7 +218,7 @@ def test_bad_recall_arguments_get_precise_errors(
 
 
 def _flt() -> Any:
-    from app.trigraph.port import AuditFilter
+    from prism_memory.trigraph.port import AuditFilter
 
     return AuditFilter()
 

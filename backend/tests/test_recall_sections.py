@@ -9,16 +9,16 @@ from uuid import uuid4
 
 import pytest
 
-from app.domain.ranking import Ranked, RankingWeights
-from app.domain.records import SessionContext
-from app.domain.sections import section_of, smooth
-from app.embeddings.fake import FakeEmbedder
-from app.errors import InvalidInput
-from app.services.memorule_service import MemoruleService
-from app.services.memory_service import MemoryService
-from app.settings import load_settings
-from app.trigraph.postgres import PostgresStore
-from app.trigraph.sqlite import SQLiteStore
+from prism_memory.domain.ranking import Ranked, RankingWeights
+from prism_memory.domain.records import SessionContext
+from prism_memory.domain.sections import section_of, smooth
+from prism_memory.embeddings.fake import FakeEmbedder
+from prism_memory.errors import InvalidInput
+from prism_memory.services.memorule_service import MemoruleService
+from prism_memory.services.memory_service import MemoryService
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.postgres.store import PostgresStore
+from prism_memory.trigraph.sqlite.store import SQLiteStore
 
 
 @pytest.mark.parametrize(

@@ -12,13 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.domain.records import SessionContext
-from app.embeddings.fake import FakeEmbedder
-from app.services.memorule_service import MemoruleService
-from app.services.memory_service import MemoryService
-from app.trigraph import sqlite_schema, sqlite_segments
-from app.trigraph.recall_cache import ProjectCache
-from app.trigraph.sqlite import SQLiteStore
+from prism_memory.domain.records import SessionContext
+from prism_memory.embeddings.fake import FakeEmbedder
+from prism_memory.services.memorule_service import MemoruleService
+from prism_memory.services.memory_service import MemoryService
+from prism_memory.trigraph.sqlite import schema as sqlite_schema
+from prism_memory.trigraph.sqlite import segments as sqlite_segments
+from prism_memory.trigraph.sqlite.recall_cache import ProjectCache
+from prism_memory.trigraph.sqlite.store import SQLiteStore
 from tests.conftest import ContextFactory
 from tests.test_recall_cache import _TopicEmbedder
 
@@ -246,7 +247,7 @@ def test_an_older_segment_never_replaces_a_newer_one(
     db_path: Path, nodes: list[Node], make_ctx: ContextFactory
 ) -> None:
     """Two processes storing the same project's segment: the newer clock stays."""
-    from app.trigraph.recall_segment import image
+    from prism_memory.trigraph.sqlite.recall_segment import image
 
     a = Node(db_path)
     nodes.append(a)
@@ -288,7 +289,7 @@ def test_memory_stays_under_the_budget_while_cycling_through_more_projects_than_
 ) -> None:
     """Projects loaded from segments (in place, or copied chunk by chunk into arrays with
     spare rows, counted) and written to in between stay within the budget."""
-    from app.trigraph import recall_segment
+    from prism_memory.trigraph.sqlite import recall_segment
 
     monkeypatch.setattr(recall_segment, "CHUNK_ROWS", chunk_rows)
     writer = Node(db_path)
@@ -362,10 +363,10 @@ def test_a_loaded_dump_leaves_segments_to_be_rebuilt_from_its_rows(
 
 def test_a_compacted_cache_keeps_its_ranking(make_ctx: ContextFactory) -> None:
     """In-memory compaction (dead rows dropped through a segment image) changes nothing."""
-    from app.domain.ranking import RankingWeights, rank
-    from app.trigraph.port import CandidateFilter
-    from app.trigraph.recall_rows import IndexRow
-    from app.trigraph.recall_segment import compact
+    from prism_memory.domain.ranking import RankingWeights, rank
+    from prism_memory.trigraph.port import CandidateFilter
+    from prism_memory.trigraph.sqlite.recall_rows import IndexRow
+    from prism_memory.trigraph.sqlite.recall_segment import compact
 
     rng = np.random.default_rng(1)
     cache = ProjectCache("p")
@@ -436,7 +437,7 @@ def test_a_global_rule_that_loses_its_scope_leaves_a_warm_cache_of_another_proje
 def _row(i: int, version: int, **over: Any) -> Any:
     """Row ``i`` (one memory) at ``version``: a 192-d vector of low rank plus noise, text
     that BM25 tells apart, a mix of scopes, personas, surfaces and confidences."""
-    from app.trigraph.recall_rows import IndexRow
+    from prism_memory.trigraph.sqlite.recall_rows import IndexRow
 
     rng = np.random.default_rng(1000 * i + version)
     basis = np.random.default_rng(5).standard_normal((24, 192))
@@ -486,10 +487,10 @@ def test_a_loaded_segment_then_every_kind_of_change_ranks_as_a_row_by_row_cache(
     copy-on-write (numpy refuses any write into a read-only array, so a path that wrote
     into the loaded bytes would fail here), and after every one it ranks exactly as a
     cache that saw the same rows one by one."""
-    from app.domain.ranking import RankingWeights, rank
-    from app.trigraph import recall_cache, recall_segment
-    from app.trigraph.port import CandidateFilter
-    from app.trigraph.recall_segment import compact, image, load_into
+    from prism_memory.domain.ranking import RankingWeights, rank
+    from prism_memory.trigraph.port import CandidateFilter
+    from prism_memory.trigraph.sqlite import recall_cache, recall_segment
+    from prism_memory.trigraph.sqlite.recall_segment import compact, image, load_into
 
     monkeypatch.setattr(recall_segment, "CHUNK_ROWS", chunk_rows)
     monkeypatch.setattr(recall_cache, "PRESELECT_MIN", 200)  # a sketch at this size
@@ -550,7 +551,7 @@ def test_a_loaded_segment_then_every_kind_of_change_ranks_as_a_row_by_row_cache(
 def test_a_loaded_segment_holds_its_bytes_once(make_ctx: ContextFactory) -> None:
     """Loading does not copy what it can use in place: a one-chunk segment's vectors and
     columns are views of the very bytes read (no second copy counted or held)."""
-    from app.trigraph.recall_segment import image, load_into
+    from prism_memory.trigraph.sqlite.recall_segment import image, load_into
 
     source = ProjectCache("p")
     source.apply([_row(i, 0) for i in range(300)], clock=1)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from app.bootstrap import Services
-from app.domain.records import Kind, SessionContext
-from app.errors import InvalidInput
+from prism_memory.bootstrap import Services
+from prism_memory.domain.records import Kind, SessionContext
+from prism_memory.errors import InvalidInput
 
 
 def rule(i: int, **overrides: Any) -> dict[str, Any]:

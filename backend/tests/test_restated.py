@@ -6,10 +6,10 @@ from uuid import uuid4
 
 import pytest
 
-from app.domain.records import SessionContext
-from app.domain.restated import without_restated
-from app.errors import InvalidInput
-from app.settings import load_settings
+from prism_memory.domain.records import SessionContext
+from prism_memory.domain.restated import without_restated
+from prism_memory.errors import InvalidInput
+from prism_memory.settings import load_settings
 
 KEYS = ("persona", "surface", "specialization")
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from app.bootstrap import Services, build_services, context_from
-from app.cli.main import cli
-from app.domain.records import SessionContext
-from app.settings import load_settings
+from prism_memory.bootstrap import Services, build_services, context_from
+from prism_memory.cli.main import cli
+from prism_memory.domain.records import SessionContext
+from prism_memory.settings import load_settings
 from tests.test_brief_hook import rule
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from app.bootstrap import Services
-from app.domain.records import MemoruleKind, SessionContext
-from app.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
-from app.formats.rules_io.records import ExportedFile, ImportReport, NotesMode
-from app.services.rules_import import ImportOptions, read_rule_files
+from prism_memory.bootstrap import Services
+from prism_memory.domain.records import MemoruleKind, SessionContext
+from prism_memory.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
+from prism_memory.formats.rules_io.records import ExportedFile, ImportReport, NotesMode
+from prism_memory.services.rules_import import ImportOptions, read_rule_files
 from tests.cli_run import invoke_prism
 from tests.conftest import ContextFactory
 from tests.rules_helpers import operator_importer

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.formats.rules_io.records import ParsedFile
-from app.services.rules_import import read_rule_files
+from prism_memory.formats.rules_io.records import ParsedFile
+from prism_memory.services.rules_import import read_rule_files
 
 
 def write(folder: Path, name: str, text: str) -> Path:

@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from app.bootstrap import Services
-from app.domain.records import AuditEventType, Kind, MemoruleKind, SessionContext
-from app.errors import InvalidInput
-from app.formats.rules_io.frontmatter import parse_front_matter
-from app.formats.rules_io.kinds import guess_kind
-from app.formats.rules_io.reading import MAX_FILE_BYTES
-from app.formats.rules_io.records import ImportReport, NotesMode
-from app.formats.rules_io.sentences import sentence_spans
-from app.services.rules_import import ImportOptions, read_rule_files
-from app.trigraph.dump import MemoryDump
-from app.trigraph.port import AuditFilter
+from prism_memory.bootstrap import Services
+from prism_memory.domain.records import AuditEventType, Kind, MemoruleKind, SessionContext
+from prism_memory.errors import InvalidInput
+from prism_memory.formats.rules_io.frontmatter import parse_front_matter
+from prism_memory.formats.rules_io.kinds import guess_kind
+from prism_memory.formats.rules_io.reading import MAX_FILE_BYTES
+from prism_memory.formats.rules_io.records import ImportReport, NotesMode
+from prism_memory.formats.rules_io.sentences import sentence_spans
+from prism_memory.services.rules_import import ImportOptions, read_rule_files
+from prism_memory.trigraph.dump import MemoryDump
+from prism_memory.trigraph.port import AuditFilter
 from tests.cli_run import invoke_prism
 from tests.rules_helpers import operator_importer
 

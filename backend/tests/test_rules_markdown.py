@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from app.domain.records import MemoruleKind
-from app.formats.rules_io.kinds import guess_kind, rule_likeness
-from app.formats.rules_io.records import ParsedFile, Unit
-from app.formats.rules_io.requests import memorule_request, subject_for
-from app.services.rules_import import read_rule_files
+from prism_memory.domain.records import MemoruleKind
+from prism_memory.formats.rules_io.kinds import guess_kind, rule_likeness
+from prism_memory.formats.rules_io.records import ParsedFile, Unit
+from prism_memory.formats.rules_io.requests import memorule_request, subject_for
+from prism_memory.services.rules_import import read_rule_files
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from app.bootstrap import Services, build_services
-from app.domain import audit as chain
-from app.domain.records import SessionContext
-from app.serializers import served_page_dict
-from app.settings import load_settings
-from app.trigraph.ledger import ServedFilter
-from app.trigraph.sqlite_schema import MIGRATIONS
+from prism_memory.bootstrap import Services, build_services
+from prism_memory.domain import audit as chain
+from prism_memory.domain.records import SessionContext
+from prism_memory.serializers import served_page_dict
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.ledger import ServedFilter
+from prism_memory.trigraph.sqlite.schema import MIGRATIONS
 from tests.cli_run import run_prism
 from tests.conftest import ContextFactory
 

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from app.bootstrap import build_services, context_from
-from app.settings import load_settings
+from prism_memory.bootstrap import build_services, context_from
+from prism_memory.settings import load_settings
 
 BACKEND = Path(__file__).resolve().parents[1]
 
 WRITER = """
 import sys
-from app.bootstrap import build_services, context_from
-from app.settings import load_settings
+from prism_memory.bootstrap import build_services, context_from
+from prism_memory.settings import load_settings
 settings = load_settings(db=sys.argv[1], embedder="fake", persona=sys.argv[2])
 services = build_services(settings)
 ctx = context_from(settings)

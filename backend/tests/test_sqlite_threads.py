@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.trigraph.sqlite import SQLiteStore
+from prism_memory.trigraph.sqlite.store import SQLiteStore
 
 
 def open_files_to(path: Path) -> int:

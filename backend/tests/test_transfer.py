@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from app.bootstrap import Services, build_services
-from app.cli.main import cli
-from app.errors import Conflict, InvalidInput
-from app.services.transfer import export_store, import_store
-from app.settings import Settings, load_settings
+from prism_memory.bootstrap import Services, build_services
+from prism_memory.cli.main import cli
+from prism_memory.errors import Conflict, InvalidInput
+from prism_memory.services.transfer import export_store, import_store
+from prism_memory.settings import Settings, load_settings
 from tests.conftest import ContextFactory
 
 RECALLS: list[dict[str, Any]] = [

@@ -16,9 +16,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.asgi import create_app
-from app.bootstrap import build_services
-from app.settings import load_settings
+from prism_memory.asgi import create_app
+from prism_memory.bootstrap import build_services
+from prism_memory.settings import load_settings
 from tests.api_world import World, rule, running_world
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')

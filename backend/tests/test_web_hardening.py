@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.web.sessions import CSRF_COOKIE
+from prism_memory.web.sessions import CSRF_COOKIE
 from tests.api_world import World, rule, running_world
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')

@@ -1,0 +1,274 @@
+"""The HTTP API's request and response models (``XCreate`` in, ``XPublic`` out).
+
+The request models are the contract's operation models (:mod:`prism_memory.domain.contract`): the
+same ones validate every door's requests and give the MCP tools their input schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prism_memory.domain.access import Role
+from prism_memory.domain.contract.lifecycle import MemoryChanges as MemoryChanges
+from prism_memory.domain.contract.lifecycle import MemoryUpdate as MemoryUpdate
+from prism_memory.domain.contract.lifecycle import StatusChange as StatusChange
+from prism_memory.domain.contract.recall import BriefCreate as BriefCreate
+from prism_memory.domain.contract.recall import RecallCreate as RecallCreate
+from prism_memory.domain.contract.remember import AppliesToCreate as AppliesToCreate
+from prism_memory.domain.contract.remember import MemoruleCreate as MemoruleCreate
+from prism_memory.domain.contract.remember import NoteCreate as NoteCreate
+from prism_memory.domain.records import (
+    AuditEventType,
+    Confidence,
+    Kind,
+    MemoruleKind,
+    SourceType,
+    Status,
+)
+
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+AppliesToMap = Annotated[
+    dict[str, str],
+    Field(description="the keys the rule names: persona, surface, specialization, scope"),
+]
+
+
+# -- responses -----------------------------------------------------------------------------
+
+
+class FieldErrorPublic(BaseModel):
+    """One problem with one field (extra details such as ``max`` may follow)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    field: str
+    code: str
+    message: str
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong: a stable ``code``, a message for people, and details."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str
+    message: str
+    fields: list[FieldErrorPublic] | None = None
+
+
+class ErrorPublic(BaseModel):
+    """The one error shape of every front door."""
+
+    ok: Literal[False]
+    error: ErrorDetail
+
+
+class WriteResultPublic(BaseModel):
+    """A successful write (``replayed`` when an idempotency key matched)."""
+
+    ok: Literal[True]
+    id: UUID
+    state_id: UUID
+    version: int
+    kind: Kind
+    written_at: Timestamp
+    audit_id: UUID | None = None
+    warnings: list[dict[str, Any]] = []
+    replayed: bool = False
+
+
+class MemoryPublic(BaseModel):
+    """The ``:Memory`` node."""
+
+    id: UUID
+    tenant_id: UUID
+    project_id: UUID
+    namespace: str
+    kind: Kind
+    source_type: SourceType
+    status: Status
+    created_at: Timestamp
+    current_version: int
+
+
+class StatePublic(BaseModel):
+    """One version (``:MemoryState``); memorule fields only on memorules."""
+
+    state_id: UUID
+    version: int
+    subject: str | None
+    body: str
+    written_by_session_id: UUID
+    written_by_persona: str | None
+    written_at: Timestamp
+    embedding_model: str
+    reason: str | None
+    memorule_kind: MemoruleKind | None = None
+    applies_to: AppliesToMap | None = None
+    confidence: Confidence | None = None
+    evidence_signal_id: str | None = None
+
+
+class MemoryWithStatePublic(BaseModel):
+    ok: Literal[True]
+    memory: MemoryPublic
+    state: StatePublic
+
+
+class MemoryItemPublic(BaseModel):
+    memory: MemoryPublic
+    state: StatePublic
+
+
+class MemoryPagePublic(BaseModel):
+    """Memories newest first; pass ``next_cursor`` as ``cursor`` for the next page."""
+
+    ok: Literal[True]
+    items: list[MemoryItemPublic]
+    next_cursor: str | None
+
+
+class AuditEventPublic(BaseModel):
+    """A ``:MemoruleAudit`` event and its link in the tenant's hash chain."""
+
+    id: UUID
+    seq: int
+    memorule_id: UUID
+    state_id: UUID
+    event: AuditEventType
+    written_by_session_id: UUID
+    written_by_persona: str | None
+    evidence_signal_id: str | None
+    written_at: Timestamp
+    reason: str | None
+    content_hash: str | None = None
+    prev_hash: str
+    hash: str
+
+
+class HistoryPublic(BaseModel):
+    ok: Literal[True]
+    memory: MemoryPublic
+    versions: list[StatePublic]
+    audit: list[AuditEventPublic]
+
+
+class AuditPagePublic(BaseModel):
+    """Audit events, newest first; pass ``next_cursor`` as ``before`` for the next page."""
+
+    ok: Literal[True]
+    events: list[AuditEventPublic]
+    next_cursor: int | None
+
+
+class HeadPublic(BaseModel):
+    """A chain's head: its length and the hash of its last entry."""
+
+    seq: int
+    hash: str
+    at: Timestamp | None
+
+
+class ServedReportPublic(BaseModel):
+    """The served-receipt chain recomputed."""
+
+    ok: bool
+    events: int
+    head: str
+    broken_at_seq: int | None
+    broken_event_id: str | None
+    problem: str | None
+    recorded_head: HeadPublic | None
+
+
+class ChainReportPublic(BaseModel):
+    """The audit chain recomputed; ``ok`` false names the first broken link.
+
+    ``content_checked`` events had their state's content hash recomputed; ``legacy_events``
+    were written before content hashes and verify as before. ``served``: the receipts.
+    """
+
+    ok: bool
+    events: int
+    head: str
+    broken_at_seq: int | None
+    broken_event_id: str | None
+    problem: str | None
+    legacy_events: int = 0
+    content_checked: int = 0
+    recorded_head: HeadPublic | None = None
+    given_head: HeadPublic | None = None
+    served: ServedReportPublic | None = None
+
+
+class RecallMatchPublic(BaseModel):
+    """One recalled memory; ``why`` breaks its score down."""
+
+    id: UUID
+    kind: Kind
+    source_type: SourceType
+    namespace: str
+    subject: str | None
+    body: str
+    score: float
+    written_at: Timestamp
+    written_by_persona: str | None
+    version: int
+    memorule_kind: MemoruleKind | None = None
+    applies_to: AppliesToMap | None = None
+    confidence: Confidence | None = None
+    evidence_signal_id: str | None = None
+    applicable: bool
+    why: dict[str, Any]
+
+
+class RecallPublic(BaseModel):
+    ok: Literal[True]
+    matches: list[RecallMatchPublic]
+    count: int
+    candidates: int
+    embedding_model: str
+
+
+class BriefRulePublic(BaseModel):
+    id: UUID
+    memorule_kind: MemoruleKind | None
+    subject: str | None
+    confidence: Confidence | None
+    score: float
+
+
+class BriefPublic(BaseModel):
+    """The brief as Markdown, and which rules it holds."""
+
+    ok: Literal[True]
+    markdown: str
+    included: list[BriefRulePublic]
+    omitted: int
+    token_budget: int
+    estimated_tokens: int
+
+
+class HealthPublic(BaseModel):
+    ok: Literal[True]
+    status: str
+
+
+class ReadyPublic(BaseModel):
+    ok: Literal[True]
+    ready: Literal[True]
+
+
+class WhoAmIPublic(BaseModel):
+    """The caller's key (never its secret) and the context the request ran in."""
+
+    ok: Literal[True]
+    key_id: str
+    tenant_id: UUID
+    role: Role
+    projects: list[UUID]
+    persona: str | None
+    project_id: UUID

@@ -1,0 +1,132 @@
+"""``prism keys``: create, list and revoke the HTTP API's keys (run on the server's machine).
+
+A key's secret is printed once, by ``create``; only its SHA-256 is stored. Keys live in the
+same database as the memories (``--db`` / ``PRISM_DB``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import click
+
+from prism_memory.errors import InvalidInput, PrismError
+
+if TYPE_CHECKING:
+    from prism_memory.services.auth_service import AuthService
+
+F = TypeVar("F", bound=Callable[..., Any])
+EXIT_INVALID = 2
+EXIT_REFUSED = 1
+_ROLES = ("reader", "writer", "admin")
+
+
+def _engine(func: F) -> F:
+    """Adds ``--db`` and ``--json``, hands the command an AuthService, maps errors once."""
+
+    @click.option(
+        "--db",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="SQLite file [env PRISM_DB; default: the user data directory]",
+    )
+    @click.option("--json", "as_json", is_flag=True, help="print JSON instead of text")
+    @functools.wraps(func)
+    def wrapper(db: Path | None, as_json: bool, **kwargs: Any) -> None:
+        from prism_memory.bootstrap import build_auth, build_services
+        from prism_memory.settings import load_settings
+
+        services = None
+        try:
+            services = build_services(load_settings(db=db))
+            payload, text = func(build_auth(services), **kwargs)
+            click.echo(json.dumps(payload, indent=2) if as_json else text)
+        except PrismError as exc:
+            click.echo(json.dumps(exc.to_payload(), ensure_ascii=False), err=True)
+            sys.exit(EXIT_INVALID if isinstance(exc, InvalidInput) else EXIT_REFUSED)
+        finally:
+            if services is not None:
+                services.close()
+
+    return cast(F, wrapper)
+
+
+@click.group(name="keys")
+def keys_group() -> None:
+    """API keys for 'prism serve': each is bound to one tenant, a role, maybe projects."""
+
+
+@keys_group.command(name="create")
+@click.option("--tenant", required=True, help="tenant UUID or slug the key is bound to")
+@click.option(
+    "--project",
+    "projects",
+    multiple=True,
+    help="limit the key to this project (repeatable; default: every project of the tenant)",
+)
+@click.option(
+    "--role",
+    required=True,
+    type=click.Choice(_ROLES),
+    help="reader: read; writer: read and write; admin: also the tenant's audit trail",
+)
+@click.option("--persona", help="every write made with the key is attributed to this persona")
+@click.option("--label", help="a note for people, e.g. who holds the key")
+@_engine
+def create_key(
+    auth: AuthService,
+    tenant: str,
+    projects: tuple[str, ...],
+    role: str,
+    persona: str | None,
+    label: str | None,
+) -> tuple[dict[str, Any], str]:
+    """Create a key and print it ONCE (only its hash is stored)."""
+    issued = auth.create_key(tenant, role, projects, persona=persona, label=label)
+    payload = {"ok": True, "key": issued.secret, **issued.key.to_dict()}
+    text = (
+        f"{issued.secret}\n\n"
+        f"key id {issued.key.key_id} ({issued.key.role.value}) for tenant "
+        f"{issued.key.tenant_id}{_scope(issued.key.to_dict())}\n"
+        "This is the only time the key is shown: store it now. Use it as\n"
+        "  Authorization: Bearer <key>"
+    )
+    return payload, text
+
+
+@keys_group.command(name="list")
+@click.option("--tenant", help="only keys of this tenant")
+@_engine
+def list_keys(auth: AuthService, tenant: str | None) -> tuple[dict[str, Any], str]:
+    """List keys (never their secrets), oldest first, revoked ones marked."""
+    keys = [k.to_dict() for k in auth.list_keys(tenant)]
+    lines = [
+        f"{k['key_id']}  {k['prefix']}…  {k['role']:<6}  tenant {k['tenant_id']}"
+        f"{_scope(k)}  created {k['created_at']}"
+        + (f"  REVOKED {k['revoked_at']}" if k["revoked_at"] else "")
+        + (f"  ({k['label']})" if k["label"] else "")
+        for k in keys
+    ]
+    return {"ok": True, "keys": keys}, "\n".join(lines) or "no API keys"
+
+
+@keys_group.command(name="revoke")
+@click.argument("key_id")
+@_engine
+def revoke_key(auth: AuthService, key_id: str) -> tuple[dict[str, Any], str]:
+    """Revoke a key at once (by its key id, as 'prism keys list' shows it)."""
+    key = auth.revoke_key(key_id).to_dict()
+    return {"ok": True, **key}, f"revoked {key['key_id']} at {key['revoked_at']}"
+
+
+def _scope(key: dict[str, Any]) -> str:
+    parts = []
+    if key["projects"]:
+        parts.append("projects " + ", ".join(key["projects"]))
+    if key["persona"]:
+        parts.append(f"persona {key['persona']}")
+    return f" ({'; '.join(parts)})" if parts else ""

@@ -1,0 +1,220 @@
+"""Who may do what: API keys, roles, and which memories a key can see. Pure, no I/O.
+
+A key belongs to ONE tenant (the tenant of every request made with it), optionally to a
+set of projects and a persona, and has a role:
+
+- ``reader``: recall, read by id, history, brief, audit events of a memorule it can see;
+- ``writer``: all of that, and remember / update / retire / restore;
+- ``admin``: all of that, and the whole tenant's audit listing and chain verification —
+  only when the key is not restricted to projects (audit events span every project).
+
+Every front door (``/v1``, MCP over HTTP or stdio, the console, the CLI) acts with a key and
+asks :class:`prism_memory.services.access_service.AccessService`, which applies these rules; a
+process
+that needs no keys (stdio, the CLI, ``--insecure-local``) acts with an :func:`operator_key`.
+
+Visibility follows recall (DESIGN §6): a key restricted to projects sees the memories of
+those projects and the tenant's ``global``/``org`` memorules; a key bound to a persona does
+not see other personas' ``persona``-scope rules. Something a key cannot see is reported
+exactly like something that does not exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+from uuid import UUID
+
+from prism_memory.domain.ranking import normalise_key
+from prism_memory.domain.records import (
+    Kind,
+    Memory,
+    MemoryState,
+    Scope,
+    SessionContext,
+    iso,
+    utcnow,
+)
+from prism_memory.errors import PermissionDenied
+
+KEY_PREFIX = "prism_"
+KEY_ID_PREFIX = "key_"
+# A presented secret longer than this is refused before hashing (ours are 49 characters).
+KEY_MAX_LENGTH = 200
+
+
+class Role(StrEnum):
+    READER = "reader"
+    WRITER = "writer"
+    ADMIN = "admin"
+
+
+_RANK = {Role.READER: 0, Role.WRITER: 1, Role.ADMIN: 2}
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A stored API key (never its secret). ``projects`` empty means every project."""
+
+    key_id: str
+    tenant_id: UUID
+    role: Role
+    projects: tuple[UUID, ...]
+    persona: str | None
+    prefix: str
+    label: str | None
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key_id": self.key_id,
+            "tenant_id": str(self.tenant_id),
+            "role": self.role.value,
+            "projects": [str(p) for p in self.projects],
+            "persona": self.persona,
+            "prefix": self.prefix,
+            "label": self.label,
+            "created_at": iso(self.created_at),
+            "revoked_at": iso(self.revoked_at) if self.revoked_at else None,
+        }
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is acting: a key, and the session context the request runs in (tenant from it)."""
+
+    key: ApiKey
+    ctx: SessionContext
+
+
+def operator_key(
+    tenant_id: UUID, persona: str | None = None, *, key_id: str = "local", label: str = "local"
+) -> ApiKey:
+    """The unrestricted admin "key" of a process without keys (never stored, no secret).
+
+    The local operator owns the store: ``prism mcp`` over stdio, the CLI, and
+    ``prism serve --insecure-local`` (bound to loopback) act with it.
+    """
+    return ApiKey(
+        key_id=key_id,
+        tenant_id=tenant_id,
+        role=Role.ADMIN,
+        projects=(),
+        persona=persona,
+        prefix="",
+        label=label,
+        created_at=utcnow(),
+    )
+
+
+def hash_secret(secret: str) -> str:
+    """The stored form of a key: SHA-256 hex.
+
+    A fast hash is enough because our secrets carry 256 random bits: slow, salted hashes
+    (bcrypt, argon2) protect guessable passwords from offline guessing, which is hopeless
+    here. An unsalted digest also lets the server find a key with one indexed lookup.
+    """
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def require_role(key: ApiKey, needed: Role, action: str) -> None:
+    """Raises PermissionDenied unless ``key``'s role is at least ``needed``."""
+    if _RANK[key.role] < _RANK[needed]:
+        raise PermissionDenied(
+            f"a {key.role.value} key cannot {action}; it needs the {needed.value} role",
+            required_role=needed.value,
+        )
+
+
+def resolve_project(key: ApiKey, requested: UUID | None, default: UUID) -> UUID:
+    """The project a request runs in.
+
+    Args:
+        key: the caller's key.
+        requested: the project the request names, if any.
+        default: the server's default project.
+
+    Returns:
+        ``requested``; else the key's project when it is bound to exactly one; else
+        ``default``.
+
+    Raises:
+        PermissionDenied: the key is restricted to other projects.
+    """
+    if requested is None:
+        requested = key.projects[0] if len(key.projects) == 1 else default
+    if key.projects and requested not in key.projects:
+        raise PermissionDenied("this key is not allowed in that project")
+    return requested
+
+
+def resolve_persona(key: ApiKey, requested: str | None) -> str | None:
+    """The persona a request acts as: the key's own when it is bound to one.
+
+    Raises:
+        PermissionDenied: the request names a persona other than the key's.
+    """
+    if key.persona is None:
+        return requested
+    if requested is not None and normalise_key(requested) != normalise_key(key.persona):
+        raise PermissionDenied("this key acts only as its own persona")
+    return key.persona
+
+
+def require_own_persona_rule(key: ApiKey, applies_to: Any) -> None:
+    """Raises PermissionDenied when a persona-bound key writes a rule for another persona.
+
+    A key bound to a persona writes rules for that persona (or for none); only an admin key
+    may name another persona in ``applies_to.persona``. Checked before validation, on the
+    request as sent; a malformed ``applies_to`` is left to the validator.
+    """
+    if key.persona is None or key.role is Role.ADMIN or not isinstance(applies_to, Mapping):
+        return
+    named = applies_to.get("persona")
+    if not isinstance(named, str) or not named.strip():
+        return
+    if normalise_key(named) != normalise_key(key.persona):
+        raise PermissionDenied(
+            "a key bound to a persona writes rules for its own persona only; "
+            "'applies_to.persona' names another (an admin key may)",
+            field="applies_to.persona",
+        )
+
+
+def can_see(key: ApiKey, memory: Memory, state: MemoryState) -> bool:
+    """Whether the key may read this memory (else it is reported as not found)."""
+    if memory.tenant_id != key.tenant_id:
+        return False
+    applies = state.applies_to if memory.kind is Kind.MEMORULE else None
+    scope = applies.effective_scope if applies is not None else Scope.PROJECT
+    tenant_wide = scope in (Scope.GLOBAL, Scope.ORG)
+    if key.projects and memory.project_id not in key.projects and not tenant_wide:
+        return False
+    if scope is Scope.PERSONA and key.persona is not None and applies is not None:
+        return normalise_key(applies.persona) == normalise_key(key.persona)
+    return True
+
+
+def require_change(key: ApiKey, memory: Memory) -> None:
+    """Raises PermissionDenied unless the key may change this (visible) memory."""
+    require_role(key, Role.WRITER, "change memories")
+    if key.projects and memory.project_id not in key.projects:
+        raise PermissionDenied("this key cannot change memories of another project")
+
+
+def require_tenant_audit(key: ApiKey, action: str) -> None:
+    """Raises PermissionDenied unless the key may read the whole tenant's audit trail."""
+    require_role(key, Role.ADMIN, action)
+    if key.projects:
+        raise PermissionDenied(
+            f"a key restricted to projects cannot {action}; filter by a memorule instead"
+        )

@@ -1,0 +1,63 @@
+"""The one rule for the characters of any text Prism accepts, at every door.
+
+Refused (README "Limits"): C0 controls but tab and newline, DEL, C1 controls
+(U+0080-U+009F), and lone surrogates (they have no UTF-8 form: neither engine can store them,
+and a JSON encoder chokes on them).
+
+Bidirectional controls (the embedding, override and isolate controls U+202A-U+202E,
+U+2066-U+2069, and the marks U+200E, U+200F, U+061C) are accepted: right-to-left text needs
+some of them, and a rule file imported with them keeps them and reports each one visibly
+(``prism_memory.formats.rules_io.reading``), and the Cypher export writes them escaped. Refusing
+them here would make ``prism import-rules`` lose text that the other doors then could not
+write back. (The console shows them as they are: see the README's "Limits".)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_FORBIDDEN: Final = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\ud800-\\udfff]")
+
+
+def forbidden_character(value: str) -> str | None:
+    """What is wrong with ``value``'s characters under the one rule (None: nothing).
+
+    Returns:
+        e.g. ``"a control character (U+0000)"``, naming the first offending character.
+    """
+    found = _FORBIDDEN.search(value)
+    if found is None:
+        return None
+    point = ord(found.group())
+    what = "a lone surrogate" if 0xD800 <= point <= 0xDFFF else "a control character"
+    return f"{what} (U+{point:04X})"
+
+
+def printable(value: str) -> str:
+    """``value`` with every forbidden character written as ``\\uXXXX`` (for messages)."""
+    return _FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+
+
+# The class of forbidden characters, as regex text for a JSON Schema ``pattern``. Lone
+# surrogates are left out: they are not Unicode scalar values, so no JSON Schema regex
+# dialect (nor a UTF-8 client) can name them; the validators still refuse them.
+_FORBIDDEN_CLASS: Final = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
+
+
+def text_pattern(*, min_len: int, max_len: int, single_line: bool) -> str:
+    """The JSON Schema ``pattern`` of a text field, exactly as the validators judge it.
+
+    Validators strip surrounding whitespace, then refuse forbidden characters (and line
+    breaks in one-line fields) in what remains and bound its length: so the pattern allows
+    any whitespace around a core of ``min_len`` to ``max_len`` characters that starts and
+    ends with a non-space. (``maxLength`` would count the whitespace too.)
+    """
+    edge = rf"[^\s{_FORBIDDEN_CLASS}]"
+    inner = rf"[^\n{_FORBIDDEN_CLASS}]" if single_line else rf"[^{_FORBIDDEN_CLASS}]"
+    if min_len >= 2:
+        core = rf"{edge}{inner}{{{min_len - 2},{max_len - 2}}}{edge}"
+    else:
+        core = rf"{edge}(?:{inner}{{0,{max_len - 2}}}{edge})?"
+        core = f"(?:{core})?" if min_len == 0 else core
+    return rf"^\s*{core}\s*$"

@@ -1,0 +1,14 @@
+"""Rule files in and out: CLAUDE.md, AGENTS.md, Cursor ``.mdc``, Copilot instructions.
+
+- :mod:`prism_memory.services.rules_import` (a service: it writes) reads files safely, splits them
+  into rules and writes memorules (and, if asked, notes) through
+  :class:`~prism_memory.services.memory_service.MemoryService`.
+- :mod:`.exporter` renders the memorules that apply to a context as those files.
+
+Modules: ``reading`` (safe reads, hidden characters), ``frontmatter``, ``blocks``
+(markdown-it-py's token stream as a block tree), ``markdown`` and ``drafts`` (splitting into
+units), ``imports`` (CLAUDE.md ``@path`` imports), ``sentences``, ``kinds`` (the rule
+classifier and :func:`~prism_memory.formats.rules_io.kinds.rule_likeness`), ``surfaces`` (globs ↔
+surface), ``formats`` (dialects), ``requests`` (subjects, evidence, keys), ``matching``
+(re-import identity), ``records``.
+"""

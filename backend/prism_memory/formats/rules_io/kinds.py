@@ -1,0 +1,348 @@
+"""Is a piece of a rule file a rule, and which kind: a deterministic classifier (no model).
+
+Evidence, not one keyword. :func:`evidence` reads a text's mood and cues — an imperative
+verb first (after "When X, …", "Then", "Label:"), hard modals (always, never, must, do not,
+only, required), soft ones (should, ensure, avoid), preference words (prefer, ideally,
+where possible), convention cues (naming, layout, formatting, the tool or command used),
+correction cues (deprecated, anti-pattern, pitfall) and descriptive openers ("This file…",
+"The X is…", "See …"); the heading path adds what the author's headings say ("Code style",
+"Anti-patterns", "Overview") and the file's dialect a small prior.
+
+- :func:`rule_likeness` turns that into a score in [0, 1]; 0.5 and up reads as a rule.
+  It is public so that ranking can reuse it as a prior.
+- :func:`classify` picks the kind of a rule, first match wins: correction, feedback,
+  preference, behavioral_rule (hard modal), convention (cues or a conventions/style
+  heading), behavioral_rule (any other instruction) — the order the corpus guideline in
+  ``bench/rules_files/README.md`` uses. Descriptive text gets None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from prism_memory.domain.records import MemoruleKind
+
+RULE_THRESHOLD: Final = 0.5
+
+_CODE: Final = re.compile(r"`+[^`]*`+")
+_FENCE: Final = re.compile(r"^\s*(```|~~~)")
+_HARD: Final = re.compile(
+    r"\b(?:always|never|must|mustn'?t|do not|don'?t|shall|required|requires?|mandatory"
+    r"|forbidden|prohibited|not allowed|under no circumstances)\b"
+    r"|\b(?:it'?s|it is) (?:important|critical|essential|necessary) to\b"
+    r"|^\W*(?:important|critical|mandatory)\b"
+    r"|(?:^\W*|[:;,]\s*|\b(?:should|must|may|can|to|and|or|then)\s+)only\b"
+    r"|\bonly (?:when|if|after|before|for|in|use|run|change|add|import|apply|commit)\b",
+    re.IGNORECASE,
+)
+_SOFT: Final = re.compile(
+    r"\b(?:should(?:n'?t)?|ensure|make sure|avoid|need to|needs to|have to|has to|expected to)\b",
+    re.IGNORECASE,
+)
+_PREFER: Final = re.compile(
+    r"\b(?:prefer(?:red|ably)?|favou?r(?:ed)?|ideally|where possible|when possible"
+    r"|if possible|whenever possible|consider|(?:it'?s|is) better to|better to"
+    r"|it'?s best|recommended)\b",
+    re.IGNORECASE,
+)
+_CORRECTION: Final = re.compile(
+    r"\b(?:deprecated|anti-?patterns?|pitfalls?|gotchas?|mistakes?|will break|breaks the"
+    r"|this is bad|bad code|do not generate)\b",
+    re.IGNORECASE,
+)
+_FEEDBACK: Final = re.compile(
+    r"^\W*feedback\b|\blast time\b|\byou (?:did|forgot|keep|kept|missed)\b", re.IGNORECASE
+)
+_CONVENTION: Final = re.compile(
+    r"\b(?:pascal ?case|camel ?case|snake[_ ]case|kebab[- ]case|upper_snake_case|title case"
+    r"|sentence case|lower ?case with|naming|named|prefix(?:ed)?|suffix(?:ed)?"
+    r"|(?:variable|function|method|class|file|branch|test|module) names?"
+    r"|indent(?:ation|ed)?|tabs|spaces|line length|\d+[- ]char(?:acter)?s?(?: lines)?"
+    r"|trailing (?:spaces|whitespace|commas?)|whitespace|curly braces|semicolons?"
+    r"|(?:single|double) quotes|format(?:ted|ter|ting)?|code style|coding style|style guide"
+    r"|\w+[- ]style|psr-\d+|pep ?8|commit messages?|conventional commits|copyright header"
+    r"|(?:are|is) (?:marked|named|prefixed|suffixed|kept|stored|placed|located)"
+    r" (?:with|in|under|as)"
+    r"|(?:lives?|located|goes|reside|resides) (?:in|under|at)|is the \w+ command"
+    r"|commands?\b[^.]*\b(?:run|executed|invoked)\b)",
+    re.IGNORECASE,
+)
+_TOOL_STATEMENT: Final = re.compile(
+    r"^(?:we use|uses?\s+[*`]|(?:tests?|all commands|commands|builds?)\s+(?:use|run)\b"
+    r"|all\s+[\w.-]+\s+files?\s+(?:use|include|have)\b"
+    r"|(?:python|node(?:\.js)?|java|go|rust|php|ruby|typescript|dotnet|\.net)\s*v?\d)",
+    re.IGNORECASE,
+)
+_USE_TOOL: Final = re.compile(
+    r"^use\s+(?:\*\*|`)?[a-z][\w.-]{0,19}(?:\*\*|`)?\s+(?:for|to|as|\()", re.I
+)
+_COMPARATIVE: Final = re.compile(r"^[a-z][\w`'\" ./-]{2,60}\s+over\s+\S", re.IGNORECASE)
+_DESCRIPTIVE: Final = re.compile(
+    r"^(?:(?:this|these) (?:file|document|repo|repository|project|directory|folder|section"
+    r"|guide|page|module)s?\b|the following\b|(?:the|a|an) [\w .`'/-]{1,60}? (?:is|are|was|has"
+    r"|have|provides?|contains?|handles?|defines?|exports?|describes?|lists?)\b"
+    r"|[\w`.'-]+ (?:is|are) (?:a|an|the)\b"
+    r"|(?:it|there) (?:is|are)\b(?! (?:important|critical|essential|necessary) to)"
+    r"|e\.g\.|for example"
+    r"|example\b|see\b|canonical reference|note:)",
+    re.IGNORECASE,
+)
+_LABEL: Final = re.compile(r"^[\w /&().'-]{1,48}:\s+")
+_LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
+_CLAUSE: Final = re.compile(
+    r"^(?:when|whenever|if|before|after|once|while|during|unless|for|in|on|at|to)\b[^,.;:]{1,90},\s*",
+    re.IGNORECASE,
+)
+# An instruction led by one of these is an action to take, even when it mentions a style
+# ("Run `make format` before committing" is a step, not a formatting convention).
+_ACTIONS: Final = frozenset(
+    {"follow", "read", "consult", "run", "execute", "push", "call", "check", "confirm"}
+)
+_FILLER: Final = frozenset(
+    {"then", "also", "and", "finally", "next", "first", "please", "but", "so"}
+)
+_IMPERATIVE: Final = frozenset(
+    """
+    add aim annotate apply ask attach author avoid await batch be benchmark build bump cache
+    call cap catch cd check choose cite clean clone close collapse comment commit confirm
+    configure consult copy create declare default define delete deploy describe disable do
+    document don't double-check emit enable encode enforce ensure escalate escape execute
+    explain export expose extend extract familiarize favor favour fetch find fix focus follow
+    format generate get give go grep group guard handle hash hide implement import include
+    inject inline install invoke isolate keep leave let limit lint list load localize
+    localise lock log look make mark match measure mention merge migrate minimize minimise
+    mirror mock move name never note open optimize parse pass patch pick pin place plan
+    prefer prefix preserve prevent print prioritize profile prompt provide publish pull push
+    quote
+    put raise read rebase refactor reference refresh regenerate register release reload
+    remove rename render replace reply report reproduce require respect respond retry return
+    reuse review run sanitize save search select send separate serialize set show sign skip
+    sort split squash start stay stick stop store strive structure stub summarize support
+    surround tag target tell test think throw track treat try type update upgrade use
+    validate verify warn watch wrap write
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+_KIND_HEADINGS: Final[dict[str, MemoruleKind]] = {
+    "behavioral rules": MemoruleKind.BEHAVIORAL_RULE,
+    "behavioural rules": MemoruleKind.BEHAVIORAL_RULE,
+    "conventions": MemoruleKind.CONVENTION,
+    "preferences": MemoruleKind.PREFERENCE,
+    "corrections": MemoruleKind.CORRECTION,
+    "feedback": MemoruleKind.FEEDBACK,
+}
+_CORRECTION_HEADING: Final = re.compile(
+    r"\b(?:anti-?patterns?|common (?:mistakes|errors|issues)|mistakes|gotchas|pitfalls"
+    r"|corrections|don'?ts)\b",
+    re.IGNORECASE,
+)
+_CONVENTION_HEADING: Final = re.compile(
+    r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting)\b", re.I
+)
+_RULE_HEADING: Final = re.compile(
+    r"\b(?:rules?|guidelines?|instructions?|requirements?|standards?|conventions?|style"
+    r"|practices|workflow|checklist|criteria|principles|do not|must|policy|naming)\b",
+    re.IGNORECASE,
+)
+_DESCRIPTIVE_HEADING: Final = re.compile(
+    r"\b(?:overview|architecture|structure|about|what is|purpose|background|introduction"
+    r"|references?|database|key (?:files|classes|components)|glossary|scope|design"
+    r"|how it works|project map|examples?)\b",
+    re.IGNORECASE,
+)
+_DIRECTIVE_LEAD: Final = re.compile(
+    r"\b(?:must|should|need(?:s)? to|require[sd]?|always|never|rules?|done when|complete when"
+    r"|ready when|checklist|criteria|minimum|maximum|thresholds?|follow|ensure|you should)\b",
+    re.IGNORECASE,
+)
+KIND_TITLES: Final[dict[MemoruleKind, str]] = {
+    MemoruleKind.BEHAVIORAL_RULE: "Behavioral rules",
+    MemoruleKind.CONVENTION: "Conventions",
+    MemoruleKind.PREFERENCE: "Preferences",
+    MemoruleKind.CORRECTION: "Corrections",
+    MemoruleKind.FEEDBACK: "Feedback",
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a text's wording says about it (see the module doc)."""
+
+    imperative: bool
+    hard: bool
+    soft: bool
+    prefer: bool
+    correction: bool
+    feedback: bool
+    convention: bool
+    descriptive: bool
+    question: bool
+    follow: bool
+    labelled: bool
+
+
+def prose(text: str) -> str:
+    """The text without fenced code, emphasis stars and heading marks, on one line."""
+    lines, fenced = [], False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            lines.append(line.strip().lstrip("#>").strip())
+    return " ".join(" ".join(lines).replace("**", "").split())
+
+
+def _lead_word(text: str) -> str:
+    """The first word of the instruction: after a label, a leading clause and fillers."""
+    rest = re.sub(r"^[^\w`\"'(\[]+", "", text)
+    label = _LABEL.match(rest)
+    if label and not _CLAUSE.match(rest):
+        words = re.findall(r"[A-Za-z][A-Za-z'-]*", label.group())
+        if not words or words[0].lower() not in _IMPERATIVE:  # "Testing: run…", not "Run X:"
+            rest = rest[label.end() :]
+    rest = _CLAUSE.sub("", rest, count=1)
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[:80])
+    while words and words[0].lower() in _FILLER:
+        words.pop(0)
+    return words[0].lower() if words else ""
+
+
+def _commandish(span: str) -> bool:
+    inner = span.strip("`")
+    script = re.search(r"(?:^|/)[\w.-]+\.(?:sh|bat|ps1|cmd|py)$", inner)
+    return " " in inner.strip() or bool(script) or inner.endswith("/")  # a command or a folder
+
+
+def _labelled_command(text: str) -> bool:
+    """'Install dependencies: `uv sync`' (a label, then mostly a command), or the other way
+    round: '`make lint`: run the linters'."""
+    reverse = re.match(r"^(`+)(?P<code>.+?)\1\s*[:—–]\s+\w", text)
+    if reverse is not None and _commandish(reverse["code"]):
+        return True
+    found = _LABELLED_CODE.match(text)
+    if found is None or re.match(
+        r"(?i)\s*(?:e\.g|examples?|for example|note|see)\b", found["label"]
+    ):
+        return False
+    commandish = any(_commandish(s) for s in _CODE.findall(found["rest"]))
+    words = re.findall(r"[A-Za-z]+", re.sub(r"\([^)]*\)", "", _CODE.sub("", found["rest"])))
+    return commandish and len(words) <= 3
+
+
+def evidence(text: str) -> Evidence:
+    """The cues of a text (its first sentence weighs most for mood)."""
+    flat = prose(text)
+    bare = _CODE.sub("code", flat)
+    lead = _lead_word(flat)
+    return Evidence(
+        imperative=lead in _IMPERATIVE,
+        hard=bool(_HARD.search(bare)),
+        soft=bool(_SOFT.search(bare)),
+        prefer=bool(_PREFER.search(bare)),
+        correction=bool(_CORRECTION.search(bare)),
+        feedback=bool(_FEEDBACK.search(bare)),
+        convention=bool(
+            _CONVENTION.search(flat)
+            or _TOOL_STATEMENT.match(flat)
+            or _USE_TOOL.match(flat)
+            or _labelled_command(flat)
+            or (_COMPARATIVE.match(bare) and lead not in _IMPERATIVE)
+        ),
+        labelled=_labelled_command(flat),
+        descriptive=bool(_DESCRIPTIVE.match(re.sub(r"^[^\w`]+", "", flat))),
+        question=flat.rstrip().endswith("?"),
+        follow=lead in _ACTIONS,
+    )
+
+
+def _later_imperative(text: str) -> bool:
+    """A sentence after the first that starts with an imperative verb."""
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`*])", prose(text))
+    return any(_lead_word(s) in _IMPERATIVE for s in sentences[1:])
+
+
+def rule_likeness(
+    text: str,
+    headings: Sequence[str] = (),
+    file_format: str | None = None,
+    lead_in: str = "",
+    list_entry: bool = False,
+) -> float:
+    """How much ``text`` reads as an instruction to an agent, in [0, 1] (0.5 and up: a rule).
+
+    Args:
+        text: the candidate (a list item, a sentence with its rationale...).
+        headings: the heading path above it, outermost first.
+        file_format: the file's dialect (``markdown``, ``cursor``, ``copilot``).
+        lead_in: a line ending in ":" that introduces it ("All changes need to:").
+        list_entry: it is an entry of a list (under a heading that names rules, an entry
+            is a rule unless its wording says otherwise).
+    """
+    ev = evidence(text)
+    if not prose(text) or ev.question:
+        return 0.0
+    score = 0.2
+    score += 0.6 if ev.imperative or _later_imperative(text) else 0.0
+    score += 0.5 if ev.hard else 0.0
+    score += 0.4 if ev.soft and not ev.hard else 0.0
+    score += 0.45 if ev.prefer else 0.0
+    score += 0.35 if ev.convention else 0.0
+    score += 0.35 if ev.correction or ev.feedback else 0.0
+    score -= 0.5 if ev.descriptive and not ev.hard else 0.0
+    heading = headings[-1] if headings else ""
+    if heading and _CORRECTION_HEADING.search(heading):
+        score += 0.3
+    elif heading and _RULE_HEADING.search(heading):
+        score += 0.35 if list_entry else 0.15
+    elif heading and _DESCRIPTIVE_HEADING.search(heading) and not (ev.imperative or ev.hard):
+        score -= 0.25
+    if (lead_in and _DIRECTIVE_LEAD.search(lead_in)) or (
+        lead_in and _lead_word(lead_in) in _IMPERATIVE
+    ):
+        score += 0.4
+    if file_format in ("cursor", "copilot"):
+        score += 0.05
+    return max(0.0, min(1.0, score))
+
+
+def kind_of_heading(heading: str) -> MemoruleKind | None:
+    """The kind a heading names outright ("Conventions"), or None."""
+    return _KIND_HEADINGS.get(prose(heading).strip(" :").lower())
+
+
+def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
+    """The kind of a text already judged a rule (see the module doc for the order)."""
+    ev = evidence(text)
+    heading = headings[-1] if headings else ""
+    if ev.correction or (heading and _CORRECTION_HEADING.search(heading)):
+        return MemoruleKind.CORRECTION
+    if ev.feedback:
+        return MemoruleKind.FEEDBACK
+    if ev.prefer:
+        return MemoruleKind.PREFERENCE
+    if ev.hard:
+        return MemoruleKind.BEHAVIORAL_RULE
+    if (
+        ev.labelled
+        or (ev.convention and not ev.follow)
+        or (heading and _CONVENTION_HEADING.search(heading))
+    ):
+        return MemoruleKind.CONVENTION
+    named = kind_of_heading(heading) if heading else None
+    return named or MemoruleKind.BEHAVIORAL_RULE
+
+
+def guess_kind(
+    text: str,
+    heading: str | Sequence[str] | None = None,
+    file_format: str | None = None,
+    lead_in: str = "",
+) -> MemoruleKind | None:
+    """The kind of ``text``, or None when it reads as description rather than a rule."""
+    headings = [heading] if isinstance(heading, str) else list(heading or ())
+    if rule_likeness(text, headings, file_format, lead_in) < RULE_THRESHOLD:
+        return None
+    return classify(text, headings)

@@ -1,0 +1,328 @@
+"""Split a rule file's Markdown into units: one per rule, plus stretches of descriptive text.
+
+The blocks come from markdown-it-py (:mod:`.blocks`); the text of a unit is always the
+source as written (list marker and indent removed), so nothing inside it is reinterpreted.
+
+- A list item is one rule, with its sub-items (exceptions, examples, the objects of "This
+  includes:"). When the item is only a lead-in or a label ("Package Management",
+  "All changes need to:"), each entry under it is a rule of its own that carries the
+  lead-in as its first line, and the label as context.
+- A paragraph ending in ":" before a list is the lead-in of every entry of that list —
+  unless the entries are only short objects of it ("Include:" + "What changed"), which
+  stay with it as one rule.
+- A paragraph splits into sentences; an instruction starts a rule and the descriptive
+  sentences after it stay with it; descriptive sentences before any instruction make one
+  descriptive unit.
+- Headings are context. A code block stays with the rule before it (same section, right
+  after it or after a rule ending with ':'). Tables are descriptive.
+- HTML comments, in blocks or inline, are left out and reported with their line; other
+  raw HTML is text. ``@path`` in the text (never in code) is collected as an import.
+- Prism's comments: ``<!-- prism:id=UUID v=N kind=K -->`` (at the end of an item's first
+  line, or on the line before it) maps a rule back to its memorule; ``<!-- prism:applies_to
+  {...} -->`` states ``applies_to`` until the next heading of its level or above;
+  ``<!-- prism:export ... -->`` marks a file Prism wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+from prism_memory.formats.rules_io.blocks import (
+    Line,
+    Node,
+    comments_in,
+    is_comment,
+    item_lines,
+    parse,
+    plain_inline,
+    strip_comments,
+)
+from prism_memory.formats.rules_io.drafts import (
+    MARKER,
+    TRAILING_MARKER,
+    Split,
+    State,
+    add,
+    join,
+    line_at,
+    marker_of,
+    report_inline,
+    span,
+    without_imports,
+)
+from prism_memory.formats.rules_io.imports import imports_in
+from prism_memory.formats.rules_io.kinds import evidence, kind_of_heading, rule_likeness
+from prism_memory.formats.rules_io.records import FileWarning, Marker
+from prism_memory.formats.rules_io.sentences import sentence_spans
+
+_APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->", re.DOTALL)
+_EXPORT: Final = re.compile(r"<!--\s*prism:export\b")
+_APPLIES_KEYS: Final = ("persona", "surface", "specialization", "scope")
+_LISTS: Final = ("bullet_list", "ordered_list")
+OBJECT_ENTRY: Final = 40  # an entry this short that reads as no rule is an object of its lead-in
+LABEL_MAX: Final = 60
+
+
+def split_markdown(
+    path: str, lines: list[Line], applies_to: dict[str, str], fmt: str = "markdown"
+) -> Split:
+    """Split Markdown lines (with their file line numbers) into units.
+
+    Args:
+        path: the display path, for locations and warnings.
+        lines: the body's lines, front matter removed.
+        applies_to: ``applies_to`` the front matter stated (a ``prism:applies_to`` comment
+            replaces it for the rules after it).
+        fmt: the file's dialect, a prior for the rule classifier.
+    """
+    if not lines:
+        return Split([], [], False)
+    state = State(path, fmt, dict(lines), applies_to=dict(applies_to))
+    state.exported = any(_EXPORT.search(text) for _, text in lines[:40])
+    nodes = parse("\n".join(text for _, text in lines), lines[0][0])
+    state.imports = imports_in(nodes)
+    _blocks(state, nodes)
+    units = [d.freeze(path) for d in state.drafts if d.text.strip()]
+    return Split(units, state.warnings, state.exported, state.imports)
+
+
+def _blocks(state: State, nodes: list[Node]) -> None:
+    i = 0
+    while i < len(nodes):
+        node = nodes[i]
+        following = nodes[i + 1] if i + 1 < len(nodes) else None
+        if node.kind == "heading":
+            _heading(state, node)
+        elif node.kind == "html_block":
+            _html(state, node)
+        elif node.kind == "paragraph":
+            if following is not None and following.kind in _LISTS and _ends_with_colon(state, node):
+                _lead_and_list(state, node, following)
+                i += 1
+            else:
+                _paragraph(state, node)
+        elif node.kind in _LISTS:
+            _list(state, node, state.context(), "")
+        elif node.kind in ("fence", "code_block"):
+            _code(state, node)
+        elif node.kind == "table":
+            add(state, span(state, node), state.context(), None, descriptive=True)
+        elif node.kind == "blockquote":  # its text without the "> " marks
+            for number in range(node.start, node.end + 1):
+                state.lines[number] = re.sub(r"^\s{0,3}>\s?", "", state.lines.get(number, ""))
+            _blocks(state, node.children)
+        i += 1
+
+
+def _heading(state: State, node: Node) -> None:
+    state.headings = [(lv, t) for lv, t in state.headings if lv < node.level]
+    state.headings.append((node.level, plain_inline(node.inline)))
+    state.section += 1
+    state.section_kind = kind_of_heading(plain_inline(node.inline))
+    if state.applies_stated and node.level <= state.applies_level:
+        state.applies_to, state.applies_stated = {}, False
+
+
+def _html(state: State, node: Node) -> None:
+    text = node.token.content.strip()
+    if _EXPORT.search(text):
+        state.exported = True
+    elif marker := MARKER.fullmatch(text):
+        state.pending = marker_of(marker)
+    elif applies := _APPLIES.fullmatch(text):
+        _applies_comment(state, node, applies["json"])
+    elif is_comment(text):
+        state.comment(node.start, text)
+    else:  # raw HTML an agent reads as text: its comments out, the rest a unit
+        comments = re.findall(r"<!--.*?-->", text, re.DOTALL)
+        for comment in comments:
+            state.comment(node.start + text[: text.find(comment)].count("\n"), comment)
+        lines = span(state, node)
+        add(state, lines, state.context(), None, text=strip_comments(join(lines), comments))
+
+
+def _applies_comment(state: State, node: Node, raw: str) -> None:
+    stated = _applies(raw)
+    if stated is None:
+        state.warnings.append(
+            FileWarning(
+                "bad_prism_comment",
+                state.path,
+                node.start,
+                f"{state.path}:{node.start}: prism:applies_to is not a JSON object of "
+                "persona/surface/specialization/scope; ignored",
+            )
+        )
+        return
+    state.applies_to, state.applies_stated = stated, True
+    state.applies_level = state.headings[-1][0] if state.headings else 0
+
+
+def _applies(text: str) -> dict[str, str] | None:
+    try:
+        value: Any = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or not set(value) <= set(_APPLIES_KEYS):
+        return None
+    if not all(isinstance(v, str) for v in value.values()):
+        return None
+    return {str(k): str(v) for k, v in value.items()}
+
+
+# -- adding units ----------------------------------------------------------------------
+
+
+def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
+    lines = span(state, node)
+    comments = comments_in(node.inline)
+    report_inline(state, node, comments)
+    if state.pending is not None:
+        add(state, lines, state.context(), state.pending, strip_comments(join(lines), comments))
+        state.pending = None
+        return
+    text = strip_comments("\n".join(t for _, t in lines), comments)
+    if upto is not None:
+        text = text[:upto].rstrip()
+    if not without_imports(text):
+        return  # only "@AGENTS.md": an import, not a rule
+    context = state.context()
+    offsets, position = [], 0
+    for line in text.split("\n"):
+        offsets.append(position)
+        position += len(line) + 1
+    groups: list[tuple[int, int, bool]] = []  # start, end, is_rule
+    for start, end in sentence_spans(text):
+        rule = rule_likeness(text[start:end], context, state.fmt) >= 0.5
+        if groups and not rule:
+            groups[-1] = (groups[-1][0], end, groups[-1][2])
+        else:
+            groups.append((start, end, rule))
+    for start, end, rule in groups:
+        first, last = line_at(offsets, start), line_at(offsets, end - 1)
+        piece = text[start:end].strip()
+        add(state, lines[first : last + 1], context, None, piece, descriptive=not rule)
+
+
+def _lead_and_list(state: State, para: Node, lst: Node) -> None:
+    """A paragraph ending in ':' and the list it introduces."""
+    text = strip_comments(join(span(state, para)), comments_in(para.inline))
+    spans = sentence_spans(text)
+    lead_start = spans[-1][0] if spans else 0
+    lead = text[lead_start:].strip()
+    if _objects_only(state, lst, lead):
+        report_inline(state, para, comments_in(para.inline))
+        lines = span(state, para) + span(state, lst)
+        merged = text + "\n" + join(span(state, lst))
+        add(state, lines, state.context(), None, merged, lead_in=lead)
+        return
+    entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
+    rules = sum(1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= 0.5)
+    if rule_likeness(lead, state.context(), state.fmt) >= 0.5 and 2 * rules < len(entries):
+        # a rule of its own ("…each may only import from layers below it:") over entries
+        # that mostly describe: the paragraph is one rule, the entries stand alone
+        _paragraph(state, para)
+        _list(state, lst, state.context(), "")
+        return
+    if lead_start > 0:
+        _paragraph(state, para, upto=lead_start)
+    else:
+        report_inline(state, para, comments_in(para.inline))
+    _list(state, lst, state.context(), lead)
+
+
+def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
+    for item in lst.children:
+        if item.kind == "list_item":
+            _item(state, item, context, lead)
+
+
+def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None:
+    nested = [c for c in item.children if c.kind in _LISTS]
+    comment_blocks = [
+        c for c in item.children if c.kind == "html_block" and is_comment(c.token.content)
+    ]
+    for block in comment_blocks:
+        state.comment(block.start, block.token.content)
+    inline = [c.inline for c in item.children if c.kind == "paragraph"]
+    comments = [c for token in inline for c in comments_in(token)]
+    for child in item.children:
+        if child.kind == "paragraph":
+            report_inline(state, child, comments_in(child.inline))
+    skip = {n for block in comment_blocks for n in range(block.start, block.end + 1)}
+    whole = item_lines(item, state.lines, skip)
+    marker, whole = _item_marker(state, whole)
+    if marker is not None:
+        add(state, whole, context, marker, strip_comments(join(whole), comments))
+        return
+    own_skip = skip | {n for lst in nested for n in range(lst.start, lst.end + 1)}
+    own = item_lines(item, state.lines, own_skip)
+    own_text = strip_comments(join(own), comments)
+    if not without_imports(own_text):
+        return
+    objects = all(_objects_only(state, lst, own_text) for lst in nested)
+    if nested and _is_lead(own_text) and not objects:
+        label = own_text.rstrip(":").replace("**", "").strip()
+        carried = own_text if not lead else f"{lead}\n{own_text}"
+        for lst in nested:
+            _list(state, lst, (*context, label), carried)
+        return
+    text = strip_comments(join(whole), comments)
+    add(state, whole, context, None, text, lead=lead, list_entry=True)
+
+
+def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:
+    marker, state.pending = state.pending, None
+    if lines and (found := TRAILING_MARKER.search(lines[0][1])):
+        marker = marker_of(found)
+        lines = [(lines[0][0], lines[0][1][: found.start()]), *lines[1:]]
+    return marker, lines
+
+
+def _is_lead(text: str) -> bool:
+    """A list entry that only introduces the entries under it ("Testing:", "Code Quality")."""
+    if "\n" in text.strip() or len(sentence_spans(text)) > 1:
+        return False
+    if text.rstrip().endswith(":"):
+        return True
+    ev = evidence(text)
+    plain = text.replace("**", "").strip()
+    return (
+        len(plain) <= LABEL_MAX
+        and not re.search(r"[.!?]$", plain)
+        and not (ev.imperative or ev.hard or ev.soft or ev.prefer)
+    )
+
+
+def _objects_only(state: State, lst: Node, lead: str) -> bool:
+    """Entries that are only the objects of the line before them, no rules: short ones, or
+    any that read as no rule when that line is itself an instruction ("Check X for:")."""
+    instruction = rule_likeness(lead) >= 0.5
+    for item in lst.children:
+        if any(c.kind in _LISTS for c in item.children):
+            return False
+        text = join(item_lines(item, state.lines, set()))
+        if rule_likeness(text) >= 0.5:
+            return False
+        if not instruction and ("\n" in text or len(text) >= OBJECT_ENTRY):
+            return False
+    return True
+
+
+def _code(state: State, node: Node) -> None:
+    lines = span(state, node)
+    last = state.drafts[-1] if state.drafts else None
+    if last is not None and last.section == state.section:
+        gap = node.start - last.end - 1
+        if gap <= 1 or last.text.rstrip().endswith(":"):
+            last.lines = [*last.lines, *lines]
+            last.text = last.text + ("\n" if gap == 0 else "\n\n") + join(lines)
+            return
+    add(state, lines, state.context(), None, descriptive=True)
+
+
+def _ends_with_colon(state: State, node: Node) -> bool:
+    text = strip_comments(join(span(state, node)), comments_in(node.inline))
+    return text.rstrip().endswith(":")

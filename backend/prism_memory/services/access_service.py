@@ -1,0 +1,381 @@
+"""Every memory operation as an API key may do it: the role, project and persona rules of
+:mod:`prism_memory.domain.access` in front of :class:`MemoryService`, :class:`MemoruleService`, the
+brief, the ledger and the capture review queue (:class:`ProposalService`).
+
+The one authorisation path: ``/v1``, MCP (over HTTP with the request's key; over stdio with
+the local operator key), the console (its session's key) and the CLI (the operator key) all
+call these methods with the key they act with.
+
+Anything the key cannot see is reported exactly as a missing id would be (the same
+:class:`NotFound`), so a key learns nothing about other tenants, projects or personas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from prism_memory.domain import access
+from prism_memory.domain.access import ApiKey, Role
+from prism_memory.domain.audit import ChainReport, Head
+from prism_memory.domain.listing import ListRequest
+from prism_memory.domain.ranking import normalise_key
+from prism_memory.domain.records import (
+    Memory,
+    MemoryState,
+    RecallResult,
+    SessionContext,
+    WriteResult,
+)
+from prism_memory.errors import NotFound, PermissionDenied, StorageError
+from prism_memory.services.brief_service import Brief, BriefService
+from prism_memory.services.ledger_service import ChainHeads, LedgerService, ServedPage
+from prism_memory.services.memorule_service import AuditPage, MemoruleService
+from prism_memory.services.memory_reads import History, MemoryPage
+from prism_memory.services.memory_service import MemoryService
+
+if TYPE_CHECKING:
+    from prism_memory.capture.proposals import Candidate
+    from prism_memory.formats.rules_io.exporter import Rule
+    from prism_memory.services.capture_service import CaptureReport
+    from prism_memory.services.proposal_service import Evidence, ProposalService
+from prism_memory.trigraph.ledger import ServedFilter
+from prism_memory.trigraph.port import AuditFilter
+
+
+class AccessService:
+    """Guarded reads and writes.
+
+    Args:
+        memory: the memory service.
+        memorules: the memorule service (audit reads).
+        briefs: the task-start brief service.
+        proposals: the capture review queue (default: one over the memory's store).
+    """
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        memorules: MemoruleService,
+        briefs: BriefService,
+        proposals: ProposalService | None = None,
+    ) -> None:
+        self.memory = memory
+        self.memorules = memorules
+        self.briefs = briefs
+        if proposals is None:
+            # Imported here: the capture modules are not needed by `prism brief`'s hot path.
+            from prism_memory.services.proposal_service import ProposalService
+
+            proposals = ProposalService(memory.store, memory.embedder, memorules)
+        self.proposals = proposals
+
+    def remember(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> WriteResult:
+        """Write a note or memorule in ``ctx``'s project (already allowed for the key).
+
+        Raises:
+            PermissionDenied, NotFound: see :meth:`check_remember`.
+            InvalidInput, Conflict: as :meth:`MemoryService.remember`.
+        """
+        self.check_remember(key, ctx, raw)
+        return self.memory.remember(ctx, raw)
+
+    def check_remember(self, key: ApiKey, ctx: SessionContext, raw: Any) -> None:
+        """Whether the key may make this write (before it is validated).
+
+        Raises:
+            PermissionDenied: the key cannot write; or a persona-bound key names another
+                persona in ``applies_to.persona``; or ``corrects`` names a memorule the key
+                may see but not change (a correction retires the rule it corrects).
+            NotFound: ``corrects`` names a memorule the key cannot see.
+        """
+        access.require_role(key, Role.WRITER, "write memories")
+        if isinstance(raw, Mapping):
+            access.require_own_persona_rule(key, raw.get("applies_to"))
+        corrects = raw.get("corrects") if isinstance(raw, Mapping) else None
+        if not isinstance(corrects, str):
+            return  # absent, or a wrong type the validator reports with the other errors
+        try:
+            target = UUID(corrects)
+        except ValueError:
+            return  # the validator reports it as 'invalid_format'
+        found = self._visible(key, ctx, target)
+        if found is None:
+            raise NotFound(f"no memorule {target} to correct", id=str(target))
+        access.require_change(key, found[0])
+
+    def recall(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> RecallResult:
+        """``semantic_recall`` in ``ctx``'s project (already allowed for the key)."""
+        access.require_role(key, Role.READER, "recall")
+        return self.memory.recall(ctx, raw)
+
+    def brief(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        task: Any = "",
+        token_budget: Any = 1_200,
+        namespace: Any = None,
+        top_k: Any = 30,
+    ) -> Brief:
+        """The task-start brief of ``ctx`` (see :meth:`BriefService.brief`)."""
+        access.require_role(key, Role.READER, "read a brief")
+        return self.briefs.brief(ctx, task, token_budget, namespace, top_k)
+
+    def get(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> tuple[Memory, MemoryState]:
+        """A memory the key can see, and its current state.
+
+        Raises:
+            NotFound: no such memory, or one the key cannot see (alike).
+        """
+        access.require_role(key, Role.READER, "read memories")
+        found = self._visible(key, ctx, memory_id)
+        if found is None:
+            raise NotFound(f"no memory {memory_id}", id=str(memory_id))
+        return found
+
+    def _visible(
+        self, key: ApiKey, ctx: SessionContext, memory_id: UUID
+    ) -> tuple[Memory, MemoryState] | None:
+        try:
+            found = self.memory.get(ctx, memory_id)
+        except NotFound:
+            return None
+        return found if access.can_see(key, *found) else None
+
+    def list_memories(
+        self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any] | ListRequest
+    ) -> MemoryPage:
+        """A page of ``ctx``'s project (already allowed for the key), as the key sees it.
+
+        The store filters by the key's persona; every row is then checked with the same
+        :func:`~prism_memory.domain.access.can_see` as :meth:`get`, so a listing never shows a
+        memory
+        that reading it by id would refuse.
+
+        Raises:
+            InvalidInput: as :meth:`MemoryService.list_memories`.
+        """
+        access.require_role(key, Role.READER, "list memories")
+        page = self.memory.list_memories(ctx, raw, viewer_persona=key.persona)
+        visible = [pair for pair in page.items if access.can_see(key, *pair)]
+        return MemoryPage(visible, page.next_cursor)
+
+    def history(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> History:
+        """Every version of a memory the key can see, and its audit events."""
+        self.get(key, ctx, memory_id)
+        return self.memory.history(ctx, memory_id)
+
+    def check_change(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
+        """Whether the key may update, retire or restore this memory.
+
+        Raises:
+            PermissionDenied: the key cannot write, or not in the memory's project.
+            NotFound: the key cannot see the memory (or it does not exist).
+        """
+        access.require_role(key, Role.WRITER, "change memories")
+        memory, _ = self.get(key, ctx, memory_id)
+        access.require_change(key, memory)
+
+    def check_update(self, key: ApiKey, ctx: SessionContext, memory_id: UUID, changes: Any) -> None:
+        """Whether the key may make this update (before it is validated).
+
+        Raises:
+            PermissionDenied, NotFound: as :meth:`check_change`; or a persona-bound key
+                names another persona in ``changes.applies_to.persona``.
+        """
+        self.check_change(key, ctx, memory_id)
+        if isinstance(changes, Mapping):
+            access.require_own_persona_rule(key, changes.get("applies_to"))
+
+    def update(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        memory_id: UUID,
+        changes: Mapping[str, Any],
+        reason: str | None = None,
+        evidence_signal_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> WriteResult:
+        """Supersede a memory the key may change (see :meth:`MemoryService.update`)."""
+        self.check_update(key, ctx, memory_id, changes)
+        return self.memory.update(
+            ctx, memory_id, changes, reason, evidence_signal_id, idempotency_key
+        )
+
+    def retire(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        memory_id: UUID,
+        reason: str | None,
+        idempotency_key: str | None = None,
+    ) -> WriteResult:
+        """Retire a memory the key may change."""
+        self.check_change(key, ctx, memory_id)
+        return self.memory.retire(ctx, memory_id, reason, idempotency_key)
+
+    def restore(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        memory_id: UUID,
+        reason: str | None,
+        idempotency_key: str | None = None,
+    ) -> WriteResult:
+        """Restore a retired memory the key may change."""
+        self.check_change(key, ctx, memory_id)
+        return self.memory.restore(ctx, memory_id, reason, idempotency_key)
+
+    def audit(self, key: ApiKey, ctx: SessionContext, flt: AuditFilter) -> AuditPage:
+        """Audit events: of one memorule the key can see, or (admin) of the whole tenant.
+
+        Raises:
+            NotFound: ``flt.memorule_id`` names a memory the key cannot see.
+            PermissionDenied: no memorule filter and the key may not read the tenant's trail.
+        """
+        if flt.memorule_id is not None:
+            self.get(key, ctx, flt.memorule_id)
+        else:
+            access.require_tenant_audit(key, "list the whole tenant's audit trail")
+        return self.memorules.audit(ctx, flt)
+
+    def verify_chain(
+        self, key: ApiKey, ctx: SessionContext, given: Head | None = None
+    ) -> ChainReport:
+        """Recompute the tenant's audit chain (admin keys not restricted to projects)."""
+        access.require_tenant_audit(key, "verify the audit chain")
+        return self.memorules.verify_chain(ctx, given)
+
+    def _ledger(self) -> LedgerService:
+        if self.memorules.ledger is None:
+            raise StorageError("this store has no audit ledger")
+        return self.memorules.ledger
+
+    def audit_head(self, key: ApiKey, ctx: SessionContext) -> ChainHeads:
+        """The tenant's chain heads (admin keys not restricted to projects)."""
+        access.require_tenant_audit(key, "read the audit chain's head")
+        return self._ledger().head(ctx)
+
+    def served(self, key: ApiKey, ctx: SessionContext, flt: ServedFilter) -> ServedPage:
+        """Served receipts: the whole tenant's (admin keys not restricted to projects), or
+        one session's, as served through this same key (any role).
+
+        Raises:
+            PermissionDenied: neither an unrestricted admin key nor a ``session_id`` filter.
+        """
+        try:
+            access.require_tenant_audit(key, "list the whole tenant's served receipts")
+        except PermissionDenied:
+            if flt.session_id is None:
+                raise PermissionDenied(
+                    "this key can list only the served receipts of a session it called with: "
+                    "give session_id"
+                ) from None
+            access.require_role(key, Role.READER, "list served receipts")
+            flt = replace(flt, key_id=key.key_id)
+        return self._ledger().served(ctx, flt)
+
+    # -- the capture review queue: readers see it, writers of the project decide ----------
+
+    def pending(
+        self, key: ApiKey, ctx: SessionContext, limit: int = 50
+    ) -> list[tuple[Memory, MemoryState, list[Evidence]]]:
+        """Pending proposals of ``ctx``'s project the key can see, with their evidence."""
+        access.require_role(key, Role.READER, "list proposals")
+        found = self.proposals.proposals(ctx, limit, viewer_persona=normalise_key(key.persona))
+        return [
+            (m, s, self.proposals.evidence(ctx, m.id))
+            for m, s in found
+            if access.can_see(key, m, s)
+        ]
+
+    def evidence(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> list[Evidence]:
+        """The signals behind a memorule the key can see.
+
+        Raises:
+            NotFound: no such memory, or one the key cannot see (alike).
+        """
+        self.get(key, ctx, memory_id)
+        return self.proposals.evidence(ctx, memory_id)
+
+    def approve(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        proposal_id: UUID,
+        edits: Mapping[str, Any] | None,
+        reason: str | None,
+    ) -> WriteResult:
+        """Approve (see :meth:`ProposalService.approve`) as a writer of its project."""
+        self._decider(key, ctx, proposal_id)
+        return self.proposals.approve(ctx, proposal_id, edits, reason)
+
+    def reject(
+        self, key: ApiKey, ctx: SessionContext, proposal_id: UUID, reason: str | None
+    ) -> WriteResult:
+        """Reject (see :meth:`ProposalService.reject`) as a writer of its project."""
+        self._decider(key, ctx, proposal_id)
+        return self.proposals.reject(ctx, proposal_id, reason)
+
+    def merge(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        proposal_id: UUID,
+        into: UUID,
+        reason: str | None,
+    ) -> WriteResult:
+        """Merge into a rule the key may also change."""
+        self._decider(key, ctx, proposal_id)
+        self._decider(key, ctx, into)
+        return self.proposals.merge(ctx, proposal_id, into, reason)
+
+    def promote(
+        self, key: ApiKey, ctx: SessionContext, memorule_id: UUID, reason: str | None
+    ) -> WriteResult:
+        """Promote a rule the key may change to ``observed``."""
+        self._decider(key, ctx, memorule_id)
+        return self.proposals.promote(ctx, memorule_id, reason)
+
+    # -- the operator's bulk work on one context: rule files and transcripts ------------
+
+    def applicable_rules(self, key: ApiKey, ctx: SessionContext) -> list[Rule]:
+        """Every active memorule that applies to ``ctx`` and the key can see, unbounded
+        (``prism export-rules``; see
+        :func:`prism_memory.formats.rules_io.exporter.applicable_memorules`).
+        """
+        access.require_role(key, Role.READER, "export rules")
+        from prism_memory.formats.rules_io.exporter import (
+            applicable_memorules,
+        )  # not on the brief's path
+
+        found = applicable_memorules(self.memory.store, ctx)
+        return [(m, s) for m, s in found if access.can_see(key, m, s)]
+
+    def capture(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        found: list[Candidate],
+        messages: int,
+        dry_run: bool = False,
+    ) -> CaptureReport:
+        """Propose captured corrections in ``ctx``'s project (:meth:`CaptureService.capture`).
+
+        Raises:
+            PermissionDenied: the key cannot write.
+        """
+        access.require_role(key, Role.WRITER, "capture proposals")
+        from prism_memory.services.capture_service import CaptureService  # not on the brief's path
+
+        queue = CaptureService(self.memory.store, self.memory.embedder, self.memorules)
+        return queue.capture(ctx, found, messages, dry_run=dry_run)
+
+    def _decider(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
+        access.require_role(key, Role.WRITER, "decide on proposals")
+        memory, _ = self.get(key, ctx, memory_id)
+        access.require_change(key, memory)

@@ -1,0 +1,181 @@
+"""Recall on task start (method.wall-break.persistence Element 5): the brief.
+
+The memorules that apply to the session context (and to an optional task text), grouped by
+kind, best first, rendered as compact Markdown that fits a token budget. Every rule carries
+its id so the agent can cite it or correct it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from prism_memory.domain.contract.bounds import TASK_MAX as TASK_MAX
+from prism_memory.domain.contract.bounds import TOKEN_BUDGET_DEFAULT as TOKEN_BUDGET_DEFAULT
+from prism_memory.domain.contract.bounds import TOKEN_BUDGET_MAX as TOKEN_BUDGET_MAX
+from prism_memory.domain.contract.bounds import TOKEN_BUDGET_MIN as TOKEN_BUDGET_MIN
+from prism_memory.domain.contract.bounds import TOP_K_DEFAULT as TOP_K_DEFAULT
+from prism_memory.domain.contract.recall import BriefCreate
+from prism_memory.domain.records import (
+    APPLIES_TO_KEYS,
+    MemoruleKind,
+    RecallMatch,
+    SessionContext,
+)
+from prism_memory.services.memory_service import MemoryService
+
+# Rough and stable: English text with ids averages about four characters per token.
+CHARS_PER_TOKEN: Final = 4
+BODY_PREVIEW_MAX: Final = 240
+
+KIND_ORDER: Final = (
+    MemoruleKind.BEHAVIORAL_RULE,
+    MemoruleKind.CORRECTION,
+    MemoruleKind.CONVENTION,
+    MemoruleKind.PREFERENCE,
+    MemoruleKind.FEEDBACK,
+)
+KIND_HEADINGS: Final = {
+    MemoruleKind.BEHAVIORAL_RULE: "Behavioral rules",
+    MemoruleKind.CORRECTION: "Corrections",
+    MemoruleKind.CONVENTION: "Conventions",
+    MemoruleKind.PREFERENCE: "Preferences",
+    MemoruleKind.FEEDBACK: "Feedback",
+}
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Brief:
+    """A rendered brief.
+
+    Attributes:
+        markdown: the brief, ready to put in front of an agent.
+        included: the rules shown, best first.
+        omitted: rules that apply but were left out (token budget or ``top_k``).
+        token_budget: the budget the brief was cut to.
+        estimated_tokens: ``len(markdown) / 4``, rounded up.
+    """
+
+    markdown: str
+    included: tuple[RecallMatch, ...]
+    omitted: int
+    token_budget: int
+    estimated_tokens: int
+
+
+class BriefService:
+    """Builds the task-start brief from memorule recall.
+
+    Args:
+        memory: the memory service whose ``recall`` ranks the rules.
+    """
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+
+    def brief(
+        self,
+        ctx: SessionContext,
+        task: str = "",
+        token_budget: int = TOKEN_BUDGET_DEFAULT,
+        namespace: str | None = None,
+        top_k: int = TOP_K_DEFAULT,
+    ) -> Brief:
+        """The memorules that apply to ``ctx`` (and ``task``), as Markdown within a budget.
+
+        Args:
+            ctx: the session context; its persona, surface and specialization decide which
+                rules apply and how they rank.
+            task: what the agent is about to do (may be empty: "what applies to me now").
+            token_budget: the most tokens the Markdown may take (100 to 20,000; estimated
+                as characters / 4).
+            namespace: only rules of this namespace.
+            top_k: how many of the best rules to consider (1 to 100).
+
+        Returns:
+            The brief: rules grouped by kind (behavioral rules, corrections, conventions,
+            preferences, feedback), best first within each group; the lowest-ranked rules
+            are left out first when the budget is short.
+
+        Raises:
+            InvalidInput: every problem with the arguments at once.
+        """
+        request = BriefCreate.parse(
+            {"task": task, "token_budget": token_budget, "namespace": namespace, "top_k": top_k}
+        )
+        query, token_budget = request.to_query(), request.token_budget
+        result = self.memory.recall(ctx, query, served_as=None)
+        included, markdown = _fit(ctx, result.matches, token_budget, result.candidates)
+        if self.memory.served is not None:
+            self.memory.served.record(ctx, "memorule_brief", query.query, included)
+        return Brief(
+            markdown=markdown,
+            included=tuple(included),
+            omitted=max(result.candidates - len(included), 0),
+            token_budget=token_budget,
+            estimated_tokens=estimate_tokens(markdown),
+        )
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens a text takes, estimated as characters / 4 (rounded up)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _fit(
+    ctx: SessionContext, ranked: list[RecallMatch], token_budget: int, candidates: int
+) -> tuple[list[RecallMatch], str]:
+    """The best-ranked prefix of ``ranked`` whose rendering fits the budget, and that rendering."""
+    limit = token_budget * CHARS_PER_TOKEN
+    bullets = [bullet(m) for m in ranked]
+    kept = len(ranked)
+    while kept > 0:
+        markdown = _render(ctx, ranked[:kept], bullets[:kept], candidates - kept)
+        if len(markdown) <= limit:
+            return ranked[:kept], markdown
+        # Drop the lowest-ranked rule that is still in; at most top_k (<= 100) renders.
+        kept -= 1
+    return [], _render(ctx, [], [], candidates)
+
+
+def _render(
+    ctx: SessionContext, matches: list[RecallMatch], bullets: list[str], omitted: int
+) -> str:
+    lines = ["# Memorules that apply", _context_line(ctx)]
+    if not matches and omitted <= 0:
+        lines.append("")
+        lines.append("No memorules apply to this context yet.")
+        return "\n".join(lines)
+    lines.append("Advisory rules recorded by agents and operators; cite an id when you apply one.")
+    for kind in KIND_ORDER:
+        group = [b for m, b in zip(matches, bullets, strict=True) if m.state.memorule_kind is kind]
+        if group:
+            lines.append("")
+            lines.append(f"## {KIND_HEADINGS[kind]}")
+            lines.extend(group)
+    if omitted > 0:
+        lines.append("")
+        noun = "rule" if omitted == 1 else "rules"
+        lines.append(
+            f"_{omitted} more applicable {noun} left out to fit the token budget; "
+            "semantic_recall(source_type='memorule') lists them._"
+        )
+    return "\n".join(lines)
+
+
+def _context_line(ctx: SessionContext) -> str:
+    named = [f"{key} {ctx.value(key)}" for key in APPLIES_TO_KEYS if ctx.value(key)]
+    return "_Context: " + (", ".join(named) or "no persona, surface or specialization") + "_"
+
+
+def bullet(m: RecallMatch) -> str:
+    """One rule as a Markdown bullet: subject, body (shortened), confidence and id."""
+    state = m.state
+    body = _SPACE.sub(" ", state.body).strip()
+    if len(body) > BODY_PREVIEW_MAX:
+        body = body[: BODY_PREVIEW_MAX - 1].rstrip() + "…"
+    confidence = state.confidence.value if state.confidence else "inferred"
+    return f"- **{state.subject}** — {body} ({confidence}; id `{m.memory.id}`)"

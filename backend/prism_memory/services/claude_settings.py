@@ -1,0 +1,275 @@
+"""Prism's entries in a Claude Code ``settings.json``: added beside the user's hooks, removed
+without touching them.
+
+Claude Code reads hooks from ``~/.claude/settings.json`` (every project) and
+``<project>/.claude/settings.json`` (one project) as
+``{"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command", "command": ...,
+"timeout": SECONDS}]}]}}``. Prism's handlers are recognised by their command, which always
+ends with :data:`COMMAND_TAIL`: installing again adds nothing (or updates the path of the
+``prism`` it runs), uninstalling removes those handlers and only the groups, events and
+``hooks`` object that removing them left empty.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from prism_memory.errors import FieldError, InvalidInput
+
+BRIEF_ARGS: Final = ("brief", "--hook", "claude-code")
+CAPTURE_ARGS: Final = ("capture", "claude-code", "--hook")
+COMMAND_TAIL: Final = " " + " ".join(BRIEF_ARGS)
+SESSION_START_MATCHER: Final = "startup|resume|clear|compact"
+SESSION_START_TIMEOUT_S: Final = 10
+PROMPT_TIMEOUT_S: Final = 10
+CAPTURE_EVENT: Final = "Stop"
+CAPTURE_TIMEOUT_S: Final = 10  # the command returns at once; the capture runs detached
+SETTINGS_MAX_BYTES: Final = 4_194_304
+
+Settings = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SettingsChange:
+    """What an install or uninstall does to one settings file.
+
+    Attributes:
+        path: the settings file.
+        before: its text before ('' when it did not exist).
+        after: its text after ('' when the change removes the file).
+        added: handlers added or updated, as ``EVENT: command``.
+        removed: handlers removed, as ``EVENT: command``.
+    """
+
+    path: Path
+    before: str
+    after: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        """A unified diff from the file as it is to the file as it would be."""
+        name = str(self.path)
+        lines = difflib.unified_diff(
+            self.before.splitlines(keepends=True),
+            self.after.splitlines(keepends=True),
+            fromfile=name if self.before else "/dev/null",
+            tofile=name if self.after else "/dev/null",
+        )
+        return "".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "changed": self.changed,
+            "added": list(self.added),
+            "removed": list(self.removed),
+        }
+
+
+Kind = Literal["brief", "capture"]
+
+
+def hook_command(prism: str) -> str:
+    """The brief handler's command for the ``prism`` executable at ``prism`` (shell-quoted)."""
+    return shlex.quote(prism) + COMMAND_TAIL
+
+
+def capture_command(prism: str, options: Sequence[str] = ()) -> str:
+    """The capture handler's command: ``PRISM capture claude-code --hook`` and ``options``
+    (e.g. ``("--persona", "donna")``), each word shell-quoted."""
+    return " ".join(shlex.quote(word) for word in (prism, *CAPTURE_ARGS, *options))
+
+
+def handler_kind(handler: Any) -> Kind | None:
+    """Which of Prism's handlers ``handler`` is: ``brief`` (its command ends with
+    ``brief --hook claude-code``), ``capture`` (its command is ``PRISM capture claude-code
+    --hook ...``), or None when it is not Prism's."""
+    if not isinstance(handler, dict) or handler.get("type") != "command":
+        return None
+    command = handler.get("command")
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) > len(BRIEF_ARGS) and tuple(words[-len(BRIEF_ARGS) :]) == BRIEF_ARGS:
+        return "brief"
+    if len(words) > len(CAPTURE_ARGS) and tuple(words[1 : len(CAPTURE_ARGS) + 1]) == CAPTURE_ARGS:
+        return "capture"
+    return None
+
+
+def is_ours(handler: Any) -> bool:
+    """Whether a hook handler is one Prism installs (either kind)."""
+    return handler_kind(handler) is not None
+
+
+def read_settings(path: Path) -> tuple[str, Settings]:
+    """A settings file's text and its JSON object ('' and {} when the file does not exist).
+
+    Raises:
+        InvalidInput: the file is unreadable, too large, not JSON, or not a JSON object, or
+            its ``hooks`` is not an object of lists (nothing is written then).
+    """
+    if not path.exists():
+        return "", {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput([FieldError("settings", "unreadable", f"{path}: {exc}")]) from None
+    if len(text) > SETTINGS_MAX_BYTES:
+        raise InvalidInput([FieldError("settings", "too_large", f"{path} is over 4 MiB")])
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        raise InvalidInput(
+            [FieldError("settings", "invalid_json", f"{path} is not JSON: {exc}")]
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidInput([FieldError("settings", "not_an_object", f"{path} is not an object")])
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
+        raise InvalidInput(
+            [
+                FieldError(
+                    "settings.hooks",
+                    "wrong_type",
+                    f"'hooks' in {path} must map each event to a list of matcher groups",
+                )
+            ]
+        )
+    return text, data
+
+
+def render(settings: Settings) -> str:
+    """The settings as Claude Code writes them: two-space JSON with a final newline."""
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def install(
+    path: Path, prism: str, *, on_prompt: bool, capture: Sequence[str] | None = None
+) -> SettingsChange:
+    """The change that adds Prism's ``SessionStart`` (and, with ``on_prompt``,
+    ``UserPromptSubmit``) handlers to the settings file at ``path``; with ``capture`` (the
+    capture command's options, possibly none) also the ``Stop`` handler that captures the
+    session's transcript in the background.
+
+    Raises:
+        InvalidInput: see :func:`read_settings`.
+    """
+    before, data = read_settings(path)
+    after = copy.deepcopy(data)
+    brief = hook_command(prism)
+    wanted: list[tuple[str, str | None, int, Kind, str]] = [
+        ("SessionStart", SESSION_START_MATCHER, SESSION_START_TIMEOUT_S, "brief", brief)
+    ]
+    if on_prompt:
+        wanted.append(("UserPromptSubmit", None, PROMPT_TIMEOUT_S, "brief", brief))
+    if capture is not None:
+        command = capture_command(prism, capture)
+        wanted.append((CAPTURE_EVENT, None, CAPTURE_TIMEOUT_S, "capture", command))
+    added = []
+    for event, matcher, timeout, kind, command in wanted:
+        handler = {"type": "command", "command": command, "timeout": timeout}
+        groups = after.setdefault("hooks", {}).setdefault(event, [])
+        if _place(groups, matcher, handler, kind):
+            added.append(f"{event}: {command}")
+    text = render(after) if added else before
+    return SettingsChange(path, before, text, added=tuple(added))
+
+
+def _place(groups: list[Any], matcher: str | None, handler: dict[str, Any], kind: Kind) -> bool:
+    """Put ``handler`` in ``groups`` in place of Prism's handler of the same ``kind``; False
+    when an identical one is already there."""
+
+    def same(h: Any) -> bool:
+        return handler_kind(h) == kind
+
+    for group in groups:
+        if not isinstance(group, dict) or group.get("matcher") != matcher:
+            continue
+        handlers = group.get("hooks")
+        if not isinstance(handlers, list):
+            continue
+        for i, existing in enumerate(handlers):
+            if same(existing):
+                if existing == handler:
+                    return False
+                handlers[i] = handler  # another prism path or timeout: update it
+                return True
+    # Ours may sit under another matcher (an older install): move it, do not duplicate it.
+    emptied = []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(handlers, list) and any(same(h) for h in handlers):
+            handlers[:] = [h for h in handlers if not same(h)]
+            if not handlers:
+                emptied.append(id(group))
+    groups[:] = [g for g in groups if id(g) not in emptied]
+    added: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
+    added["hooks"] = [handler]
+    groups.append(added)
+    return True
+
+
+def uninstall(path: Path) -> SettingsChange:
+    """The change that removes every Prism handler from the settings file at ``path``, and
+    the matcher groups, events and ``hooks`` object that removing them left empty.
+
+    Raises:
+        InvalidInput: see :func:`read_settings`.
+    """
+    before, data = read_settings(path)
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return SettingsChange(path, before, before)
+    after = copy.deepcopy(data)
+    removed = []
+    for event in list(after["hooks"]):
+        groups = after["hooks"][event]
+        kept_groups = []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not any(is_ours(h) for h in handlers):
+                kept_groups.append(group)
+                continue
+            removed += [f"{event}: {h['command']}" for h in handlers if is_ours(h)]
+            rest = [h for h in handlers if not is_ours(h)]
+            if rest:
+                kept_groups.append({**group, "hooks": rest})
+        if kept_groups or not groups:
+            after["hooks"][event] = kept_groups
+        else:
+            del after["hooks"][event]
+    if not removed:
+        return SettingsChange(path, before, before)
+    if not after["hooks"]:
+        del after["hooks"]
+    text = render(after) if after else ""
+    return SettingsChange(path, before, text, removed=tuple(removed))
+
+
+def apply(change: SettingsChange) -> None:
+    """Write the change (atomically), or delete the file when nothing is left in it."""
+    if not change.changed:
+        return
+    if not change.after:
+        change.path.unlink(missing_ok=True)
+        return
+    change.path.parent.mkdir(parents=True, exist_ok=True)
+    temp = change.path.with_name(f".{change.path.name}.prism-tmp")
+    temp.write_text(change.after, encoding="utf-8")
+    temp.replace(change.path)

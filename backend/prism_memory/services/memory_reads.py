@@ -1,0 +1,107 @@
+"""Reading memories back: one by id, every version with its audit events, listings by page."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from prism_memory.domain import listing
+from prism_memory.domain.listing import ListRequest
+from prism_memory.domain.ranking import normalise_key
+from prism_memory.domain.records import (
+    MemoruleAudit,
+    Memory,
+    MemoryState,
+    SessionContext,
+    SourceType,
+)
+from prism_memory.errors import NotFound
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.trigraph.port import AuditFilter, ListFilter, ReadStore
+
+
+@dataclass(frozen=True)
+class History:
+    """Every version of a memory, oldest first, and its audit events, newest first."""
+
+    memory: Memory
+    states: list[MemoryState]
+    events: list[MemoruleAudit]
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    """One page of a listing, newest first; ``next_cursor`` is None on the last page."""
+
+    items: list[tuple[Memory, MemoryState]]
+    next_cursor: str | None
+
+
+def get_memory(
+    store: ReadStore, ctx: SessionContext, memory_id: UUID
+) -> tuple[Memory, MemoryState]:
+    """A memory and its current state (retired ones too).
+
+    Raises:
+        NotFound: no such memory in the caller's tenant.
+    """
+    found = store.get(ctx.tenant_id, memory_id)
+    if found is None:
+        raise NotFound(f"no memory {memory_id}", id=str(memory_id))
+    return found
+
+
+class MemoryReads:
+    """Reads by id, history and listings."""
+
+    def __init__(self, deps: MemoryDeps) -> None:
+        self.deps = deps
+
+    def history(self, ctx: SessionContext, memory_id: UUID) -> History:
+        """Every version of a memory with its writers, and its audit events."""
+        store = self.deps.store
+        memory, _ = get_memory(store, ctx, memory_id)
+        states = store.states(ctx.tenant_id, memory_id)
+        events = store.audit_events(ctx.tenant_id, AuditFilter(memorule_id=memory_id, limit=10_000))
+        return History(memory, states, events)
+
+    def list_memories(
+        self,
+        ctx: SessionContext,
+        raw: Mapping[str, Any] | ListRequest,
+        viewer_persona: str | None = None,
+    ) -> MemoryPage:
+        """One page of the project's memories and the tenant's global/org memorules, newest
+        first (retired ones with ``status='retired'`` or ``'all'``).
+
+        Args:
+            ctx: the session context (its tenant and project).
+            raw: filters, ``cursor`` and ``limit``
+            (:func:`prism_memory.domain.listing.validate_list`),
+                or a :class:`ListRequest` a door parsed already.
+            viewer_persona: a persona-bound caller's persona: other personas' ``persona``-scope
+                rules are left out, as :func:`prism_memory.domain.access.can_see` does.
+
+        Raises:
+            InvalidInput: every field error (a bad filter value, a malformed cursor).
+        """
+        q = listing.validate_list(raw)
+        flt = ListFilter(
+            project_id=ctx.project_id,
+            status=q.status,
+            memorules_only=q.source_type is SourceType.MEMORULE,
+            namespace=q.namespace,
+            memorule_kinds=q.memorule_kinds,
+            confidences=q.confidences,
+            scopes=q.scopes,
+            applies=q.applies,
+            viewer_persona=normalise_key(viewer_persona),
+            before=q.before,
+            limit=q.limit + 1,  # one more tells whether a next page exists
+        )
+        found = self.deps.store.list_memories(ctx.tenant_id, flt)
+        items = found[: q.limit]
+        more = len(found) > q.limit
+        return MemoryPage(items, listing.encode_cursor(items[-1][0].id) if more else None)

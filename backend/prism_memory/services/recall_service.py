@@ -1,0 +1,105 @@
+"""``semantic_recall``: the memories that apply to a session context, best first."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
+from prism_memory.domain import validation
+from prism_memory.domain.ranking import normalise_key
+from prism_memory.domain.records import (
+    APPLIES_TO_KEYS,
+    Kind,
+    RecallMatch,
+    RecallQuery,
+    RecallResult,
+    SessionContext,
+    SourceType,
+)
+from prism_memory.domain.restated import without_restated
+from prism_memory.domain.sections import section_of, smooth
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.trigraph.port import CandidateFilter, RecallRequest
+
+
+class RecallService:
+    """Recall over all memory: the engine ranks, this validates, fetches and records."""
+
+    def __init__(self, deps: MemoryDeps) -> None:
+        self.deps = deps
+
+    def recall(
+        self,
+        ctx: SessionContext,
+        raw: Mapping[str, Any] | RecallQuery,
+        served_as: str | None = "semantic_recall",
+    ) -> RecallResult:
+        """``semantic_recall``: the memories that apply to the context, best first.
+
+        Args:
+            ctx: the session context; its persona/surface/specialization drive applicability.
+            raw: the request (DESIGN §6) or an already validated :class:`RecallQuery`.
+            served_as: the tool its served receipts name (None: record none, e.g. a brief
+                records what it finally shows itself).
+
+        Raises:
+            InvalidInput: every field error.
+        """
+        deps = self.deps
+        q = raw if isinstance(raw, RecallQuery) else validation.validate_recall(raw)
+        conflicts: dict[str, str] = {}
+        if not q.include_inapplicable:
+            for key in APPLIES_TO_KEYS:
+                value = normalise_key(ctx.value(key))
+                if value is not None:
+                    conflicts[key] = value
+        flt = CandidateFilter(
+            project_id=ctx.project_id,
+            persona=ctx.persona,
+            memorules_only=q.source_type is SourceType.MEMORULE,
+            namespace=q.namespace,
+            memorule_kinds=q.memorule_kinds,
+            confidences=q.confidences,
+            exclude_conflicts=conflicts,
+        )
+        # Relevance is scored without the words that only restate the context (DESIGN §6).
+        text = without_restated(q.query, ctx, deps.weights.restated)
+        qvec = deps.embedder.embed([text])[0] if text.strip() else None
+        # Section smoothing re-ranks the best ``section_window`` (DESIGN §6; domain.sections).
+        w = deps.weights
+        smoothed = w.section > 0.0 and qvec is not None
+        window = max(q.top_k, w.section_window) if smoothed else q.top_k
+        page = deps.store.recall(
+            ctx.tenant_id,
+            RecallRequest(
+                filter=flt,
+                context=ctx,
+                query=text,
+                vector=qvec,
+                model=deps.embedder.model_id,
+                weights=deps.weights,
+                top_k=window,
+                include_inapplicable=q.include_inapplicable,
+                preselect_above=deps.preselect_above,
+            ),
+        )
+        ranked = page.ranked
+        if smoothed and len(ranked) > 1:
+            heads = page.subjects
+            if heads is None:
+                heads = deps.store.subjects(ctx.tenant_id, [r.memory_id for r in ranked])
+            kept = [(r, heads[r.memory_id]) for r in ranked if r.memory_id in heads]
+            sections = [section_of(subject) for _, (_, subject) in kept]
+            rules = [kind is Kind.MEMORULE for _, (kind, _) in kept]
+            ranked = smooth([r for r, _ in kept], sections, rules, w)
+        ranked = ranked[: q.top_k]
+        found = deps.store.get_many(ctx.tenant_id, [UUID(r.memory_id) for r in ranked])
+        matches = []
+        for r in ranked:
+            pair = found.get(UUID(r.memory_id))
+            if pair is not None:
+                matches.append(RecallMatch(pair[0], pair[1], r.score, r.why, r.applicable))
+        if served_as is not None and deps.served is not None:
+            deps.served.record(ctx, served_as, q.query, matches)
+        return RecallResult(matches, deps.embedder.model_id, page.candidates)

@@ -1,0 +1,180 @@
+"""Rows of the SQLite engine: the column lists and the converters between rows and records.
+
+Shared by the store's reads (:mod:`.sqlite`), its writes (:mod:`.write`) and dumps and
+loads (:mod:`.transfer`), so a row has one shape wherever it is read or written.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from enum import Enum
+from typing import Any, Final
+from uuid import UUID
+
+from prism_memory.domain.ranking import normalise_key
+from prism_memory.domain.records import (
+    AUDIT_FIELDS,
+    MEMORY_FIELDS,
+    AppliesTo,
+    AuditEventType,
+    Confidence,
+    Kind,
+    MemoruleAudit,
+    MemoruleKind,
+    Memory,
+    MemoryState,
+    Status,
+    iso,
+    parse_iso,
+)
+
+STATE_COLUMNS: Final = (
+    "id, memory_id, version, memorule_kind, subject, body, applies_to, evidence_signal_id, "
+    "confidence, written_by_session_id, written_by_persona, written_at, embedding_model, reason"
+)
+MEMORY_COLUMNS: Final = ", ".join(MEMORY_FIELDS)
+AUDIT_COLUMNS: Final = ", ".join(AUDIT_FIELDS)
+MEMORY_WIDTH: Final = len(MEMORY_FIELDS)
+# The same columns qualified by the aliases the joins use (``memory m``, ``memory_state s``).
+MEMORY_COLUMNS_M: Final = ", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(","))
+STATE_COLUMNS_S: Final = ", ".join(f"s.{c.strip()}" for c in STATE_COLUMNS.split(","))
+
+INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT_STATE: Final = (
+    f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+INSERT_AUDIT: Final = (
+    f"INSERT INTO memorule_audit ({AUDIT_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+INSERT_INDEX: Final = (
+    "INSERT INTO recall_index (tenant_id, project_id, memory_id, active, kind, namespace, "
+    "memorule_kind, confidence, scope, a_persona, a_surface, a_specialization, written_at, "
+    "model, clock, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+BUMP_CLOCK: Final = (
+    "INSERT INTO tenant_clock VALUES (?, 1) ON CONFLICT (tenant_id) "
+    "DO UPDATE SET n = n + 1 RETURNING n"
+)
+
+
+def memory(r: tuple[Any, ...]) -> Memory:
+    """A ``memory`` row (``MEMORY_COLUMNS``) as a record."""
+    return Memory(
+        id=UUID(r[0]),
+        tenant_id=UUID(r[1]),
+        project_id=UUID(r[2]),
+        namespace=r[3],
+        kind=Kind(r[4]),
+        status=Status(r[5]),
+        created_at=parse_iso(r[6]),
+        current_version=r[7],
+    )
+
+
+def state(r: tuple[Any, ...]) -> MemoryState:
+    """A ``memory_state`` row (``STATE_COLUMNS``) as a record."""
+    return MemoryState(
+        id=UUID(r[0]),
+        memory_id=UUID(r[1]),
+        version=r[2],
+        memorule_kind=MemoruleKind(r[3]) if r[3] else None,
+        subject=r[4],
+        body=r[5],
+        applies_to=AppliesTo.from_dict(json.loads(r[6])) if r[6] else None,
+        evidence_signal_id=r[7],
+        confidence=Confidence(r[8]) if r[8] else None,
+        written_by_session_id=UUID(r[9]),
+        written_by_persona=r[10],
+        written_at=parse_iso(r[11]),
+        embedding_model=r[12],
+        reason=r[13],
+    )
+
+
+def audit(r: tuple[Any, ...]) -> MemoruleAudit:
+    """A ``memorule_audit`` row (``AUDIT_COLUMNS``) as a record."""
+    return MemoruleAudit(
+        id=UUID(r[0]),
+        tenant_id=UUID(r[1]),
+        seq=r[2],
+        memorule_id=UUID(r[3]),
+        state_id=UUID(r[4]),
+        event=AuditEventType(r[5]),
+        written_by_session_id=UUID(r[6]),
+        written_by_persona=r[7],
+        evidence_signal_id=r[8],
+        written_at=parse_iso(r[9]),
+        reason=r[10],
+        prev_hash=r[11],
+        hash=r[12],
+        content_hash=r[13],
+    )
+
+
+def memory_params(t: str, m: Memory) -> tuple[Any, ...]:
+    """A memory's values for ``INSERT_MEMORY`` (tenant ``t`` first)."""
+    return (
+        t,
+        str(m.id),
+        str(m.project_id),
+        m.namespace,
+        m.kind.value,
+        m.source_type.value,
+        m.status.value,
+        iso(m.created_at),
+        m.current_version,
+    )
+
+
+def state_params(t: str, s: MemoryState) -> tuple[Any, ...]:
+    """A state's values for ``INSERT_STATE`` (tenant ``t`` first)."""
+    return (
+        t,
+        str(s.id),
+        str(s.memory_id),
+        s.version,
+        s.memorule_kind.value if s.memorule_kind else None,
+        s.subject,
+        s.body,
+        json.dumps(s.applies_to.to_dict()) if s.applies_to is not None else None,
+        s.evidence_signal_id,
+        s.confidence.value if s.confidence else None,
+        str(s.written_by_session_id),
+        s.written_by_persona,
+        iso(s.written_at),
+        s.embedding_model,
+        s.reason,
+    )
+
+
+def index_values(s: MemoryState) -> tuple[Any, ...]:
+    """The state's recall-index filter columns: ``memorule_kind`` .. ``written_at``."""
+    a = s.applies_to or AppliesTo()
+    return (
+        str(s.memorule_kind.value) if s.memorule_kind else None,
+        s.confidence.value if s.confidence else None,
+        a.scope.value if a.scope else None,
+        normalise_key(a.persona),
+        normalise_key(a.surface),
+        normalise_key(a.specialization),
+        iso(s.written_at),
+    )
+
+
+def audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
+    """An event's values in ``AUDIT_FIELDS`` order (the table's), as stored: ids and times
+    as text, enums by value. Derived from the record, so a new field cannot be left out."""
+    return tuple(_stored(getattr(e, name)) for name in AUDIT_FIELDS)
+
+
+def _stored(value: Any) -> Any:
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, Enum):
+        return value.value
+    return value
