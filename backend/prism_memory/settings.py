@@ -20,6 +20,9 @@ from prism_memory.domain.ranking import RankingWeights
 from prism_memory.domain.records import APPLIES_TO_KEYS
 from prism_memory.errors import field_errors
 
+# The ranking weights' defaults are stated once, in RankingWeights; the settings take them.
+_W = RankingWeights()
+
 
 def default_db_path() -> Path:
     """``prism.db`` in the user's data directory (e.g. ``~/.local/share/prism-memory``)."""
@@ -48,39 +51,42 @@ class Settings(BaseModel):
     embed_threads: int = Field(1, ge=1, le=16)
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     near_duplicate_threshold: float = Field(0.95, ge=0.5, le=1.0)
-    rank_relevance: float = 1.0
+    rank_relevance: float = _W.relevance
     rank_lexical: float = Field(
-        0.3,
+        _W.lexical,
         ge=0.0,
         le=1.0,
         description="a memorule's share of relevance from BM25 (the rest: cosine)",
     )
     rank_lexical_note: float = Field(
-        0.5, ge=0.0, le=1.0, description="a note's share of relevance from BM25"
+        _W.lexical_note, ge=0.0, le=1.0, description="a note's share of relevance from BM25"
     )
-    rank_overlap: float = 0.5
-    rank_scope: float = 0.1
-    rank_prior: float = 0.1
-    rank_observed: float = 1.0
-    rank_inferred: float = 0.8
-    rank_asserted: float = 0.6
-    rank_note: float = 0.8
-    rank_bm25_k1: float = Field(1.2, gt=0.0, description="BM25's term-frequency saturation")
+    rank_overlap: float = _W.overlap
+    rank_scope: float = _W.scope
+    rank_prior: float = _W.prior
+    rank_observed: float = _W.observed
+    rank_inferred: float = _W.inferred
+    rank_asserted: float = _W.asserted
+    rank_note: float = _W.note
+    rank_bm25_k1: float = Field(_W.bm25_k1, gt=0.0, description="BM25's term-frequency saturation")
     rank_bm25_b: float = Field(
-        0.0, ge=0.0, le=1.0, description="BM25's document-length normalisation (0: none)"
+        _W.bm25_b, ge=0.0, le=1.0, description="BM25's document-length normalisation (0: none)"
     )
     rank_section: float = Field(
-        0.5,
+        _W.section,
         ge=0.0,
         le=1.0,
         description="λ: a memory's relevance is (1 − λ)·its own + λ·the mean of the recall "
         "window's memories under the same subject heading (0: off)",
     )
     rank_section_window: int = Field(
-        100, ge=1, le=1000, description="how many of recall's best candidates are smoothed"
+        _W.section_window,
+        ge=1,
+        le=1000,
+        description="how many of recall's best candidates are smoothed",
     )
     rank_restated: str = Field(
-        "persona,surface",
+        ",".join(_W.restated),
         description="context keys whose values a query's words restating them are scored "
         "without (comma-separated applies_to keys; empty: none)",
     )

@@ -378,3 +378,63 @@ def test_a_bad_setting_stops_any_cli_command_with_the_one_shape_and_exit_2(
     assert [(f["field"], f["code"]) for f in payload["error"]["fields"]] == [
         ("embed_threads", "out_of_range")
     ]
+
+
+def _operations() -> list[type[Any]]:
+    import importlib
+    import pkgutil
+
+    import prism_memory.domain.contract as contract
+    from prism_memory.domain.contract.base import Operation
+
+    for info in pkgutil.iter_modules(contract.__path__):
+        importlib.import_module(f"{contract.__name__}.{info.name}")
+    found: list[type[Any]] = []
+    todo: list[type[Any]] = [Operation]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found.append(sub)
+            todo.append(sub)
+    return found
+
+
+def test_null_means_not_given_in_every_operation() -> None:
+    """A field sent as JSON null takes the same value as a field left out (issue 27: the
+    brief's top_k was 30 when omitted but 10 when null, and POST /v1/brief passes nulls
+    through). Every door parses into these models, so this holds at every door."""
+    from prism_memory.domain.contract.checks import Check
+
+    operations = _operations()
+    assert len(operations) > 5
+    seen = 0
+    for op in operations:
+        for name, info in op.model_fields.items():
+            if info.is_required():
+                continue
+            for meta in info.metadata:
+                if not isinstance(meta, Check) or not meta.nullable:
+                    continue
+                try:
+                    as_null = meta.check(None, None)
+                except Exception:  # null refused outright: no silent second default
+                    continue
+                seen += 1
+                assert as_null == info.default, f"{op.__name__}.{name}: null -> {as_null!r}"
+    assert seen > 10
+
+
+def test_the_brief_considers_the_same_rules_for_a_null_top_k() -> None:
+    from prism_memory.domain.contract.recall import BriefCreate
+
+    assert BriefCreate.parse({"top_k": None}).top_k == BriefCreate.parse({}).top_k == 30
+
+
+def test_the_ranking_defaults_are_stated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settings' PRISM_RANK_* defaults are RankingWeights' own (issue 27: they were
+    written twice)."""
+    from prism_memory.domain.ranking import RankingWeights
+    from prism_memory.settings import Settings
+
+    for name in [n for n in __import__("os").environ if n.startswith("PRISM_RANK_")]:
+        monkeypatch.delenv(name)
+    assert Settings().ranking_weights() == RankingWeights()

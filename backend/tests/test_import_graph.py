@@ -1,8 +1,8 @@
 """The dependency rule, read from the source with ``ast``: front doors do not import one
 another, the server has one composition root, and the front doors sit in no import circle.
 
-Every import counts — at module level or inside a function (a lazy import is still an arrow)
-— except those under ``if TYPE_CHECKING:``, which never run.
+Every import counts wherever it is written: at module level, inside a function (a lazy import
+is still an arrow) or under ``if TYPE_CHECKING:`` (a type-level circle is the same coupling).
 """
 
 from __future__ import annotations
@@ -29,14 +29,9 @@ def modules() -> dict[str, Path]:
     return {_module_name(p): p for p in sorted(APP.rglob("*.py"))}
 
 
-def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node but those under ``if TYPE_CHECKING:``."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
-            continue
-        yield node
-        yield from _runtime_nodes(node)
+def _import_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node, those under ``if TYPE_CHECKING:`` included."""
+    yield from ast.walk(tree)
 
 
 def _target(name: str) -> str | None:
@@ -53,10 +48,10 @@ def _package(module: str) -> str:
 
 @cache
 def imports(module: str) -> frozenset[tuple[str, str]]:
-    """(module imported, name imported from it or "") for every runtime import of ours."""
+    """(module imported, name imported from it or "") for every import of ours."""
     tree = ast.parse(modules()[module].read_text(encoding="utf-8"))
     found: set[tuple[str, str]] = set()
-    for node in _runtime_nodes(tree):
+    for node in _import_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if (target := _target(alias.name)) is not None:
@@ -123,7 +118,7 @@ def cycles() -> list[list[str]]:
 
 
 def test_the_graph_is_read_from_real_imports() -> None:
-    """Not vacuous: known arrows are seen, lazy ones included, TYPE_CHECKING ones not."""
+    """Not vacuous: known arrows are seen, lazy and TYPE_CHECKING ones included."""
     assert "prism_memory.api.deps" in edges()["prism_memory.api.routes"]
     assert "prism_memory.api.deps" in edges()["prism_memory.api.mcp_mount"]
     assert (
@@ -137,7 +132,7 @@ def test_the_graph_is_read_from_real_imports() -> None:
     tree = ast.parse(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import prism_memory.asgi\n"
     )
-    assert not any(isinstance(n, ast.Import) for n in _runtime_nodes(tree))
+    assert any(isinstance(n, ast.Import) for n in _import_nodes(tree))
 
 
 @pytest.mark.parametrize("door", FRONT_DOORS)

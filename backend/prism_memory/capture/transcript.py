@@ -16,7 +16,7 @@ notes, system reminders).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -206,12 +206,3 @@ def _answers_action(entry: _Entry, entries: dict[str, _Entry]) -> bool:
         parent = prev.parent
         steps += 1
     return False
-
-
-def iter_sessions(messages: Iterable[OperatorMessage]) -> Iterator[str]:
-    """The distinct session ids of ``messages``, in first-seen order."""
-    seen: set[str] = set()
-    for m in messages:
-        if m.session_id not in seen:
-            seen.add(m.session_id)
-            yield m.session_id

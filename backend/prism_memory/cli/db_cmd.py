@@ -11,7 +11,6 @@ import click
 
 from prism_memory.bootstrap import build_store
 from prism_memory.cli.runtime import Runtime, common
-from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.settings import load_settings
 
 
@@ -33,31 +32,19 @@ def migrate_command() -> click.Command:
         Safe to run repeatedly and from several processes at once.
         """
         settings = load_settings(**rt.options)
-        if vector_index is not None and not settings.database_url:
-            raise InvalidInput(
-                [
-                    FieldError(
-                        "vector_index",
-                        "not_supported",
-                        "the vector index is a PostgreSQL option (--database-url); SQLite "
-                        "ranks in memory and needs none",
-                    )
-                ]
-            )
         store = build_store(settings)
         try:
+            if vector_index is not None and store.vector_index() is None:
+                store.vector_index(vector_index)  # refused: this engine has no such index
             version = store.migrate()
             out: dict[str, object] = {"ok": True, "schema_version": version}
-            if settings.database_url:
-                from prism_memory.trigraph.postgres.store import PostgresStore
-
-                assert isinstance(store, PostgresStore)
-                if vector_index is not None:
-                    click.echo(
-                        ("building" if vector_index else "dropping") + " the vector index…",
-                        err=True,
-                    )
-                out["vector_index"] = store.vector_index(vector_index)
+            if vector_index is not None:
+                click.echo(
+                    ("building" if vector_index else "dropping") + " the vector index…",
+                    err=True,
+                )
+            if (state := store.vector_index(vector_index)) is not None:
+                out["vector_index"] = state
         finally:
             store.close()
         engine = "postgresql" if settings.database_url else "sqlite"

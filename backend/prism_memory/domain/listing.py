@@ -18,7 +18,7 @@ from uuid import UUID
 
 from pydantic import Field, ValidationInfo
 
-from prism_memory.domain.contract.base import Operation, checked, without_blanks
+from prism_memory.domain.contract.base import Operation, without_blanks
 from prism_memory.domain.contract.bounds import APPLIES_VALUE_MAX
 from prism_memory.domain.contract.bounds import LIMIT_DEFAULT as LIMIT_DEFAULT
 from prism_memory.domain.contract.bounds import LIMIT_MAX as LIMIT_MAX
@@ -68,16 +68,6 @@ class ListQuery:
 def encode_cursor(memory_id: UUID) -> str:
     """The cursor of the page that follows ``memory_id`` (the last id of a page)."""
     return base64.urlsafe_b64encode(memory_id.bytes).decode("ascii").rstrip("=")
-
-
-def decode_cursor(cursor: str) -> UUID:
-    """The id a cursor carries.
-
-    Raises:
-        InvalidInput: not a cursor this service gave out.
-    """
-    value: UUID = checked(Cursor(), cursor, "cursor")
-    return value
 
 
 class Status(Choice):

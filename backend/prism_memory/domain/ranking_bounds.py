@@ -8,17 +8,16 @@ scoring every row. :func:`rows_within_reach` is the same bound for the near-dupl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from prism_memory.domain.ranking import Candidates, RankingWeights
-
-BoolArray = npt.NDArray[np.bool_]
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
+from prism_memory.domain.ranking_inputs import (
+    BoolArray,
+    Candidates,
+    FloatArray,
+    IntArray,
+    RankingWeights,
+)
 
 
 def dots(rows: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

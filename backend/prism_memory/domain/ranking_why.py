@@ -6,15 +6,16 @@ their database (``trigraph/postgres/ranking.py``), so every engine explains a sc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from prism_memory.domain.ranking_inputs import (
+    ABSENT,
+    CONFIDENCE_WEIGHT,
+    NONE,
+    Candidates,
+    RankingWeights,
+)
 from prism_memory.domain.records import APPLIES_TO_KEYS, SessionContext
-
-if TYPE_CHECKING:
-    from prism_memory.domain.ranking import Candidates, RankingWeights
-
-NONE = -1  # code of "the rule names no value for this key" (``ranking.encode``)
-ABSENT = -2  # code of a context value no candidate names
 
 
 def normalise_key(value: str | None) -> str | None:
@@ -58,7 +59,6 @@ SCOPE_NAME = {0: "global", 1: "org", 2: "project", 3: "persona"}
 CONFIDENCE_NAME: dict[int, str | None] = {0: "observed", 1: "inferred", 2: "asserted", 3: None}
 # The RankingWeights field of each confidence code (``RankingWeights.by_confidence_code``
 # and ``why`` read it from here).
-CONFIDENCE_WEIGHT = ("observed", "inferred", "asserted", "note")
 
 
 def context_codes(c: Candidates, context: SessionContext) -> dict[str, int]:

@@ -11,7 +11,7 @@ joined without separators, it spells the value without its separators: surface `
 drops "Go", ``nextjs`` drops "Next.js", ``azure-devops`` drops "Azure DevOps",
 ``power-platform`` drops "Power Platform". A word that is only part of a value ("Azure"
 for ``azure-devops``) stays: it names something narrower or broader than the context.
-Which keys count is a setting (``PRISM_RANK_RESTATED_KEYS``).
+Which keys count is a setting (``PRISM_RANK_RESTATED``).
 """
 
 from __future__ import annotations

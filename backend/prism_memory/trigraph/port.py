@@ -318,6 +318,16 @@ class AdminStore(Protocol):
         """Replace memories' current vectors (``prism reindex``); recall caches see it."""
         ...
 
+    def vector_index(self, build: bool | None = None) -> bool | None:
+        """The engine's optional approximate vector index (``prism migrate --vector-index``):
+        whether it exists, or None for an engine that has none (SQLite ranks in memory);
+        ``build`` True builds it, False drops it.
+
+        Raises:
+            InvalidInput: ``build`` given to an engine that has no such index.
+        """
+        ...
+
 
 class EngineParts(Protocol):
     """What else an engine keeps beside the TriGraph, on its own connections: the composition

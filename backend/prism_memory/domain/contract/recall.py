@@ -127,7 +127,7 @@ class BriefCreate(Operation):
     ] = TOKEN_BUDGET_DEFAULT
     top_k: Annotated[
         int,
-        WholeNumber(1, TOP_K_MAX, TOP_K_RECALL_DEFAULT),
+        WholeNumber(1, TOP_K_MAX, TOP_K_DEFAULT),
         Field(description="How many of the best rules to consider."),
     ] = TOP_K_DEFAULT
     namespace: Annotated[str | None, Namespace(), Field(description=ONLY_NAMESPACE)] = None

@@ -15,26 +15,32 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from typing import TYPE_CHECKING
 from uuid import UUID
 
 from prism_memory.domain.ranking import Candidates
 from prism_memory.errors import StorageError
 from prism_memory.trigraph.port import CandidateFilter
 from prism_memory.trigraph.sqlite import segments as sqlite_segments
+from prism_memory.trigraph.sqlite.conn import SQLiteFile
 from prism_memory.trigraph.sqlite.recall_cache import ProjectCache
+from prism_memory.trigraph.sqlite.recall_registry import CacheRegistry
 from prism_memory.trigraph.sqlite.recall_rows import columns_from_index
 from prism_memory.trigraph.sqlite.recall_segment import SegmentImage, compact, image, load_into
-
-if TYPE_CHECKING:
-    from prism_memory.trigraph.sqlite.store import SQLiteStore
 
 _log = logging.getLogger("prism.sqlite")
 MMAP_BYTES = 1 << 31  # how much of the file a segment is read through (SQLite's own cap)
 
 
-def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
-    """The project's cached candidates, brought up to the tenant's clock.
+def candidates(
+    file: SQLiteFile,
+    caches: CacheRegistry,
+    segments: bool,
+    tenant_id: UUID,
+    flt: CandidateFilter,
+    model: str,
+) -> Candidates:
+    """The project's cached candidates in ``caches``, brought up to the tenant's clock in
+    ``file``; ``segments``: start from and store recall segments.
 
     A project this process does not hold starts from its stored segment
     (:mod:`prism_memory.trigraph.sqlite.recall_segment`), if any, and folds in the rows changed
@@ -45,11 +51,11 @@ def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model:
     """
     key = (str(tenant_id), str(flt.project_id), model)
     project = str(flt.project_id)
-    cache = store.caches.get(key, lambda: ProjectCache(project))
+    cache = caches.get(key, lambda: ProjectCache(project))
     img = None
     with cache.lock:
-        conn = store.file.connection()
-        cold = cache.clock < 0 and store.segments
+        conn = file.connection()
+        cold = cache.clock < 0 and segments
         if cold:  # a segment is read through a memory map: no read() call per page
             conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         conn.execute("BEGIN")
@@ -60,7 +66,7 @@ def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model:
             clock = int(row[0]) if row else 0
             if cache.needs_rebuild:
                 compact(cache)
-            if cache.clock < 0 and store.segments:
+            if cache.clock < 0 and segments:
                 stored = sqlite_segments.read(conn, key)
                 if stored is not None:
                     load_into(cache, *stored)
@@ -70,20 +76,20 @@ def candidates(store: SQLiteStore, tenant_id: UUID, flt: CandidateFilter, model:
             conn.execute("COMMIT")
             if cold:  # unmapped again: the file's pages are not held by this process
                 conn.execute("PRAGMA mmap_size = 0")
-        if cache.wants_store and store.segments:
+        if cache.wants_store and segments:
             img = image(cache)
         snapshot = cache.snapshot(flt)
     if img is not None:
-        _store_segment(store, key, cache, img)
-    store.caches.trim()
+        _store_segment(file, key, cache, img)
+    caches.trim()
     return snapshot
 
 
 def _store_segment(
-    store: SQLiteStore, key: tuple[str, str, str], cache: ProjectCache, img: SegmentImage
+    file: SQLiteFile, key: tuple[str, str, str], cache: ProjectCache, img: SegmentImage
 ) -> None:
     try:
-        store.file.transaction(lambda conn: sqlite_segments.store(conn, key, img))
+        file.transaction(lambda conn: sqlite_segments.store(conn, key, img))
     except (StorageError, sqlite3.OperationalError) as exc:  # e.g. a read-only file
         _log.warning("recall segment of project %s not stored: %s", key[1], exc)
         return

@@ -21,6 +21,7 @@ import numpy as np
 from prism_memory.domain.ranking import Candidates
 from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState, iso
 from prism_memory.embeddings.port import Vector
+from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.trigraph.dump import DumpItem
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
@@ -207,7 +208,9 @@ class SQLiteStore:
     def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
         """The project's cached candidates, brought up to the tenant's clock
         (:func:`prism_memory.trigraph.sqlite.recall.candidates`)."""
-        return sqlite_recall.candidates(self, tenant_id, flt, model)
+        return sqlite_recall.candidates(
+            self.file, self.caches, self.segments, tenant_id, flt, model
+        )
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         columns = f"{rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S}"
@@ -266,6 +269,21 @@ class SQLiteStore:
             .fetchall()
         )
         return sorted(UUID(r[0]) for r in found)
+
+    def vector_index(self, build: bool | None = None) -> bool | None:
+        """SQLite has no approximate vector index: recall ranks its cache in memory."""
+        if build is not None:
+            raise InvalidInput(
+                [
+                    FieldError(
+                        "vector_index",
+                        "not_supported",
+                        "the vector index is a PostgreSQL option (--database-url); SQLite "
+                        "ranks in memory and needs none",
+                    )
+                ]
+            )
+        return None
 
     def stats(self, tenant_id: UUID) -> dict[str, int]:
         conn, t = self.file.connection(), str(tenant_id)
