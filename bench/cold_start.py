@@ -5,7 +5,7 @@ side by side in one run (issue #13).
 Not a test. From the repository root::
 
     git archive <commit> backend | tar -x -C /tmp/prism-before   # the code to compare with
-    PRISM_BENCH_DATA=/work/shared/bench python bench/cold_start.py \
+    python bench/cold_start.py \
         --before /tmp/prism-before/backend --json-out bench/results/cold_start.json
 
 What is measured (MiniLM-like vectors labelled with the real model's id, as in

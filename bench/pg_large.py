@@ -303,7 +303,8 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
 
     from prism_memory.domain.ids import uuid_for
     from prism_memory.domain.records import SessionContext
-    from prism_memory.trigraph.postgres.store import PostgresStore, _configure
+    from prism_memory.trigraph.postgres.conn import _configure  # numpy vectors as pgvector
+    from prism_memory.trigraph.postgres.store import PostgresStore
 
     url = server.create_database(f"large_{n}_{args.others}")
     ctx = SessionContext(
