@@ -1,6 +1,6 @@
 """SQLite recall from a cold process: a large project's first recall, many projects under a
 small cache budget, and the first-ever segment build — this code against another commit's,
-side by side in one run (issue #13).
+side by side in one run.
 
 Not a test. From the repository root::
 

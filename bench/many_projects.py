@@ -1,5 +1,5 @@
 """Recall across many projects and restarts: Prism on SQLite, Prism on PostgreSQL and plain
-pgvector on the same PostgreSQL data, side by side in one run (issue #13's table).
+pgvector on the same PostgreSQL data, side by side in one run.
 
 Not a test. From the repository root (starts a throwaway PostgreSQL 18 + pgvector)::
 

@@ -141,7 +141,7 @@ def _speed_rows(speed: dict[str, Any]) -> list[list[Any]]:
 
 
 def bars(results: dict[str, Any]) -> list[list[Any]]:
-    """Each bar of issue 7, where we stand, and whether it holds."""
+    """Each bar the benchmarks were set, where we stand, and whether it holds."""
     out: list[list[Any]] = []
     speed = results.get("speed") or {}
     big = (speed.get("sizes") or {}).get("100000") or {}
@@ -455,7 +455,7 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
         )
     parts += [
         "",
-        "## Bars (issue 7)",
+        "## Bars",
         "",
         _table(["bar", "target", "measured", "met"], bars(results)),
     ]

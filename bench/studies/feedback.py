@@ -1,4 +1,4 @@
-"""Pseudo-relevance feedback (Rocchio) on the dense side, measured before building it (issue 19).
+"""Pseudo-relevance feedback (Rocchio) on the dense side, measured before building it.
 
 A negative result, kept so it can be re-run: nothing of it is in the product
 (``results/studies/feedback.json``, bench/README "Studies"). After the product's own

@@ -1,4 +1,4 @@
-"""Bench-only embedders: the candidate models of issue 19 item 4, behind the product's port.
+"""Bench-only embedders: the candidate models of ``models.py``, behind the product's port.
 
 Each class implements ``prism_memory.embeddings.port.Embedder`` (``model_id``, ``dim``, ``embed``)
 so

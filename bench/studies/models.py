@@ -1,4 +1,4 @@
-"""Stronger local embedding models against the shipped MiniLM (issue 19, item 4).
+"""Stronger local embedding models against the shipped MiniLM.
 
 Per candidate (``bench/studies/model_embedders.py``): the rule benchmark's dev split (nDCG@10,
 recall@5, leakage; the product's ranking with its default weights, one recall per query in
@@ -376,7 +376,7 @@ def report() -> str:
         raise SystemExit("run `studies/models.py quality --model minilm` first")
     base = res["minilm"]["quality"]
     lines = [
-        "# Embedding models against the shipped MiniLM (issue 19, item 4)",
+        "# Embedding models against the shipped MiniLM",
         "",
         "Written by `bench/studies/models.py report` from `bench/results/studies/models/*.json`.",
         "Rule benchmark: dev split (107 queries), the product's ranking with default weights.",

@@ -1,4 +1,4 @@
-"""Section smoothing (issue 19): the grid ``PRISM_RANK_SECTION`` and its window came from.
+"""Section smoothing: the grid ``PRISM_RANK_SECTION`` and its window came from.
 
 Recall interpolates each memory's relevance with the mean relevance of the recall window's
 memories under the same subject heading (``prism_memory/domain/sections.py``, README "Ranking").

@@ -1,4 +1,4 @@
-"""Subject and body as two fields in relevance, measured before building it (issue 19).
+"""Subject and body as two fields in relevance, measured before building it.
 
 A negative result, kept so it can be re-run: nothing of it is in the product
 (``results/studies/subject_field.json``, bench/README "Studies"). Today a memory's subject and
