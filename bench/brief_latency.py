@@ -32,15 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import (
+from lib.common import (
     BACKEND,
     load_jsonl,
     machine_info,
     progress,
+    save_report,
     shared_bench_dir,
     summary_ms,
 )
-from rules_data import is_rule, rule_to_request
+from lib.rules_data import is_rule, rule_to_request
 
 PERSONA = "donna"
 SURFACE = "python"
@@ -160,10 +161,7 @@ def main() -> None:
         "loadavg_1m_after": round(os.getloadavg()[0], 2),
         "machine": machine_info(),
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if opts.out:
-        opts.out.write_text(text + "\n")
+    save_report(report, opts.out)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Capture detector quality and speed on the labelled operator messages (issue 20).
+"""Capture detector quality and speed on the labelled operator messages in ``capture/``.
 
     .venv/bin/python bench/capture.py                 # both parts, the bars, the timing
     .venv/bin/python bench/capture.py --part tune --errors   # what tuning looks at

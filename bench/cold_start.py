@@ -1,11 +1,11 @@
 """SQLite recall from a cold process: a large project's first recall, many projects under a
 small cache budget, and the first-ever segment build — this code against another commit's,
-side by side in one run (issue #13).
+side by side in one run.
 
 Not a test. From the repository root::
 
     git archive <commit> backend | tar -x -C /tmp/prism-before   # the code to compare with
-    PRISM_BENCH_DATA=/work/shared/bench python bench/cold_start.py \
+    python bench/cold_start.py \
         --before /tmp/prism-before/backend --json-out bench/results/cold_start.json
 
 What is measured (MiniLM-like vectors labelled with the real model's id, as in
@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
+import lib.common as common
 import many_projects as mp
 import numpy as np
 
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     moments, args.model = None, "all-MiniLM-L6-v2-int8-onnx"
     if args.vectors == "minilm-like":
-        from speed import rule_texts
+        from lib.speed_fixtures import rule_texts
 
         real = common.make_embedder("minilm")
         args.model, moments = real.model_id, common.minilm_moments(real, rule_texts(2000))
@@ -326,12 +326,7 @@ def main(argv: list[str] | None = None) -> int:
             }
             for v, ts in times.items()
         }
-    result["loadavg_end"] = os.getloadavg()
-    text = json.dumps(common.jsonable(result), indent=1)
-    print(text)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(text + "\n")
+    common.save_report(result, args.json_out)
     md = "\n".join(report(result)) + "\n"
     print(md, file=sys.stderr)
     if args.md_out:

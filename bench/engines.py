@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
+import lib.common as common
+import lib.speed_fixtures as fx
 import numpy as np
-import speed_fixtures as fx
 
 MODEL = "all-MiniLM-L6-v2-int8-onnx"  # stored vectors are labelled as the real model's
 PROJECTS = {"one-project": 1, "100-projects": 100}
@@ -211,11 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         "postgres_startup_s": round(server.startup_seconds, 2) if server else None,
         "results": results,
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(text + "\n")
+    common.save_report(report, args.json_out)
     return 0
 
 

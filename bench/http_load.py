@@ -3,6 +3,8 @@
 Starts ``prism serve`` on a free loopback port over a fresh SQLite file (or uses ``--url``),
 creates an admin key, seeds memorules, then runs each operation for a fixed time with
 ``--clients`` concurrent keep-alive connections (asyncio + httpx, one process). Prints JSON.
+The spawned server runs without the per-key rate limit (``PRISM_HTTP_RATE_LIMIT=""``); a
+server given with ``--url`` keeps its own.
 
     python bench/http_load.py --embedder fake --clients 16 --seconds 20
     python bench/http_load.py --embedder minilm --clients 16 --seconds 20 --out r.json
@@ -91,6 +93,8 @@ class Spawned:
             {
                 "PRISM_DB": str(self.db),
                 "PRISM_EMBEDDER": embedder,
+                # No per-key rate limit: it would cap what is measured at its 30/s default.
+                "PRISM_HTTP_RATE_LIMIT": "",
                 "PYTHONPATH": str(BACKEND),
             }
         )

@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
-from prism_system import build, context, settings_for
-from rules_data import rule_text
-from speed_fixtures import prism_load
+import lib.common as common
+from lib.prism_system import build, context, settings_for
+from lib.rules_data import rule_text
+from lib.speed_fixtures import prism_load
 
 MODEL = "all-MiniLM-L6-v2-int8-onnx"  # impersonated: stored vectors count as current
 
@@ -117,9 +117,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 svc.close()
         common.progress(f"lexical-cost: {json.dumps(_summary(runs))}")
     result = {"n": args.n, "queries": len(tasks), "lexical": args.lexical, **_summary(runs)}
-    print(json.dumps(result, indent=1))
-    if args.json_out:
-        args.json_out.write_text(json.dumps(result, indent=1))
+    common.save_report(result, args.json_out)
     return result
 
 

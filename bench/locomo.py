@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import common
+import lib.common as common
 
 K = 50  # the evaluator reports up to recall@50
 
@@ -114,12 +114,12 @@ def select(samples: list[str], args: argparse.Namespace) -> list[str]:
 
 def make_system(args: argparse.Namespace, embedder: Any, workdir: Path) -> Any:
     if args.system == "prism":
-        from prism_system import PrismNotes
+        from lib.prism_system import PrismNotes
 
         weights = json.loads(args.weights) if args.weights else None
         db = workdir / "prism-locomo.db"
         return PrismNotes(db, args.model, embedder, weights, args.database_url)
-    from peers import make_peer
+    from lib.peers import make_peer
 
     return make_peer(args.system, embedder)
 
@@ -193,16 +193,14 @@ def run(
     headline = {k: report["all"][k] for k in ("n", "recall@1", "recall@5", "recall@10")}
     print(json.dumps(headline, indent=1))
     if args.baseline:
-        from paired import paired
+        from lib.paired import paired
 
         result["vs_baseline"] = {"baseline": str(args.baseline)}
         for k in (1, 5, 10):
             new, old = (recall_at(convs, samples, p, k) for p in (args.out, args.baseline))
             result["vs_baseline"][f"recall@{k}"] = paired(new, old)
         print(json.dumps({"vs_baseline": result["vs_baseline"]}, indent=1))
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(common.jsonable(result), indent=1))
+    common.save_report(result, args.json_out, echo=False)
     return result
 
 

@@ -1,5 +1,5 @@
 """Recall across many projects and restarts: Prism on SQLite, Prism on PostgreSQL and plain
-pgvector on the same PostgreSQL data, side by side in one run (issue #13's table).
+pgvector on the same PostgreSQL data, side by side in one run.
 
 Not a test. From the repository root (starts a throwaway PostgreSQL 18 + pgvector)::
 
@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import common
+import lib.common as common
+import lib.speed_fixtures as fx
 import numpy as np
-import speed_fixtures as fx
 
 TOP_K = 10
 
@@ -95,13 +95,13 @@ def settings(engine: str, location: str, cache_mb: int | None = None) -> Any:
 
 
 def services(engine: str, location: str, table: Any, cache_mb: int | None = None) -> Any:
-    from prism_system import build
+    from lib.prism_system import build
 
     return build(settings(engine, location, cache_mb), table)
 
 
 def project(name: str) -> Any:
-    from prism_system import context
+    from lib.prism_system import context
 
     return context(name)
 
@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
 
     moments, model = None, "all-MiniLM-L6-v2-int8-onnx"
     if args.vectors == "minilm-like":
-        from speed import rule_texts
+        from lib.speed_fixtures import rule_texts
 
         real = common.make_embedder("minilm")
         model, moments = real.model_id, common.minilm_moments(real, rule_texts(2000))
@@ -389,12 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         if server is not None:
             server.stop()
         shutil.rmtree(work, ignore_errors=True)
-    result["loadavg_end"] = os.getloadavg()
-    text = json.dumps(common.jsonable(result), indent=1)
-    print(text)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(text + "\n")
+    common.save_report(result, args.json_out)
     return 0
 
 

@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
+import lib.common as common
 import numpy as np
 
 TOP_K = 10
@@ -303,7 +303,8 @@ def one_size(server: Any, n: int, args: argparse.Namespace, moments: Any) -> dic
 
     from prism_memory.domain.ids import uuid_for
     from prism_memory.domain.records import SessionContext
-    from prism_memory.trigraph.postgres.store import PostgresStore, _configure
+    from prism_memory.trigraph.postgres.conn import _configure  # numpy vectors as pgvector
+    from prism_memory.trigraph.postgres.store import PostgresStore
 
     url = server.create_database(f"large_{n}_{args.others}")
     ctx = SessionContext(
@@ -428,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
 
     moments = None
     if args.vectors == "minilm-like":
-        from speed import rule_texts
+        from lib.speed_fixtures import rule_texts
 
         real = common.make_embedder("minilm")
         MODEL[0], moments = real.model_id, common.minilm_moments(real, rule_texts(2000))
@@ -450,12 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
-    result["loadavg_end"] = os.getloadavg()
-    text = json.dumps(common.jsonable(result), indent=1)
-    print(text)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(text + "\n")
+    common.save_report(result, args.json_out)
     return 0
 
 

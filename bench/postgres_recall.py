@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
-import speed_fixtures as fx
+import lib.common as common
+import lib.speed_fixtures as fx
 
 MODEL = "all-MiniLM-L6-v2-int8-onnx"
 
@@ -172,12 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             common.progress(json.dumps(report["many_projects"]))
     finally:
         server.stop()
-    report["loadavg_end"] = os.getloadavg()
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(text + "\n")
+    common.save_report(report, args.json_out)
     return 0
 
 

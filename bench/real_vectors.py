@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
+import lib.common as common
+import lib.speed_fixtures as fx
 import numpy as np
-import speed_fixtures as fx
-from peers import SwitchEmbedder
-from rules_data import rule_text
+from lib.peers import SwitchEmbedder
+from lib.rules_data import rule_text
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
@@ -69,7 +69,7 @@ def corpus() -> tuple[list[str], list[str]]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     common.install_offline_guard()
-    from prism_system import build, context, settings_for
+    from lib.prism_system import build, context, settings_for
 
     texts, queries = corpus()
     real = common.CachedEmbedder(common.make_embedder("minilm"))
@@ -119,10 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         common.progress(f"real {size}: {json.dumps(result['sizes'][str(size)])}")
     pruned.close()
     exact.close()
-    print(json.dumps(result, indent=1))
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(result, indent=1))
+    common.save_report(result, args.json_out)
     return result
 
 

@@ -1,4 +1,4 @@
-"""How well ``prism import-rules`` reads real rule files: the labelled corpus of issue 17.
+"""How well ``prism import-rules`` reads real rule files: the labelled corpus in ``rules_files/``.
 
     python bench/rules_files.py                     # both splits, a table
     python bench/rules_files.py --split holdout --details

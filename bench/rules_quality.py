@@ -1,6 +1,6 @@
 """Recall quality on real agent rules ("recall on task start"), scored by the shipped scorer.
 
-Loads ``rules.jsonl`` as memorules (mapping in ``bench/rules_data.py``), runs every query
+Loads ``rules.jsonl`` as memorules (mapping in ``bench/lib/rules_data.py``), runs every query
 of ``--queries`` through ``semantic_recall(source_type='memorule', query=<task>)`` in the
 query's session context (persona, surface, specialization), writes PRED.jsonl in the
 scorer's format and prints the scorer's metrics.
@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
-from rules_data import DEFAULT_SUBJECTS, SUBJECTS, applies, is_rule, rule_text
+import lib.common as common
+from lib.rules_data import DEFAULT_SUBJECTS, SUBJECTS, applies, is_rule, rule_text
 
 TOP_K = 10
 # The grid --tune searches (relevance stays 1.0: it sets the scale). Confidence weights
@@ -66,7 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_SUBJECTS,
         choices=SUBJECTS,
         help="rule subjects: as prism import-rules writes them (importer), the dataset's "
-        "(plain), or variants (bench/rules_data.py); the same text for every system",
+        "(plain), or variants (bench/lib/rules_data.py); the same text for every system",
     )
     p.add_argument("--limit-rules", type=int, default=None, help="only the first N rules")
     p.add_argument("--limit-queries", type=int, default=None, help="only the first N queries")
@@ -94,8 +94,8 @@ def per_query_metrics(
 
 
 def compare(args: argparse.Namespace, queries: list[dict[str, Any]]) -> dict[str, Any]:
-    """This run against ``--baseline``, paired over the queries (``bench/paired.py``)."""
-    from paired import paired
+    """This run against ``--baseline``, paired over the queries (``bench/lib/paired.py``)."""
+    from lib.paired import paired
 
     new = per_query_metrics(args, queries, args.out)
     old = per_query_metrics(args, queries, args.baseline)
@@ -191,7 +191,7 @@ class PeerRules:
 
 def make_system(args: argparse.Namespace, embedder: Any, weights: dict[str, float]) -> Any:
     if args.system == "prism":
-        from prism_system import PrismRules
+        from lib.prism_system import PrismRules
 
         return PrismRules(
             args.rules,
@@ -203,7 +203,7 @@ def make_system(args: argparse.Namespace, embedder: Any, weights: dict[str, floa
             database_url=args.database_url,
             subjects=args.subjects,
         )
-    from peers import make_peer
+    from lib.peers import make_peer
 
     return PeerRules(make_peer(args.system, embedder), args.subjects)
 
@@ -223,7 +223,7 @@ def tune(args: argparse.Namespace, system: Any, queries: list, split: str) -> di
     Each trial's metrics come from the shipped scorer's own ``score_query``, averaged over
     the queries exactly as its report does; the final run is scored by the script itself.
     """
-    from prism_system import build, settings_for
+    from lib.prism_system import build, settings_for
 
     if split != "dev":
         raise SystemExit("--tune runs on the dev split only")
@@ -332,9 +332,7 @@ def run(
             **compare(args, queries),
         }
         print(json.dumps({"vs_baseline": result["vs_baseline"]}, indent=1))
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(common.jsonable(result), indent=1))
+    common.save_report(result, args.json_out, echo=False)
     return result
 
 

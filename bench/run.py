@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import common
-import report
+import lib.common as common
+from lib import report
 
 PEERS = ("mem0", "langgraph-memory", "langgraph-sqlite", "bm25")
 PEER_MODULES = {
@@ -71,6 +71,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="keep the steps not run now from the existing latest.json (re-run one step)",
     )
     p.add_argument("--out-dir", type=Path, default=common.RESULTS, help="results folder")
+    p.add_argument(
+        "--render",
+        action="store_true",
+        help="run nothing: write latest.md and the plots again from the existing latest.json",
+    )
     return p.parse_args(argv)
 
 
@@ -112,7 +117,7 @@ def _children_cpu_s() -> float:
 
 
 def rules_step(args: argparse.Namespace, peers: list[str], work: Path) -> dict[str, Any]:
-    from prism_system import PrismRules
+    from lib.prism_system import PrismRules
 
     rules = common.shared_bench_dir() / "rules" / "rules.jsonl"
     full_cached = PrismRules(rules, "minilm", None).db_path().exists()
@@ -203,8 +208,18 @@ def many_step(args: argparse.Namespace, work: Path) -> dict[str, Any] | None:
     return sub("many_projects.py", flags, work / "many")
 
 
+def render(out_dir: Path, results: dict[str, Any]) -> None:
+    """latest.md and the plots from ``results`` (what latest.json holds)."""
+    plots = report.plots(results, out_dir)
+    (out_dir / "latest.md").write_text(report.markdown(results, plots))
+    common.progress(f"wrote {out_dir / 'latest.md'}")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.render:
+        render(args.out_dir, json.loads((args.out_dir / "latest.json").read_text()))
+        return
     args.out_dir.mkdir(parents=True, exist_ok=True)
     work = common.CACHE / "runs" / datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     work.mkdir(parents=True, exist_ok=True)
@@ -253,9 +268,8 @@ def main(argv: list[str] | None = None) -> None:
     results["section_dates"].update({k: results["date"] for k in steps if k in results})
     results = common.jsonable(results)
     (args.out_dir / "latest.json").write_text(json.dumps(results, indent=1))
-    plots = report.plots(results, args.out_dir)
-    (args.out_dir / "latest.md").write_text(report.markdown(results, plots))
-    common.progress(f"wrote {args.out_dir / 'latest.md'} in {results['elapsed_s']} s")
+    render(args.out_dir, results)
+    common.progress(f"done in {results['elapsed_s']} s")
 
 
 if __name__ == "__main__":

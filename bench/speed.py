@@ -3,7 +3,7 @@
 Figures (medians and p99 over repeats; every system measured in the same rounds):
 
 - recall latency at each size (one project/user/namespace holding N memories, synthetic
-  vectors; see ``speed_fixtures.py``), ``no_embed``: the query vector costs ~0 (a
+  vectors; see ``lib/speed_fixtures.py``), ``no_embed``: the query vector costs ~0 (a
   precomputed synthetic vector), so the figure is the store + ranking + result fetch;
   ``with_embed``: the query is embedded by the real model inside the call.
 - write latency of one memorule (real model, embedding included) on the store at that size.
@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
-import speed_fixtures as fx
-from peers import SwitchEmbedder, make_peer
+import lib.common as common
+import lib.speed_fixtures as fx
+from lib.peers import SwitchEmbedder, make_peer
 
 GROUP = "scale"
 
@@ -65,31 +65,6 @@ def rss_mb() -> float:
         return round(int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
 
 
-def task_texts() -> list[str]:
-    """Realistic query texts: the dev tasks when the data is there, else fixed ones."""
-    path = common.shared_bench_dir() / "rules" / "recall_bench_dev.jsonl"
-    if path.exists():
-        return [q["task"] for q in common.load_jsonl(path)]
-    return [f"how do we handle {t} in this repository?" for t in fx.TOPICS]
-
-
-def rule_texts(n: int) -> list[str]:
-    path = common.shared_bench_dir() / "rules" / "rules.jsonl"
-    if not path.exists():
-        return [fx.text_of(i) for i in range(n)]
-    from rules_data import is_rule, rule_text
-
-    out: list[str] = []
-    with path.open() as handle:
-        for line in handle:
-            rule = json.loads(line)
-            if is_rule(rule):
-                out.append(rule_text(rule, "plain"))  # as when its figures were taken
-            if len(out) >= n:
-                break
-    return out
-
-
 class Subject:
     """One system under test with its embedder switch and fixture loader."""
 
@@ -101,7 +76,7 @@ class Subject:
         self.size = 0
         self.workdir = Path(tempfile.mkdtemp(prefix=f"bench-speed-{name}-"))
         if name == "prism":
-            from prism_system import build, context, settings_for
+            from lib.prism_system import build, context, settings_for
 
             self.db = self.workdir / "prism.db"
             self.svc = build(settings_for(self.db, "minilm"), self.switch)
@@ -179,7 +154,7 @@ def alternate(
 
 def bulk_import(names: list[str], texts: list[str], real: Any) -> dict[str, Any]:
     """Items/s into an empty store, real model, each system's bulk path (and Prism's loop)."""
-    from prism_system import build, context, settings_for
+    from lib.prism_system import build, context, settings_for
 
     out: dict[str, Any] = {}
     # Every path runs on a warm model: the first batch of a new shape is slow in onnxruntime
@@ -308,10 +283,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     real = common.make_embedder("minilm")
     real.embed(["warm up the model"])
     table = fx.VectorTable(real.model_id)
-    queries = task_texts()
+    queries = fx.task_texts()
     moments = None
     if args.vectors == "minilm-like":
-        moments = common.minilm_moments(real, rule_texts(2000))
+        moments = common.minilm_moments(real, fx.rule_texts(2000))
         table.register(queries, real.embed(queries))  # the no-embed phase's query vectors
     result: dict[str, Any] = {"settings": vars(args) | {"json_out": str(args.json_out)}}
     base_rss = rss_mb()
@@ -347,7 +322,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for s in active:
             s.switch.inner = real
         embed_t = alternate(active, recall, args.embed_repeats, args.budget_s)
-        write_texts = rule_texts(args.write_repeats * (len(active) + 1) + 500)[500:]
+        write_texts = fx.rule_texts(args.write_repeats * (len(active) + 1) + 500)[500:]
 
         after: dict[str, list[float]] = {s.name: [] for s in active}
         write_seconds: dict[str, list[float]] = {s.name: [] for s in active}
@@ -391,13 +366,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         s.close()
     result["rss_start_mb"] = base_rss
     result["peak_rss_mb"] = common.peak_rss_mb()
-    result["bulk_import"] = bulk_import(names, rule_texts(args.bulk), real) if args.bulk else {}
+    result["bulk_import"] = bulk_import(names, fx.rule_texts(args.bulk), real) if args.bulk else {}
     result["mcp_cold_start"] = mcp_cold_start(args.mcp_repeats) if args.mcp_repeats else {}
     result["network_attempts"] = list(common.ATTEMPTS)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(common.jsonable(result), indent=1))
-    print(json.dumps(common.jsonable(result), indent=1))
+    common.save_report(result, args.json_out)
     return result
 
 

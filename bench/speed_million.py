@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
-import speed_fixtures as fx
+import lib.common as common
+import lib.speed_fixtures as fx
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -87,7 +87,7 @@ def request(p: int, i: int) -> dict[str, Any]:
 
 def probe(engine: str, location: str, project: str) -> dict[str, Any]:
     """A new process's first recall (no query embedding) and its RSS afterwards."""
-    from prism_system import build, context
+    from lib.prism_system import build, context
 
     from prism_memory.embeddings.minilm import MiniLMEmbedder
 
@@ -155,7 +155,7 @@ def disk_bytes(engine: str, location: str) -> int:
 
 def load_project(svc: Any, p: int, per_project: int, service_path: bool) -> None:
     """Project ``p``'s memorules: through ``remember_many``, or the storage port."""
-    from prism_system import context
+    from lib.prism_system import context
 
     ctx = context(f"million-{p}")
     for lo in range(0, per_project, 1000):
@@ -210,8 +210,8 @@ def load(svc: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, Any]:
-    from peers import SwitchEmbedder
-    from prism_system import build, context
+    from lib.peers import SwitchEmbedder
+    from lib.prism_system import build, context
 
     real = common.make_embedder("minilm")
     real.embed(["warm up the model"])
@@ -270,7 +270,7 @@ def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, A
 
 
 def fx_queries() -> list[str]:
-    from speed import task_texts
+    from lib.speed_fixtures import task_texts
 
     return task_texts()
 
@@ -304,11 +304,7 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
         if work is not None:
             shutil.rmtree(work)
-    text = json.dumps(common.jsonable(result), indent=1)
-    print(text)
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(text + "\n")
+    common.save_report(result, args.json_out)
     return 0
 
 

@@ -60,16 +60,19 @@ def test_rules_quality_scores_a_small_run_with_the_fake_embedder(tmp_path: Path)
     assert report["n_rules_loaded"] > 0
 
 
-def _bench_module(name: str):  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(REPO / "bench"))
+def _study_module(name: str):  # type: ignore[no-untyped-def]
+    """A module of ``bench/studies/``, imported as the study scripts import each other."""
+    paths = [str(REPO / "bench"), str(REPO / "bench" / "studies")]
+    sys.path[:0] = paths
     try:
         return __import__(name)
     finally:
-        sys.path.remove(str(REPO / "bench"))
+        for path in paths:
+            sys.path.remove(path)
 
 
 def test_model_comparison_pairs_differences_by_query() -> None:
-    models = _bench_module("models")
+    models = _study_module("models")
     base = {"a": {"m": 0.5}, "b": {"m": 0.2}, "c": {"m": 0.0}, "only-base": {"m": 1.0}}
     other = {"a": {"m": 0.7}, "b": {"m": 0.2}, "c": {"m": 0.4}}
     mean, se, n = models.paired(base, other, "m")
@@ -82,7 +85,7 @@ def test_model_comparison_pairs_differences_by_query() -> None:
 def test_asymmetric_embedder_gives_recall_queries_the_query_side() -> None:
     from prism_memory.embeddings.fake import FakeEmbedder
 
-    embedders = _bench_module("model_embedders")
+    embedders = _study_module("model_embedders")
     passages, queries = FakeEmbedder(), FakeEmbedder(dim=16)
     both = embedders.Asymmetric(passages, queries)
     assert both.embed(["Use UTC timestamps."]).shape[1] == passages.dim
@@ -93,7 +96,7 @@ def test_asymmetric_embedder_gives_recall_queries_the_query_side() -> None:
 
 def test_rule_subjects_are_what_the_importer_writes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(REPO / "bench"))
-    from rules_data import rule_text, rule_to_request, subject_of
+    from lib.rules_data import rule_text, rule_to_request, subject_of
 
     from prism_memory.formats.rules_io.records import Location, Unit
     from prism_memory.formats.rules_io.requests import subject_for
@@ -134,7 +137,7 @@ def test_fields_bm25f_at_weight_one_is_the_products_bm25() -> None:
     from prism_memory.domain.lexical import tokenize
     from prism_memory.trigraph.sqlite.lexical_index import LexicalIndex
 
-    fields = _bench_module("fields")
+    subject_field = _study_module("subject_field")
     rows = [
         ("Testing: write tests first", "Write tests first, then the code."),
         (None, "Use the logger, never print."),
@@ -149,7 +152,7 @@ def test_fields_bm25f_at_weight_one_is_the_products_bm25() -> None:
             rs.append(row)
             fs.append(tokenize(s or "").count(t))
             fb.append(tokenize(b).count(t))
-    f = fields.Fields(
+    f = subject_field.Fields(
         ids=["a", "b", "c"],
         postings={t: tuple(np.array(x, dtype=np.int64) for x in v) for t, v in postings.items()},
         len_subject=np.array([len(tokenize(s or "")) for s, _ in rows], dtype=np.int64),
@@ -159,31 +162,31 @@ def test_fields_bm25f_at_weight_one_is_the_products_bm25() -> None:
     )
     live = np.ones(3, dtype=bool)
     want = index.search("tests cache logger", 3, live)
-    got = fields.bm25f(f, "tests cache logger", 3, live, 1, 1.2, 0.75)
+    got = subject_field.bm25f(f, "tests cache logger", 3, live, 1, 1.2, 0.75)
     assert got.rows.tolist() == want.rows.tolist()
     assert got.scores.tolist() == want.scores.tolist()  # bit for bit
     assert got.ceiling == want.ceiling
-    heavier = fields.bm25f(f, "tests", 3, live, 3, 1.2, 0.0)
-    plain = fields.bm25f(f, "tests", 3, live, 1, 1.2, 0.0)
+    heavier = subject_field.bm25f(f, "tests", 3, live, 3, 1.2, 0.0)
+    plain = subject_field.bm25f(f, "tests", 3, live, 1, 1.2, 0.0)
     # row 0 holds "tests" in its subject, row 2 only in its body
     assert heavier.scores[0] > plain.scores[0]
     assert heavier.scores[1] == plain.scores[1]
 
 
 def test_dedupe_indexes_the_first_sentence_once() -> None:
-    dedupe = _bench_module("dedupe")
+    once = _study_module("first_sentence_once")
     body = "Use lazy loading for images. It keeps the first paint fast."
     subject = "Performance: Use lazy loading for images"  # as subject_for writes it
     want = "Performance: " + body
-    assert dedupe.deduplicated(subject, body, "prefix") == want
-    assert dedupe.deduplicated(subject, body, "sentence") == want
+    assert once.deduplicated(subject, body, "prefix") == want
+    assert once.deduplicated(subject, body, "sentence") == want
     # no heading: the subject is the first sentence alone, so the body alone is indexed
-    assert dedupe.deduplicated("Use lazy loading for images", body, "prefix") == body
+    assert once.deduplicated("Use lazy loading for images", body, "prefix") == body
     # the importer unbolds the sentence: only "sentence" sees the overlap
     bold = "**Use** lazy loading for images. It keeps the first paint fast."
-    assert dedupe.deduplicated(subject, bold, "prefix") is None
-    assert dedupe.deduplicated(subject, bold, "sentence") == "Performance: " + bold
+    assert once.deduplicated(subject, bold, "prefix") is None
+    assert once.deduplicated(subject, bold, "sentence") == "Performance: " + bold
     # no overlap, no subject, or the neutral rule: today's text
-    assert dedupe.deduplicated("Performance: cache", body, "prefix") is None
-    assert dedupe.deduplicated(None, body, "prefix") is None
-    assert dedupe.deduplicated(subject, body, "none") is None
+    assert once.deduplicated("Performance: cache", body, "prefix") is None
+    assert once.deduplicated(None, body, "prefix") is None
+    assert once.deduplicated(subject, body, "none") is None

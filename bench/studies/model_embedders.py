@@ -1,4 +1,4 @@
-"""Bench-only embedders: the candidate models of issue 19 item 4, behind the product's port.
+"""Bench-only embedders: the candidate models of ``models.py``, behind the product's port.
 
 Each class implements ``prism_memory.embeddings.port.Embedder`` (``model_id``, ``dim``, ``embed``)
 so
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import common
+import lib.common as common
 import numpy as np
 
 Matrix = np.ndarray
@@ -198,7 +198,7 @@ def sre_folder() -> Path:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A model measured by ``bench/models.py``, with what the report says about it."""
+    """A model measured by ``bench/studies/models.py``, with what the report says about it."""
 
     name: str
     model: str

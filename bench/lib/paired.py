@@ -2,7 +2,7 @@
 
 A ranking change is judged by how each query moved, not by two averages side by side: the
 standard error of the mean per-query difference (``sd / sqrt(n)``) is what "beyond noise"
-is measured against (bench/README.md, issue 19).
+is measured against (bench/README.md).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import many_report
+from . import many_report
 
 BM25_RULES_NDCG = 0.155  # best BM25 reference on the rule benchmark (shared/bench/README.md)
 BM25_LOCOMO_R5 = 0.512  # BM25 reference evidence recall@5 (bm25_reference_results.json)
@@ -141,7 +141,7 @@ def _speed_rows(speed: dict[str, Any]) -> list[list[Any]]:
 
 
 def bars(results: dict[str, Any]) -> list[list[Any]]:
-    """Each bar of issue 7, where we stand, and whether it holds."""
+    """Each bar the benchmarks were set, where we stand, and whether it holds."""
     out: list[list[Any]] = []
     speed = results.get("speed") or {}
     big = (speed.get("sizes") or {}).get("100000") or {}
@@ -455,7 +455,7 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
         )
     parts += [
         "",
-        "## Bars (issue 7)",
+        "## Bars",
         "",
         _table(["bar", "target", "measured", "met"], bars(results)),
     ]
@@ -605,12 +605,3 @@ def markdown(results: dict[str, Any], plot_paths: list[str]) -> str:
         "connection during every run.",
     ]
     return "\n".join(parts) + "\n"
-
-
-if __name__ == "__main__":  # re-render latest.md and the plots from latest.json
-    import common
-
-    found = json.loads((common.RESULTS / "latest.json").read_text())
-    paths = plots(found, common.RESULTS)
-    (common.RESULTS / "latest.md").write_text(markdown(found, paths))
-    print(f"wrote {common.RESULTS / 'latest.md'}")

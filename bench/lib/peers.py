@@ -271,7 +271,7 @@ class BM25Peer:
         ]
 
     def rules_filter(self, ctx: Meta) -> Meta:
-        from rules_data import applies
+        from .rules_data import applies
 
         return {"keep": lambda meta: applies(meta, ctx)}
 

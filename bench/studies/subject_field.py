@@ -1,7 +1,7 @@
-"""Subject and body as two fields in relevance, measured before building it (issue 19).
+"""Subject and body as two fields in relevance, measured before building it.
 
 A negative result, kept so it can be re-run: nothing of it is in the product
-(``results/issue19_fields.json``, bench/README "Issue 19"). Today a memory's subject and
+(``results/studies/subject_field.json``, bench/README "Studies"). Today a memory's subject and
 body are one text to both sides of relevance (``subject + "\\n" + body``: embedded once, and
 tokenised once for BM25). The hypothesis: a rule's subject (``prism import-rules`` writes
 ``"<heading>: <first sentence>"``) names its topic more precisely than its body, so it should
@@ -26,18 +26,20 @@ settings). With ``w_s`` 1 and ``gamma`` 0 it must write the shipped PRED.jsonl b
 pruning: its bound does not know the second cosine), which is what pruning is exact to.
 
     python bench/rules_quality.py --out /tmp/default.jsonl
-    python bench/fields.py rules --reference /tmp/default.jsonl --json-out /tmp/fields.json
-    python bench/fields.py locomo --cells 1:0,5:0.5 --json-out /tmp/fields_locomo.json
+    python bench/studies/subject_field.py rules --reference /tmp/default.jsonl \
+        --json-out /tmp/fields.json
+    python bench/studies/subject_field.py locomo --cells 1:0,5:0.5 --json-out /tmp/fl.json
 
 Rules: the dev split. The cells (``--ws`` x ``--gamma`` by default: the full cross, of which
 the row ``gamma`` 0 and the column ``w_s`` 1 are the two one-field grids) are paired over
-queries against the defaults (``bench/paired.py``). LoCoMo: the tuning half, ``--cells``.
+queries against the defaults (``bench/lib/paired.py``). LoCoMo: the tuning half, ``--cells``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,7 +48,10 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import common
+# bench/ on the path: the shared helpers (lib) and the benchmarks this study drives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import lib.common as common
 import numpy as np
 from variants import LocomoTune, load_average, ranked_page, topic_mean
 
@@ -247,7 +252,7 @@ def name(cell: tuple[int, float]) -> str:
 
 def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     import rules_quality as rq
-    from paired import paired
+    from lib.paired import paired
 
     rargs = rq.parse_args(["--out", str(out_dir / "cell.jsonl")])
     rules, queries = rq.load_inputs(rargs)
@@ -308,7 +313,7 @@ def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
 
 
 def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
-    from paired import paired
+    from lib.paired import paired
 
     half = LocomoTune.load(out_dir, "bench-fields-", hook)
     results: dict[str, Any] = {}
@@ -349,8 +354,7 @@ def main(argv: list[str] | None = None) -> None:
         "load_average_start_end": [started, load_average()],
         **results,
     }
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps(common.jsonable(summary), indent=1))
+    common.save_report(summary, args.json_out, echo=False)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import common
-from rules_data import DEFAULT_SUBJECTS, rule_to_request
+from . import common
+from .rules_data import DEFAULT_SUBJECTS, rule_to_request
 
 TENANT = "bench"
 RULES_PROJECT = "rules"

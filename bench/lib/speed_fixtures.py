@@ -1,4 +1,5 @@
-"""Scale fixtures for ``speed.py``: N memories with synthetic vectors, loaded fast.
+"""Scale fixtures for the speed benchmarks: N memories with synthetic vectors, loaded fast,
+and the real task and rule texts they time queries and writes with.
 
 Embedding 100k texts with the real model would take hours here, so scale stores hold
 synthetic text ("memory <i> ...") and random unit vectors. The vectors are labelled with
@@ -18,13 +19,15 @@ with the real model): each system gets its fixture through its cheapest honest p
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import common
 import numpy as np
+
+from . import common
 
 TOPICS = (
     "database migrations",
@@ -151,3 +154,29 @@ def langgraph_load(
     table.register(texts, matrix)
     items = [(f"k{start + j}", texts[j], {}) for j in range(len(texts))]
     peer.add(group, items)
+
+
+def task_texts() -> list[str]:
+    """Realistic query texts: the dev tasks when the data is there, else fixed ones."""
+    path = common.shared_bench_dir() / "rules" / "recall_bench_dev.jsonl"
+    if path.exists():
+        return [q["task"] for q in common.load_jsonl(path)]
+    return [f"how do we handle {t} in this repository?" for t in TOPICS]
+
+
+def rule_texts(n: int) -> list[str]:
+    """The first ``n`` real rule texts (the dataset's plain subjects), else synthetic ones."""
+    path = common.shared_bench_dir() / "rules" / "rules.jsonl"
+    if not path.exists():
+        return [text_of(i) for i in range(n)]
+    from .rules_data import is_rule, rule_text
+
+    out: list[str] = []
+    with path.open() as handle:
+        for line in handle:
+            rule = json.loads(line)
+            if is_rule(rule):
+                out.append(rule_text(rule, "plain"))  # as when its figures were taken
+            if len(out) >= n:
+                break
+    return out

@@ -1,7 +1,9 @@
-"""Shared pieces of the benchmarks: paths, embedders, the vector cache, timing, the guard.
+"""Shared pieces of the benchmarks: paths, embedders, the vector cache, timing, the guard,
+and the report's last step.
 
-Not part of the product. Every bench script imports this module first; it puts
-``backend/`` on ``sys.path`` so ``app`` imports without an install.
+Not part of the product. Every bench script imports this module first (``import
+lib.common as common``, before numpy); it puts ``backend/`` on ``sys.path`` so
+``prism_memory`` imports without an install.
 """
 
 from __future__ import annotations
@@ -22,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 # BLAS at one thread, as ``prism_memory/__init__.py`` sets it for the product: that only works
-# before
-# numpy's first import, and this module imports numpy before ``app``. Without it every bench
-# process ran multi-threaded BLAS, which on 2 shared cores made a 10k x 384 product 2x slower.
+# before numpy's first import, and this module imports numpy before ``prism_memory``. Without
+# it every bench process ran multi-threaded BLAS, which on 2 shared cores made a 10k x 384
+# product 2x slower.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
 CACHE = Path(os.environ.get("PRISM_BENCH_CACHE", BENCH / ".cache"))
 RESULTS = BENCH / "results"
@@ -370,6 +372,22 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+def save_report(result: dict[str, Any], json_out: Path | None, *, echo: bool = True) -> str:
+    """A benchmark's last step: its results as JSON, on stdout (``echo``) and in ``json_out``.
+
+    The load average at the end goes in as ``loadavg_end`` unless the script took it already:
+    a time taken on this shared machine is read with the load it was taken at.
+    """
+    result.setdefault("loadavg_end", os.getloadavg())
+    text = json.dumps(jsonable(result), indent=1)
+    if echo:
+        print(text)
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(text + "\n")
+    return text
 
 
 def first(items: Iterable[Any]) -> Any:

@@ -1,7 +1,7 @@
-"""Pseudo-relevance feedback (Rocchio) on the dense side, measured before building it (issue 19).
+"""Pseudo-relevance feedback (Rocchio) on the dense side, measured before building it.
 
 A negative result, kept so it can be re-run: nothing of it is in the product
-(``results/issue19_feedback.json``, bench/README "Issue 19"). After the product's own
+(``results/studies/feedback.json``, bench/README "Studies"). After the product's own
 first ranking, the query vector moves towards the mean of the top ``m`` results' stored
 vectors, ``q' = normalise(q + beta * mean(v_1..v_m))``, and the same recall runs again
 with ``q'`` (only when the query is non-empty). The hook wraps the SQLite store's ``recall`` (the
@@ -15,24 +15,28 @@ Variants (``--variant``):
 - ``lexical``: ``dense``, plus the top ``m`` results' texts appended to the query the
   lexical side reads (a crude expansion: the BM25 ceiling grows with every added term).
 
-    python bench/feedback.py rules --json-out /tmp/fb_rules.json --pred-dir /tmp/fb
-    python bench/feedback.py locomo --cells 0:0,5:0.5 --json-out /tmp/fb_locomo.json
+    python bench/studies/feedback.py rules --json-out /tmp/fb_rules.json --pred-dir /tmp/fb
+    python bench/studies/feedback.py locomo --cells 0:0,5:0.5 --json-out /tmp/fb_locomo.json
 
 Rules: the dev split, every cell of ``--m`` x ``--beta`` against feedback off, paired over
-queries (``bench/paired.py``). LoCoMo: the tuning half, the same cells (``--cells`` to pick).
+queries (``bench/lib/paired.py``). LoCoMo: the tuning half, the same cells (``--cells`` to pick).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import common
+# bench/ on the path: the shared helpers (lib) and the benchmarks this study drives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import lib.common as common
 import numpy as np
 from variants import LocomoTune, load_average, topic_mean
 
@@ -90,7 +94,7 @@ def cells(args: argparse.Namespace) -> list[tuple[int, float]]:
 
 def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     import rules_quality as rq
-    from paired import paired
+    from lib.paired import paired
 
     rargs = rq.parse_args(["--out", str(out_dir / "cell.jsonl")])
     rules, queries = rq.load_inputs(rargs)
@@ -129,7 +133,7 @@ def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
 
 
 def run_locomo(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
-    from paired import paired
+    from lib.paired import paired
 
     half = LocomoTune.load(out_dir, "bench-fb-", lambda store, _embedder: hook(store))
     results: dict[str, Any] = {}
@@ -165,8 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         "load_average_start_end": [started, load_average()],
         "cells": results,
     }
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps(common.jsonable(summary), indent=1))
+    common.save_report(summary, args.json_out, echo=False)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 def section(many: dict[str, Any] | None) -> list[str]:
     """Recall over many projects, cold starts, RSS and writes into cold projects."""
-    head = ["", "## Many projects, restarts (issue #13; `bench/many_projects.py`)", ""]
+    head = ["", "## Many projects, restarts (`bench/many_projects.py`)", ""]
     if not many:
         return [*head, "Not run (`python bench/run.py --only many`, or `--many-projects`)."]
     st = many.get("settings", {})

@@ -1,9 +1,9 @@
-"""A rule's first sentence indexed once, not twice, measured before building it (issue 19).
+"""A rule's first sentence indexed once, not twice, measured before building it.
 
 A negative result, kept so it can be re-run: nothing of it is in the product
-(``results/issue19_dedupe.json``, bench/README "Issue 19"; both halves together: +0.0035 ±
-0.0079 nDCG@10 with ``prefix``, −0.0011 ± 0.0088 with ``sentence``, paired over the dev
-split).
+(``results/studies/first_sentence_once.json``, bench/README "Studies"; both halves together:
++0.0035 ± 0.0079 nDCG@10 with ``prefix``, −0.0011 ± 0.0088 with ``sentence``, paired over the
+dev split).
 ``prism import-rules`` writes a rule's subject as ``"<innermost heading>: <first
 sentence>"``, and the text Prism indexes is ``subject + "\\n" + body`` (embedded once,
 tokenised once for BM25), so an imported rule's first sentence is in that text twice. The
@@ -23,15 +23,18 @@ to tell the overlap (``--rules``):
 
 Each cell is (``lexical``, ``dense``): BM25 over the de-duplicated texts (the product's own
 ``LexicalIndex``, k1 and b from settings), and/or the cosine against their embeddings (the
-product's MiniLM through the bench vector cache, changed rows only). As in ``fields.py``,
-each query goes through the product's ``semantic_recall``; only the SQLite store's
-``recall`` is replaced by ``rank_snapshot``'s steps with the two swapped in, and
-``prism_memory.domain.ranking.rank`` does the rest. A dense cell scores every row (the sketch that
-prunes was fitted to the stored vectors), which pruning is exact to (``fields.py`` checks it).
+product's MiniLM through the bench vector cache, changed rows only). As in
+``subject_field.py``, each query goes through the product's ``semantic_recall``; only the SQLite
+store's ``recall`` is replaced by ``rank_snapshot``'s steps with the two swapped in, and
+``prism_memory.domain.ranking.rank`` does the rest. A dense cell scores every row (the sketch
+that prunes was fitted to the stored vectors), which pruning is exact to (``subject_field.py``
+checks it).
 
     python bench/rules_quality.py --out /tmp/default.jsonl
-    python bench/dedupe.py rules --reference /tmp/default.jsonl --json-out /tmp/dedupe.json
-    python bench/dedupe.py locomo --json-out /tmp/dedupe_locomo.json  # notes: nothing moves
+    python bench/studies/first_sentence_once.py rules --reference /tmp/default.jsonl \
+        --json-out /tmp/dedupe.json
+    python bench/studies/first_sentence_once.py locomo --json-out /tmp/dedupe_locomo.json
+    # (LoCoMo's notes have no subject: nothing moves)
 """
 
 from __future__ import annotations
@@ -39,15 +42,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import common
+# bench/ on the path: the shared helpers (lib) and the benchmarks this study drives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import lib.common as common
 import numpy as np
-from fields import stored_texts
+from subject_field import stored_texts
 from variants import LocomoTune, load_average, ranked_page, topic_mean
 
 SEP = ": "
@@ -177,7 +184,7 @@ def changed_counts(t: Texts) -> dict[str, Any]:
 
 def run_rules(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     import rules_quality as rq
-    from paired import paired
+    from lib.paired import paired
 
     rargs = rq.parse_args(["--out", str(out_dir / "cell.jsonl")])
     rules, queries = rq.load_inputs(rargs)
@@ -286,8 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     run = run_rules if args.bench == "rules" else run_locomo
     results = run(args, out_dir)
     summary = {"bench": args.bench, "load_average_start_end": [started, load_average()], **results}
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps(common.jsonable(summary), indent=1))
+    common.save_report(summary, args.json_out, echo=False)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ Subjects (``--subjects``; the same text for Prism and every peer, via :func:`rul
   and the body's first sentence, ``"Performance Optimization: Lazy-load images"``, with its
   de-duplication (no heading when the sentence starts with it). Rules without a section
   get the first sentence alone.
-- ``plain``: the dataset's ``subject`` as it is (the mapping before issue 19's subjects
+- ``plain``: the dataset's ``subject`` as it is (the mapping before the rule-subjects
   study). For most rules it already starts with the innermost heading, cut after a few
   words with "..."; the others (a bold label such as "Purpose", "Pro Tip") have none.
 - ``path``: the whole heading path, ``"A > B > C: first sentence"`` (the importer's form

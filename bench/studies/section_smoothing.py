@@ -1,11 +1,11 @@
-"""Section smoothing (issue 19): the grid ``PRISM_RANK_SECTION`` and its window came from.
+"""Section smoothing: the grid ``PRISM_RANK_SECTION`` and its window came from.
 
 Recall interpolates each memory's relevance with the mean relevance of the recall window's
 memories under the same subject heading (``prism_memory/domain/sections.py``, README "Ranking").
 This
 runs the rule benchmark's dev split through the product (``rules_quality.py``, one store,
 every cell a setting) at λ = 0 (off: the baseline) and every cell of the grid, pairs each
-cell's per-query metrics with the baseline's (``paired.py``), and runs LoCoMo's tuning half
+cell's per-query metrics with the baseline's (``lib/paired.py``), and runs LoCoMo's tuning half
 off and at the shipped default (its turns are notes without subjects: nothing may move).
 ``--cost`` times recall off and on alternately, query by query, on the same store: all
 18,700 rules on SQLite, and their first 2,000 on SQLite and on PostgreSQL.
@@ -14,24 +14,29 @@ The pick, fixed before the grid was run: the cell with the best nDCG@10 among λ
 rule's own text weighs at least as much as its section's) and a window of at most 100 (the
 most one recall returns, ``TOP_K_MAX``); larger windows are timed to show the cost curve.
 
-    python bench/sections.py --json-out bench/results/issue19_sections.json
-    python bench/sections.py --cost-only --json-out bench/results/issue19_sections_cost.json
+    R=bench/results/studies
+    python bench/studies/section_smoothing.py --json-out $R/section_smoothing.json
+    python bench/studies/section_smoothing.py --cost-only --json-out $R/section_smoothing_cost.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-import common
+# bench/ on the path: the shared helpers (lib) and the benchmarks this study drives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import lib.common as common
 import locomo
 import rules_quality
-from paired import paired
+from lib.paired import paired
 from variants import load_average
 
 LAMBDAS = (0.1, 0.2, 0.3, 0.4, 0.5)
@@ -140,15 +145,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def write(args: argparse.Namespace, result: dict[str, Any]) -> dict[str, Any]:
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps(common.jsonable(result), indent=1) + "\n")
+    common.save_report(result, args.json_out, echo=False)
     return result
 
 
 def cost(rounds: int) -> dict[str, Any]:
     """Recall p50/p99 (top 10, query vectors cached: no embedding timed) with smoothing off
     and on, the two services on one store taking turns query by query."""
-    from prism_system import PrismRules
+    from lib.prism_system import PrismRules
 
     rules_args = rules_quality.parse_args(["--out", "/dev/null"])
     rules = common.load_jsonl(rules_args.rules)

@@ -1,19 +1,19 @@
-"""Stronger local embedding models against the shipped MiniLM (issue 19, item 4).
+"""Stronger local embedding models against the shipped MiniLM.
 
-Per candidate (``bench/model_embedders.py``): the rule benchmark's dev split (nDCG@10,
+Per candidate (``bench/studies/model_embedders.py``): the rule benchmark's dev split (nDCG@10,
 recall@5, leakage; the product's ranking with its default weights, one recall per query in
 its context) and LoCoMo evidence recall on the TUNING half only (conversations 26, 30, 41,
 42, 43), each per query so that differences against MiniLM get paired standard errors;
 then load time, embedding speed on one thread and what the model adds to an install.
 
     V=bench/.venv-models/bin/python
-    $V bench/models.py quality --model minilm       # then e5-small-q4, mpnet, sre-minilm
-    $V bench/models.py speed --model minilm
-    $V bench/models.py report                       # bench/results/models.md
+    $V bench/studies/models.py quality --model minilm       # then e5-small-q4, mpnet, sre-minilm
+    $V bench/studies/models.py speed --model minilm
+    $V bench/studies/models.py report                       # bench/results/studies/models.md
 
 One model per process, one at a time (2 shared cores). Vectors are cached on disk per model
 (and per side for asymmetric ones) in ``bench/.cache``; rule stores per model under
-``bench/.cache/models/<name>``. Results: ``bench/results/models/<name>.json``. Held-out
+``bench/.cache/models/<name>``. Results: ``bench/results/studies/models/<name>.json``. Held-out
 data (the rules' test split, LoCoMo's second half) is never read here.
 """
 
@@ -34,14 +34,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common
+# bench/ on the path: the shared helpers (lib) and the benchmarks this study drives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import lib.common as common
 import locomo
 import model_embedders
 import rules_quality
 from embed_speed import SENTENCES
-from prism_system import PrismNotes, PrismRules
+from lib.prism_system import PrismNotes, PrismRules
 
-OUT = common.RESULTS / "models"
+OUT = common.RESULTS / "studies" / "models"
 PRODUCT_ROOTS = ["prism-memory"]
 REPEATS = 3
 # The lexical shares off: relevance is the cosine alone (a control; not the product default).
@@ -189,8 +192,8 @@ t0 = time.perf_counter()
 def refuse(*a, **k): raise SystemExit(f"network access attempted: {{a!r}}")
 socket.socket.connect = socket.socket.connect_ex = refuse
 socket.create_connection = socket.getaddrinfo = refuse
-sys.path.insert(0, {bench!r})
-import common, model_embedders
+sys.path[:0] = [{bench!r}, {studies!r}]
+import lib.common, model_embedders
 embedder = model_embedders.bare({name!r})
 t1 = time.perf_counter()
 vec = embedder.embed([{text!r}])
@@ -202,7 +205,9 @@ print(json.dumps({{"import_s": t1 - t0, "load_and_first_embed_s": t2 - t1,
 
 def cold(name: str) -> dict[str, float]:
     """Fresh processes with sockets refused: imports, then loading plus the first embed."""
-    code = _CHILD.format(bench=str(common.BENCH), name=name, text=SENTENCES[0])
+    code = _CHILD.format(
+        bench=str(common.BENCH), studies=str(common.BENCH / "studies"), name=name, text=SENTENCES[0]
+    )
     rows = []
     for _ in range(REPEATS):
         done = subprocess.run(
@@ -368,12 +373,12 @@ def quality_row(name: str, q: dict[str, Any], base: dict[str, Any]) -> list[str]
 def report() -> str:
     res = load_results()
     if "minilm" not in res or "quality" not in res["minilm"]:
-        raise SystemExit("run `models.py quality --model minilm` first")
+        raise SystemExit("run `studies/models.py quality --model minilm` first")
     base = res["minilm"]["quality"]
     lines = [
-        "# Embedding models against the shipped MiniLM (issue 19, item 4)",
+        "# Embedding models against the shipped MiniLM",
         "",
-        "Written by `bench/models.py report` from `bench/results/models/*.json`.",
+        "Written by `bench/studies/models.py report` from `bench/results/studies/models/*.json`.",
         "Rule benchmark: dev split (107 queries), the product's ranking with default weights.",
         "LoCoMo: evidence recall, tuning half only (conversations 26, 30, 41, 42, 43).",
         "Differences are candidate − MiniLM over the same queries; ± is the paired standard",
@@ -470,7 +475,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.step == "report":
         text = report()
-        target = common.RESULTS / "models.md"
+        target = common.RESULTS / "studies" / "models.md"
         tail = ""
         if target.exists() and "\n## Findings" in target.read_text():
             tail = target.read_text().split("\n## Findings", 1)[1]

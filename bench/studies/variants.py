@@ -1,6 +1,7 @@
-"""What the ranking-variant measurements share (``feedback.py``, ``fields.py``, ``dedupe.py``):
-the load average they record, a topic's mean nDCG@10, and the LoCoMo tuning half loaded into
-a Prism store whose ``recall`` a script has hooked, with one PRED.jsonl per cell."""
+"""What the ranking-variant studies share (``feedback.py``, ``subject_field.py``,
+``first_sentence_once.py``): the load average they record, a topic's mean nDCG@10, and the
+LoCoMo tuning half loaded into a Prism store whose ``recall`` a script has hooked, with one
+PRED.jsonl per cell."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import common
+import lib.common as common
 
 
 def load_average() -> str:
