@@ -18,6 +18,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from pydantic.json_schema import models_json_schema
 
+from prism_memory import __version__
 from prism_memory.api import audit_routes, proposals, routes
 from prism_memory.api.deps import ApiState, StateDep
 from prism_memory.api.docs import install_docs
@@ -88,7 +89,7 @@ def create_api(state: ApiState, *, lifespan: Lifespan | None = None) -> FastAPI:
         lifespan=lifespan,
         title=TITLE,
         description=DESCRIPTION,
-        version=_version(),
+        version=__version__,
         docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json",
@@ -190,12 +191,3 @@ def _no_null_parameters(schema: dict[str, Any]) -> None:
                     parameter["schema"] = {**kept[0], **rest}
                 else:
                     parameter["schema"]["anyOf"] = kept
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("prism-memory")
-    except PackageNotFoundError:
-        return "0.0.0"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import click
 
+from prism_memory import __version__
 from prism_memory.cli.lazy import LazyGroup
 
 
@@ -22,7 +23,7 @@ from prism_memory.cli.lazy import LazyGroup
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="prism-memory")
+@click.version_option(__version__, prog_name="prism")
 def cli() -> None:
     """Prism Memory: typed, scoped, auditable memory for teams of AI agents.
 

@@ -9,7 +9,6 @@ context is decided is in :mod:`prism_memory.mcp_server.session`.
 
 from __future__ import annotations
 
-import importlib.metadata
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
+from prism_memory import __version__
 from prism_memory.bootstrap import Services, build_access
 from prism_memory.mcp_server.resources import register_resources
 from prism_memory.mcp_server.session import RequestCaller, Sessions, SessionScope
@@ -68,7 +68,7 @@ def build_mcp_server(
         "prism-memory",
         title="Prism Memory",
         instructions=INSTRUCTIONS,
-        version=_version(),
+        version=__version__,
         log_level="WARNING",
         tools=build_tools(access, sessions),
     )
@@ -164,10 +164,3 @@ def build_mcp_asgi_app(
     )
     # streamable_http_app() made a new manager just now; keep this one for this app.
     return MCPHttpApp(app, server, server.session_manager)
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("prism-memory")
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
