@@ -222,3 +222,8 @@ def test_uvx_runs_prism_from_the_wheel(dist: Path, tmp_path: Path) -> None:
             break
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["kind"] == "note"
+    # The command named like the package, which `uvx prism-memory mcp` (server.json) runs.
+    alias = subprocess.run(
+        [*argv, "prism-memory", "--version"], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert alias.stdout == f"prism, version {prism_memory.__version__}\n", alias.stderr
