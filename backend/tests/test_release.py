@@ -36,7 +36,7 @@ def test_the_version_lives_in_one_place_and_prism_version_prints_it() -> None:
     assert "version" not in project["project"]
     assert project["project"]["dynamic"] == ["version"]
     dynamic = project["tool"]["setuptools"]["dynamic"]["version"]
-    assert dynamic == {"attr": "prism_memory.__version__"}
+    assert dynamic == {"attr": "prism_memory.version.VERSION"}
     result = CliRunner().invoke(cli, ["--version"])
     assert result.output == f"prism, version {prism_memory.__version__}\n"
 

@@ -18,7 +18,6 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from pydantic.json_schema import models_json_schema
 
-from prism_memory import __version__
 from prism_memory.api import audit_routes, proposals, routes
 from prism_memory.api.deps import ApiState, StateDep
 from prism_memory.api.docs import install_docs
@@ -32,6 +31,7 @@ from prism_memory.bootstrap import Services, build_auth
 from prism_memory.errors import StorageError
 from prism_memory.services.access_service import AccessService
 from prism_memory.settings import Settings
+from prism_memory.version import VERSION
 
 TITLE = "Prism Memory"
 DESCRIPTION = """Typed, scoped, auditable memory for teams of AI agents (SPEC-094 v0.4).
@@ -89,7 +89,7 @@ def create_api(state: ApiState, *, lifespan: Lifespan | None = None) -> FastAPI:
         lifespan=lifespan,
         title=TITLE,
         description=DESCRIPTION,
-        version=__version__,
+        version=VERSION,
         docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json",

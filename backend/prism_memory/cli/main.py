@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import click
 
-from prism_memory import __version__
 from prism_memory.cli.lazy import LazyGroup
+from prism_memory.version import VERSION
 
 
 @click.group(
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(__version__, prog_name="prism")
+@click.version_option(VERSION, prog_name="prism")
 def cli() -> None:
     """Prism Memory: typed, scoped, auditable memory for teams of AI agents.
 

@@ -29,7 +29,11 @@ from prism_memory.serializers import recall_dict, write_dict
 @click.option("--for-persona", help="applies_to.persona: the persona the rule is for")
 @click.option("--for-surface", help="applies_to.surface, e.g. python")
 @click.option("--for-specialization", help="applies_to.specialization")
-@click.option("--scope", help="applies_to.scope: global|org|project|persona (default project)")
+@click.option(
+    "--scope",
+    help="applies_to.scope: global|org|project|persona. A memorule needs --scope or at least "
+    "one --for-* option (no default)",
+)
 @click.option("--confidence", help="observed|inferred|asserted (default inferred)")
 @click.option("--evidence", "evidence_signal_id", help="the signal/postmortem that prompted it")
 @click.option("--namespace", help="namespace (default: default)")

@@ -28,6 +28,10 @@ EXIT_REFUSED = 1
     help="SQLite file [env PRISM_DB; default: the user data directory]",
 )
 @click.option(
+    "--database-url",
+    help="postgresql://... selects the PostgreSQL engine instead [env PRISM_DATABASE_URL]",
+)
+@click.option(
     "--tenant", help="--insecure-local only: the tenant [env PRISM_TENANT; default: default]"
 )
 @click.option(

@@ -37,7 +37,11 @@ def dump_command() -> click.Command:
     @common
     def command(rt: Runtime, out: str, single_tenant: bool) -> None:
         """Write the whole store (every memory, version, vector, audit event and idempotency
-        claim) as JSON Lines, for backups and for 'prism import' into another engine."""
+        claim) as JSON Lines, for backups and for 'prism import' into another engine.
+
+        API keys are not written (a dump is a file people copy): create them again on the
+        store you import into, with 'prism keys create'.
+        """
         tenant = rt.ctx.tenant_id if single_tenant else None
         store = rt.services.store
         if out == "-":

@@ -17,13 +17,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
-from prism_memory import __version__
 from prism_memory.bootstrap import Services, build_access
 from prism_memory.mcp_server.resources import register_resources
 from prism_memory.mcp_server.session import RequestCaller, Sessions, SessionScope
 from prism_memory.mcp_server.tools import build_tools
 from prism_memory.services.access_service import AccessService
 from prism_memory.settings import Settings
+from prism_memory.version import VERSION
 
 INSTRUCTIONS = """\
 Prism Memory keeps the behavioural memory of a team of agents: typed rules ("memorules": \
@@ -68,7 +68,7 @@ def build_mcp_server(
         "prism-memory",
         title="Prism Memory",
         instructions=INSTRUCTIONS,
-        version=__version__,
+        version=VERSION,
         log_level="WARNING",
         tools=build_tools(access, sessions),
     )
