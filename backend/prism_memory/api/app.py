@@ -24,7 +24,13 @@ from prism_memory.api.docs import install_docs
 from prism_memory.api.errors import InternalErrors, error_response, install_error_handlers
 from prism_memory.api.headers import SecurityHeaders
 from prism_memory.api.limits import BodyLimitMiddleware, ConcurrencyLimit
-from prism_memory.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from prism_memory.api.metrics import (
+    CONTENT_TYPE,
+    DomainMetrics,
+    MeteredAccess,
+    Metrics,
+    MetricsMiddleware,
+)
 from prism_memory.api.models import ErrorPublic, HealthPublic, ReadyPublic
 from prism_memory.api.rate_limit import AnonymousRateLimit, RateLimits
 from prism_memory.bootstrap import Services, build_auth
@@ -62,10 +68,12 @@ def build_state(
     """
     auth = build_auth(services)
     metrics = Metrics()
+    engine = "postgresql" if settings.database_url else "sqlite"
+    domain = DomainMetrics(metrics.registry, engine, services.ledger.writer)
     return ApiState(
         settings=settings,
         auth=auth,
-        access=access,
+        access=MeteredAccess(access, domain),
         metrics=metrics,
         rate_limits=RateLimits(
             settings.http_rate_limit,
