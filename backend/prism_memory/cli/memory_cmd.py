@@ -209,14 +209,15 @@ def history(rt: Runtime, memory_id: str) -> None:
 @common
 def reindex(rt: Runtime) -> None:
     """Re-embed memories written with another embedding model (after changing the model)."""
+    from prism_memory.cli.progress import progress_for
     from prism_memory.services.bulk_service import reindex as run_reindex
 
     services = rt.services
-
-    def progress(done: int) -> None:
-        click.echo(f"re-embedded {done}", err=True)
-
-    count = run_reindex(services.store, services.embedder, progress=progress)
+    progress = progress_for(rt.json, "re-embedded")
+    try:
+        count = run_reindex(services.store, services.embedder, progress=progress)
+    finally:
+        progress.close()
     rt.emit(
         {"ok": True, "reindexed": count, "embedding_model": services.embedder.model_id},
         lambda d: f"re-embedded {d['reindexed']} memories with {d['embedding_model']}",
