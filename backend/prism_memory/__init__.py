@@ -9,5 +9,7 @@ to happen before numpy is first imported, which is why it lives here.
 
 import os
 
+from prism_memory.version import VERSION as __version__  # noqa: F401 (re-exported)
+
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")

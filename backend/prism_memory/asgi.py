@@ -22,6 +22,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from prism_memory.api import mcp_mount
+from prism_memory.api.access_log import AccessLogMiddleware
 from prism_memory.api.app import build_state, create_api
 from prism_memory.api.deps import ApiState, Call
 from prism_memory.bootstrap import Services, build_access
@@ -34,7 +35,14 @@ from prism_memory.web.console import install_console
 from prism_memory.web.pages import ConsoleDoor
 
 
-def create_app(services: Services, settings: Settings, *, insecure_local: bool = False) -> FastAPI:
+def create_app(
+    services: Services,
+    settings: Settings,
+    *,
+    insecure_local: bool = False,
+    json_logs: bool = False,
+    access_log: bool = True,
+) -> FastAPI:
     """The whole server over ``services``: the HTTP API, MCP at ``/mcp``, the console at ``/``.
 
     Args:
@@ -43,6 +51,9 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
         settings: limits and defaults (``max_body_bytes``, ``http_body_timeout_s``, ...).
         insecure_local: no keys: every request acts as an unrestricted admin of the
             settings' tenant. Only for a server bound to loopback (``prism serve`` checks).
+        json_logs: give every request an ``X-Request-ID`` and, with ``access_log``, one JSON
+            ``prism.access`` line (:mod:`prism_memory.api.access_log`).
+        access_log: with ``json_logs``, write the access lines.
 
     Raises:
         InvalidInput: the settings' tenant or project is malformed.
@@ -63,6 +74,8 @@ def create_app(services: Services, settings: Settings, *, insecure_local: bool =
     # non-function endpoint as a plain ASGI app.
     route = Route(mcp_mount.MCP_PATH, mcp_mount.McpAuth(mcp.app, state), include_in_schema=False)
     app.router.routes.append(route)
+    if json_logs:
+        app.add_middleware(AccessLogMiddleware, write=access_log)  # outermost: sees every answer
     return app
 
 

@@ -145,6 +145,9 @@ class Settings(BaseModel):
         ge=2,
         description="open connections; past it the longest-idle one is closed to make room",
     )
+    log_format: Literal["text", "json"] = Field(
+        "text", description="prism serve's logs: text, or json (one object per line)"
+    )
     http_rate_limit: str = Field(
         "30/second;600/minute",
         description="requests per API key (a `limits` string: each window must hold; "

@@ -241,3 +241,28 @@ def test_minilm_refuses_a_file_that_is_not_the_expected_one(tmp_path: Path, whic
         embedder = MiniLMEmbedder(tokenizer_path=wrong)
     with pytest.raises(EmbeddingUnavailable, match=r"is 11 bytes, not the .*pip install"):
         embedder.load()
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize(
+    ("setting", "telemetry_files"), [(None, False), ("0", True)], ids=["default", "opted-in"]
+)
+def test_onnxruntime_telemetry_is_off_unless_the_user_opts_in(
+    tmp_path: Path, setting: str | None, telemetry_files: bool
+) -> None:
+    """A real process loads the real model under a fresh HOME: by default onnxruntime leaves
+    no telemetry database there; ORT_DISABLE_TELEMETRY=0 shows the check can see one."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ORT_DISABLE_TELEMETRY",)}
+    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / ".cache"))
+    if setting is not None:
+        env["ORT_DISABLE_TELEMETRY"] = setting
+    code = (
+        "from prism_memory.embeddings.minilm import MiniLMEmbedder\n"
+        "print(MiniLMEmbedder().embed(['a rule about migrations']).shape)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.stdout.strip() == "(1, 384)", proc.stderr
+    database = tmp_path / ".cache" / "Microsoft" / "DeveloperTools" / ".onnxruntime"
+    assert (database / "onnxruntime.db").exists() is telemetry_files

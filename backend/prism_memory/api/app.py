@@ -24,13 +24,20 @@ from prism_memory.api.docs import install_docs
 from prism_memory.api.errors import InternalErrors, error_response, install_error_handlers
 from prism_memory.api.headers import SecurityHeaders
 from prism_memory.api.limits import BodyLimitMiddleware, ConcurrencyLimit
-from prism_memory.api.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from prism_memory.api.metrics import (
+    CONTENT_TYPE,
+    DomainMetrics,
+    MeteredAccess,
+    Metrics,
+    MetricsMiddleware,
+)
 from prism_memory.api.models import ErrorPublic, HealthPublic, ReadyPublic
 from prism_memory.api.rate_limit import AnonymousRateLimit, RateLimits
 from prism_memory.bootstrap import Services, build_auth
 from prism_memory.errors import StorageError
 from prism_memory.services.access_service import AccessService
 from prism_memory.settings import Settings
+from prism_memory.version import VERSION
 
 TITLE = "Prism Memory"
 DESCRIPTION = """Typed, scoped, auditable memory for teams of AI agents (SPEC-094 v0.4).
@@ -61,10 +68,12 @@ def build_state(
     """
     auth = build_auth(services)
     metrics = Metrics()
+    engine = "postgresql" if settings.database_url else "sqlite"
+    domain = DomainMetrics(metrics.registry, engine, services.ledger.writer)
     return ApiState(
         settings=settings,
         auth=auth,
-        access=access,
+        access=MeteredAccess(access, domain),
         metrics=metrics,
         rate_limits=RateLimits(
             settings.http_rate_limit,
@@ -88,7 +97,7 @@ def create_api(state: ApiState, *, lifespan: Lifespan | None = None) -> FastAPI:
         lifespan=lifespan,
         title=TITLE,
         description=DESCRIPTION,
-        version=_version(),
+        version=VERSION,
         docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json",
@@ -190,12 +199,3 @@ def _no_null_parameters(schema: dict[str, Any]) -> None:
                     parameter["schema"] = {**kept[0], **rest}
                 else:
                     parameter["schema"]["anyOf"] = kept
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("prism-memory")
-    except PackageNotFoundError:
-        return "0.0.0"

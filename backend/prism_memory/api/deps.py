@@ -19,6 +19,7 @@ import anyio
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from prism_memory.api.access_log import note_tenant
 from prism_memory.api.metrics import Metrics
 from prism_memory.api.rate_limit import RateLimits
 from prism_memory.domain.access import ApiKey, Caller
@@ -100,6 +101,7 @@ class Call:
         if not state.is_ready():
             raise StorageError("the store is not ready (unreachable or not migrated)")
         key = state.local_key or state.auth.authenticate(self.secret)
+        note_tenant(key.tenant_id)
         state.rate_limits.charge_key(key.key_id)
         return Caller(key, state.auth.context_for(key, self.wanted))
 

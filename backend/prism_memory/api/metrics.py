@@ -1,13 +1,16 @@
 """Prometheus metrics for the HTTP server (``/metrics``, text exposition format).
 
 Each app gets its own registry (nothing global, nothing at import). Labels are bounded:
-the route TEMPLATE (``/v1/memories/{memory_id}``, never an id), the method and the status.
-No tenant, key or project ever becomes a label.
+the route TEMPLATE (``/v1/memories/{memory_id}``, never an id), the method and the status;
+the domain metrics (:class:`DomainMetrics`) the operation and the engine. No tenant, key or
+project ever becomes a label.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_PLAIN_0_0_4,
@@ -18,7 +21,14 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from prism_memory.domain.records import RecallResult, WriteResult
+from prism_memory.services.access_service import AccessService
+from prism_memory.services.brief_service import Brief
+from prism_memory.services.receipt_writer import ReceiptWriter
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -111,3 +121,95 @@ def _route_template(scope: Scope) -> str:
     if str(scope.get("path", "")).startswith("/mcp"):
         return "/mcp"
     return "unmatched"
+
+
+class DomainMetrics:
+    """What the service does, beside what HTTP sees: recall, brief and write latency by
+    engine, and the served-receipts queue. Registered in the server's one registry.
+
+    Args:
+        registry: the server's registry.
+        engine: ``sqlite`` or ``postgresql``.
+        receipts: the served-receipts writer (None: receipts are off).
+    """
+
+    def __init__(
+        self, registry: CollectorRegistry, engine: str, receipts: ReceiptWriter | None
+    ) -> None:
+        self.engine = engine
+        self.latency = Histogram(
+            "prism_operation_duration_seconds",
+            "Time a recall, a brief or a write (remember, update, retire, restore) took in "
+            "the service, by operation and engine, whatever door it came through.",
+            ("operation", "engine"),
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        if receipts is not None:
+            registry.register(_ReceiptsCollector(receipts))
+
+    def timed(self, operation: str) -> _Timer:
+        return _Timer(self.latency.labels(operation, self.engine))
+
+
+class _Timer:
+    def __init__(self, histogram: Histogram) -> None:
+        self.histogram = histogram
+
+    def __enter__(self) -> None:
+        self.started = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.histogram.observe(time.perf_counter() - self.started)
+
+
+class _ReceiptsCollector(Collector):
+    """Read at every scrape: the queue's depth and its failed background writes."""
+
+    def __init__(self, writer: ReceiptWriter) -> None:
+        self.writer = writer
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "prism_served_receipts_pending",
+            "Served receipts queued, not yet written to the audit ledger.",
+            value=self.writer.pending(),
+        )
+        yield CounterMetricFamily(
+            "prism_served_receipts_write_failures",
+            "Background writes of served receipts that failed (their receipts stay queued "
+            "and are retried; only a failure at shutdown loses them, and is logged).",
+            value=self.writer.failed_writes,
+        )
+
+
+class MeteredAccess(AccessService):
+    """The access service of ``base``, timing recall, brief and the writes into ``metrics``."""
+
+    def __init__(self, base: AccessService, metrics: DomainMetrics) -> None:
+        super().__init__(base.memory, base.memorules, base.briefs, base.proposals)
+        self.metrics = metrics
+
+    def recall(self, *args: Any, **kwargs: Any) -> RecallResult:
+        with self.metrics.timed("recall"):
+            return super().recall(*args, **kwargs)
+
+    def brief(self, *args: Any, **kwargs: Any) -> Brief:
+        with self.metrics.timed("brief"):
+            return super().brief(*args, **kwargs)
+
+    def remember(self, *args: Any, **kwargs: Any) -> WriteResult:
+        with self.metrics.timed("write"):
+            return super().remember(*args, **kwargs)
+
+    def update(self, *args: Any, **kwargs: Any) -> WriteResult:
+        with self.metrics.timed("write"):
+            return super().update(*args, **kwargs)
+
+    def retire(self, *args: Any, **kwargs: Any) -> WriteResult:
+        with self.metrics.timed("write"):
+            return super().retire(*args, **kwargs)
+
+    def restore(self, *args: Any, **kwargs: Any) -> WriteResult:
+        with self.metrics.timed("write"):
+            return super().restore(*args, **kwargs)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from prism_memory.api.access_log import logging_config
 from prism_memory.settings import Settings
 
 if TYPE_CHECKING:
@@ -123,7 +124,12 @@ def protocol(header_timeout_s: float, max_connections: int) -> type[H11Protocol]
 def build_server(
     app: FastAPI, settings: Settings, *, log_level: str = "info", access_log: bool = True
 ) -> uvicorn.Server:
-    """A uvicorn server for ``app`` with Prism's limits (see the module docstring)."""
+    """A uvicorn server for ``app`` with Prism's limits (see the module docstring).
+
+    With ``settings.log_format == "json"`` every log line is a JSON object and uvicorn's
+    text access log gives way to the app's own (:mod:`prism_memory.api.access_log`).
+    """
+    json_logs = settings.log_format == "json"
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -131,7 +137,8 @@ def build_server(
         http=protocol(settings.http_header_timeout_s, settings.http_max_connections),
         lifespan="on",
         log_level=log_level,
-        access_log=access_log,
+        access_log=access_log and not json_logs,
+        log_config=logging_config(log_level) if json_logs else uvicorn.config.LOGGING_CONFIG,
         server_header=False,
         timeout_keep_alive=settings.http_keep_alive_s,
         timeout_graceful_shutdown=settings.http_shutdown_grace_s,

@@ -35,8 +35,8 @@ def render_served(data: dict[str, Any]) -> str:
     for r in data["served"]:
         lines.append(
             f"#{r['seq']:<6} {r['served_at']}  {r['tool']:<15} rank {r['rank']:<3} "
-            f"memorule {r['memorule_id']} v{r['version']} (state {r['state_id'][:8]})  "
-            f"to {r['persona'] or '-'} (session {r['session_id'][:8]})"
+            f"memorule {r['memorule_id']} v{r['version']} (state {r['state_id']})  "
+            f"to {r['persona'] or '-'} (session {r['session_id']})"
         )
     if data.get("next_cursor"):
         lines.append(f"more: --after {data['next_cursor']}")

@@ -133,7 +133,9 @@ def _start_hook(rt: Runtime, for_persona: str | None) -> None:
         if not isinstance(path, str) or not path:
             _log(log, "hook input has no transcript_path; nothing captured")
             return
-        argv = [sys.executable, "-m", "prism_memory", "capture", "claude-code"]
+        # -P: the hook runs in the user's project folder, whose own ``prism_memory/`` (or any
+        # module name) must never shadow ours: Python 3.11's -P keeps the cwd off sys.path.
+        argv = [sys.executable, "-P", "-m", "prism_memory", "capture", "claude-code"]
         argv += ["--transcript", path, "--log", str(log)]
         for option, value in (
             ("--db", rt.options.get("db")),

@@ -190,16 +190,11 @@ def _context_options(
 ) -> dict[str, Any]:
     """Flags first, then ``PRISM_*`` variables, then the project's ``.prism.toml``, then the
     surface its files name; the session is Claude Code's unless ``--session-id`` names one."""
-    from prism_memory.services.project_config import find_project_config
+    from prism_memory.services.project_config import find_project_config, with_project_config
 
     start = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd") or os.getcwd()
     config = find_project_config(Path(str(start)))
-    merged = dict(options)
-    for key, value in config.values.items():
-        if merged.get(key) is None and f"PRISM_{key.upper()}" not in os.environ:
-            merged[key] = value
-    if merged.get("surface") is None and "PRISM_SURFACE" not in os.environ:
-        merged["surface"] = config.derived_surface()
+    merged = with_project_config(options, config, os.environ)
     if merged.get("session_id") is None:
         merged["session_id"] = str(session)
     return merged

@@ -1,7 +1,8 @@
 """``prism keys``: create, list and revoke the HTTP API's keys (run on the server's machine).
 
 A key's secret is printed once, by ``create``; only its SHA-256 is stored. Keys live in the
-same database as the memories (``--db`` / ``PRISM_DB``).
+same database as the memories (``--db`` / ``PRISM_DB``, ``--database-url`` /
+``PRISM_DATABASE_URL``).
 """
 
 from __future__ import annotations
@@ -27,22 +28,27 @@ _ROLES = ("reader", "writer", "admin")
 
 
 def _engine(func: F) -> F:
-    """Adds ``--db`` and ``--json``, hands the command an AuthService, maps errors once."""
+    """Adds ``--db``, ``--database-url`` and ``--json``; hands the command an AuthService;
+    maps errors once."""
 
     @click.option(
         "--db",
         type=click.Path(dir_okay=False, path_type=Path),
         help="SQLite file [env PRISM_DB; default: the user data directory]",
     )
+    @click.option(
+        "--database-url",
+        help="postgresql://... selects the PostgreSQL engine instead [env PRISM_DATABASE_URL]",
+    )
     @click.option("--json", "as_json", is_flag=True, help="print JSON instead of text")
     @functools.wraps(func)
-    def wrapper(db: Path | None, as_json: bool, **kwargs: Any) -> None:
+    def wrapper(db: Path | None, database_url: str | None, as_json: bool, **kwargs: Any) -> None:
         from prism_memory.bootstrap import build_auth, build_services
         from prism_memory.settings import load_settings
 
         services = None
         try:
-            services = build_services(load_settings(db=db))
+            services = build_services(load_settings(db=db, database_url=database_url))
             payload, text = func(build_auth(services), **kwargs)
             click.echo(json.dumps(payload, indent=2) if as_json else text)
         except PrismError as exc:
@@ -88,10 +94,12 @@ def create_key(
     """Create a key and print it ONCE (only its hash is stored)."""
     issued = auth.create_key(tenant, role, projects, persona=persona, label=label)
     payload = {"ok": True, "key": issued.secret, **issued.key.to_dict()}
+    names = _names_typed(tenant, projects)
+    shown = issued.key.to_dict()
     text = (
         f"{issued.secret}\n\n"
         f"key id {issued.key.key_id} ({issued.key.role.value}) for tenant "
-        f"{issued.key.tenant_id}{_scope(issued.key.to_dict())}\n"
+        f"{_named(shown['tenant_id'], names)}{_scope(shown, names)}\n"
         "This is the only time the key is shown: store it now. Use it as\n"
         "  Authorization: Bearer <key>"
     )
@@ -104,9 +112,10 @@ def create_key(
 def list_keys(auth: AuthService, tenant: str | None) -> tuple[dict[str, Any], str]:
     """List keys (never their secrets), oldest first, revoked ones marked."""
     keys = [k.to_dict() for k in auth.list_keys(tenant)]
+    names = _names_typed(tenant, ())
     lines = [
-        f"{k['key_id']}  {k['prefix']}…  {k['role']:<6}  tenant {k['tenant_id']}"
-        f"{_scope(k)}  created {k['created_at']}"
+        f"{k['key_id']}  {k['prefix']}…  {k['role']:<6}  tenant {_named(k['tenant_id'], names)}"
+        f"{_scope(k, names)}  created {k['created_at']}"
         + (f"  REVOKED {k['revoked_at']}" if k["revoked_at"] else "")
         + (f"  ({k['label']})" if k["label"] else "")
         for k in keys
@@ -123,10 +132,30 @@ def revoke_key(auth: AuthService, key_id: str) -> tuple[dict[str, Any], str]:
     return {"ok": True, **key}, f"revoked {key['key_id']} at {key['revoked_at']}"
 
 
-def _scope(key: dict[str, Any]) -> str:
+def _names_typed(tenant: str | None, projects: tuple[str, ...]) -> dict[str, str]:
+    """The slugs given on this command, by the UUID each stands for (slugs map one way)."""
+    from prism_memory.domain.ids import uuid_for
+
+    names: dict[str, str] = {}
+    typed = [("tenant", tenant)] + [("project", p) for p in projects]
+    for kind, name in [(k, n) for k, n in typed if n]:
+        try:
+            uuid = str(uuid_for(kind, name))
+        except ValueError:  # not a name: the service has refused it already
+            continue
+        if uuid != name.lower():
+            names[uuid] = name
+    return names
+
+
+def _named(uuid: str, names: dict[str, str]) -> str:
+    return f"{names[uuid]} ({uuid})" if uuid in names else uuid
+
+
+def _scope(key: dict[str, Any], names: dict[str, str]) -> str:
     parts = []
     if key["projects"]:
-        parts.append("projects " + ", ".join(key["projects"]))
+        parts.append("projects " + ", ".join(_named(p, names) for p in key["projects"]))
     if key["persona"]:
         parts.append(f"persona {key['persona']}")
     return f" ({'; '.join(parts)})" if parts else ""

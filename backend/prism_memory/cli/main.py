@@ -16,13 +16,14 @@ from __future__ import annotations
 import click
 
 from prism_memory.cli.lazy import LazyGroup
+from prism_memory.version import VERSION
 
 
 @click.group(
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="prism-memory")
+@click.version_option(VERSION, prog_name="prism")
 def cli() -> None:
     """Prism Memory: typed, scoped, auditable memory for teams of AI agents.
 

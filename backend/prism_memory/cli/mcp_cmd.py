@@ -33,6 +33,10 @@ EXIT_REFUSED = 1
     type=click.Path(dir_okay=False, path_type=Path),
     help="SQLite file [env PRISM_DB; default: the user data directory]",
 )
+@click.option(
+    "--database-url",
+    help="postgresql://... selects the PostgreSQL engine instead [env PRISM_DATABASE_URL]",
+)
 @click.option("--tenant", help="tenant UUID or slug [env PRISM_TENANT; default: default]")
 @click.option("--project", help="project UUID or slug [env PRISM_PROJECT; default: default]")
 @click.option("--persona", help="who is acting, e.g. donna [env PRISM_PERSONA]")

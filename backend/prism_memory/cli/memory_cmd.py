@@ -29,7 +29,11 @@ from prism_memory.serializers import recall_dict, write_dict
 @click.option("--for-persona", help="applies_to.persona: the persona the rule is for")
 @click.option("--for-surface", help="applies_to.surface, e.g. python")
 @click.option("--for-specialization", help="applies_to.specialization")
-@click.option("--scope", help="applies_to.scope: global|org|project|persona (default project)")
+@click.option(
+    "--scope",
+    help="applies_to.scope: global|org|project|persona. A memorule needs --scope or at least "
+    "one --for-* option (no default)",
+)
 @click.option("--confidence", help="observed|inferred|asserted (default inferred)")
 @click.option("--evidence", "evidence_signal_id", help="the signal/postmortem that prompted it")
 @click.option("--namespace", help="namespace (default: default)")
@@ -205,14 +209,15 @@ def history(rt: Runtime, memory_id: str) -> None:
 @common
 def reindex(rt: Runtime) -> None:
     """Re-embed memories written with another embedding model (after changing the model)."""
+    from prism_memory.cli.progress import progress_for
     from prism_memory.services.bulk_service import reindex as run_reindex
 
     services = rt.services
-
-    def progress(done: int) -> None:
-        click.echo(f"re-embedded {done}", err=True)
-
-    count = run_reindex(services.store, services.embedder, progress=progress)
+    progress = progress_for(rt.json, "re-embedded")
+    try:
+        count = run_reindex(services.store, services.embedder, progress=progress)
+    finally:
+        progress.close()
     rt.emit(
         {"ok": True, "reindexed": count, "embedding_model": services.embedder.model_id},
         lambda d: f"re-embedded {d['reindexed']} memories with {d['embedding_model']}",

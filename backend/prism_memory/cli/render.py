@@ -66,7 +66,7 @@ def audit_events(data: dict[str, Any]) -> str:
     for e in data["events"]:
         lines.append(
             f"#{e['seq']:<6} {e['written_at']}  {e['event']:<10} memorule {e['memorule_id']}  "
-            f"by {e['written_by_persona'] or '-'} (session {e['written_by_session_id'][:8]})"
+            f"by {e['written_by_persona'] or '-'} (session {e['written_by_session_id']})"
             + (f"  evidence {e['evidence_signal_id']}" if e.get("evidence_signal_id") else "")
             + (f"  — {e['reason']}" if e.get("reason") else "")
         )
@@ -130,9 +130,47 @@ def chain_report(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def error(payload: dict[str, Any]) -> str:
+_APPLIES_FLAGS = "--for-persona, --for-surface, --for-specialization or --scope"
+# The API's field names as the command line spells them (the JSON keeps the API's names).
+FLAG_OF_FIELD: dict[str, str] = {
+    "applies_to": _APPLIES_FLAGS,
+    "applies_to.persona": "--for-persona",
+    "applies_to.surface": "--for-surface",
+    "applies_to.specialization": "--for-specialization",
+    "applies_to.scope": "--scope",
+    "memorule_kind": "--memorule-kind",
+    "evidence_signal_id": "--evidence",
+    "idempotency_key": "--idempotency-key",
+    "top_k": "--top-k",
+    "source_type": "--source-type",
+    "session_id": "--session-id",
+    "include_inapplicable": "--include-inapplicable",
+    "query": "QUERY",
+    "memory_id": "ID",
+    **{
+        name: f"--{name}"
+        for name in (
+            *("kind", "subject", "body", "confidence", "namespace", "corrects", "strict"),
+            *("reason", "tenant", "project", "persona", "surface", "specialization", "db"),
+        )
+    },
+}
+
+
+def error(payload: dict[str, Any], flags: dict[str, str] | None = None) -> str:
+    """An error for people: one line, then one per field; with ``flags``, each field named
+    as the command's option (``--for-persona``), not as the API's field (``applies_to``)."""
     err = payload["error"]
     lines = [f"error: {err['code']}: {err['message']}"]
     for f in err.get("fields", []):
-        lines.append(f"  {f['field'] or '(request)'}: {f['code']}: {f['message']}")
+        field = f["field"] or "(request)"
+        message = f["message"]
+        if flags is not None and f["field"] in flags:
+            flag = flags[f["field"]]
+            if f["field"] == "applies_to" and f["code"] == "missing" and flag == _APPLIES_FLAGS:
+                message = f"a memorule needs at least one of {flag}"
+            else:
+                message = message.replace(f"'{f['field']}'", flag)
+            field = flag
+        lines.append(f"  {field}: {f['code']}: {message}")
     return "\n".join(lines)

@@ -31,7 +31,6 @@ from prism_memory.services.rules_import import ImportOptions, RulesImporter, rea
 from prism_memory.services.transfer import write_jsonl
 from prism_memory.trigraph.dump import DumpItem
 
-PROGRESS_EVERY: Final = 50
 GraphWriter = Callable[[Iterable[DumpItem], TextIO, str], dict[str, int]]
 # `prism export --format X`: one entry per format.
 GRAPH_FORMATS: Final[dict[str, GraphWriter]] = {
@@ -89,7 +88,13 @@ def import_rules() -> click.Command:
         access, me = as_operator(rt.services, rt.ctx)
         importer = RulesImporter(access, me.key, rt.services.store)
         options = ImportOptions(applies, NotesMode(notes), dry_run, retire_missing)
-        report = importer.run(rt.ctx, files, options, _progress)
+        from prism_memory.cli.progress import progress_for
+
+        progress = progress_for(rt.json, "imported")
+        try:
+            report = importer.run(rt.ctx, files, options, progress)
+        finally:
+            progress.close()
         rt.emit(import_dict(report), lambda data: import_text(data, verbose))
 
     return command
@@ -99,11 +104,6 @@ def _applicable(rt: Runtime) -> list[Rule]:
     """The rules export-rules writes, read as the local operator through AccessService."""
     access, me = as_operator(rt.services, rt.ctx)
     return access.applicable_rules(me.key, rt.ctx)
-
-
-def _progress(done: int, total: int) -> None:
-    if total >= PROGRESS_EVERY and (done % PROGRESS_EVERY == 0 or done == total):
-        click.echo(f"imported {done}/{total}", err=True)
 
 
 _DESCRIPTIVE_SKIP: Final = "descriptive text"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +66,7 @@ class Runtime:
             from prism_memory.bootstrap import build_services
             from prism_memory.settings import load_settings
 
+            self.options = _with_project_file(self.options)
             self._services = build_services(load_settings(**self.options))
         return self._services
 
@@ -85,6 +87,21 @@ class Runtime:
     def close(self) -> None:
         if self._services is not None:
             self._services.close()
+
+
+def _with_project_file(options: dict[str, Any]) -> dict[str, Any]:
+    """The options completed from the ``.prism.toml`` of the folder the command runs in (or
+    the nearest above it), as the Claude Code hook reads it; no file, no change.
+
+    Raises:
+        InvalidInput: the file is there but is not a valid ``.prism.toml``.
+    """
+    from prism_memory.services.project_config import find_project_config, with_project_config
+
+    config = find_project_config(Path.cwd())
+    if config.path is None:
+        return options
+    return with_project_config(options, config, os.environ)
 
 
 def common(func: F) -> F:
@@ -128,9 +145,11 @@ def common(func: F) -> F:
             payload = exc.to_payload()
             if rt.json:
                 click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
-            else:
-                click.echo(render.error(payload), err=True)
-                click.echo(json.dumps(payload, ensure_ascii=False), err=True)
+            else:  # once, for people, in the command's own words; --json gives the payload
+                flags = dict(render.FLAG_OF_FIELD)
+                if click.get_current_context().info_name == "update":
+                    flags["applies_to"] = "--applies-to"
+                click.echo(render.error(payload, flags), err=True)
             sys.exit(EXIT_INVALID if isinstance(exc, InvalidInput) else EXIT_REFUSED)
         finally:
             rt.close()

@@ -6,6 +6,7 @@ FastAPI, uvicorn and the MCP SDK are imported when the command runs, not when th
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -25,6 +26,10 @@ EXIT_REFUSED = 1
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
     help="SQLite file [env PRISM_DB; default: the user data directory]",
+)
+@click.option(
+    "--database-url",
+    help="postgresql://... selects the PostgreSQL engine instead [env PRISM_DATABASE_URL]",
 )
 @click.option(
     "--tenant", help="--insecure-local only: the tenant [env PRISM_TENANT; default: default]"
@@ -95,16 +100,22 @@ def serve_command(
     try:
         try:
             services.embedder.embed(["warm up"])  # load the model before the first request
-            app = create_app(services, settings, insecure_local=insecure_local)
+            app = create_app(
+                services,
+                settings,
+                insecure_local=insecure_local,
+                json_logs=settings.log_format == "json",
+                access_log=not no_access_log,
+            )
         except PrismError as exc:
             _fail(exc)
         server = build_server(app, settings, log_level=log_level, access_log=not no_access_log)
         mode = "insecure-local: NO API KEYS" if insecure_local else "API keys required"
-        click.echo(
-            f"prism serve: http://{_url_host(settings.host)}:{settings.port} ({mode}); "
-            "docs /docs, MCP /mcp",
-            err=True,
-        )
+        url = f"http://{_url_host(settings.host)}:{settings.port}"
+        if settings.log_format == "json":  # build_server configured the JSON log lines
+            logging.getLogger("prism.serve").info("serving", extra={"url": url, "mode": mode})
+        else:
+            click.echo(f"prism serve: {url} ({mode}); docs /docs, MCP /mcp", err=True)
         run(server)
     finally:
         services.close()

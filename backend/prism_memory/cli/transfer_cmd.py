@@ -37,17 +37,28 @@ def dump_command() -> click.Command:
     @common
     def command(rt: Runtime, out: str, single_tenant: bool) -> None:
         """Write the whole store (every memory, version, vector, audit event and idempotency
-        claim) as JSON Lines, for backups and for 'prism import' into another engine."""
+        claim) as JSON Lines, for backups and for 'prism import' into another engine.
+
+        API keys are not written (a dump is a file people copy): create them again on the
+        store you import into, with 'prism keys create'.
+        """
+        from prism_memory.cli.progress import progress_for
+
         tenant = rt.ctx.tenant_id if single_tenant else None
         store = rt.services.store
-        if out == "-":
-            report = export_store(store, sys.stdout, tenant)
-            sys.stdout.flush()
-            click.echo(_text({"counts": report.counts, "path": None}), err=True)
-            return
-        path = Path(out)
-        with _replacing(path) as handle:
-            report = export_store(store, handle, tenant)
+        progress = progress_for(rt.json, "dumped (records)")
+        try:
+            if out == "-":
+                report = export_store(store, sys.stdout, tenant, progress.counted)
+                sys.stdout.flush()
+                progress.close()
+                click.echo(_text({"counts": report.counts, "path": None}), err=True)
+                return
+            path = Path(out)
+            with _replacing(path) as handle:
+                report = export_store(store, handle, tenant, progress.counted)
+        finally:
+            progress.close()
         rt.emit({**transfer_dict(report), "path": str(path)}, _text)
 
     return command
@@ -65,7 +76,13 @@ def import_command() -> click.Command:
         All or nothing, in one transaction; the store must not hold the file's tenants yet.
         Audit events are copied verbatim and every tenant's hash chain is checked on the way.
         """
-        report = import_store(rt.services.store, file)
+        from prism_memory.cli.progress import progress_for
+
+        progress = progress_for(rt.json, "read (lines)")
+        try:
+            report = import_store(rt.services.store, progress.counted(file))
+        finally:
+            progress.close()
         rt.emit(transfer_dict(report), _imported_text)
 
     return command

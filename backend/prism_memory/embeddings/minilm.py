@@ -91,11 +91,18 @@ class MiniLMEmbedder:
             # Belt and braces: nothing here uses a model hub, and nothing should try.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # onnxruntime's telemetry (a device id and an event queue under
+            # ~/.cache/Microsoft/DeveloperTools/.onnxruntime) is set up when the module is
+            # imported, so only the variable read at import switches it off; the call after
+            # the import stops events too. ORT_DISABLE_TELEMETRY=0 opts back in.
+            os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
             try:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
             except ImportError as exc:
                 raise EmbeddingUnavailable(f"{exc.name} is not installed; {_INSTALL}") from exc
+            if os.environ["ORT_DISABLE_TELEMETRY"] == "1":
+                ort.disable_telemetry_events()
             model_path = self._model_path or _packaged_model_path()
             _check_model_file(model_path, self._verify_checksum)
             tokenizer_path = self._tokenizer_path or _TOKENIZER_FILE

@@ -9,7 +9,6 @@ context is decided is in :mod:`prism_memory.mcp_server.session`.
 
 from __future__ import annotations
 
-import importlib.metadata
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ from prism_memory.mcp_server.session import RequestCaller, Sessions, SessionScop
 from prism_memory.mcp_server.tools import build_tools
 from prism_memory.services.access_service import AccessService
 from prism_memory.settings import Settings
+from prism_memory.version import VERSION
 
 INSTRUCTIONS = """\
 Prism Memory keeps the behavioural memory of a team of agents: typed rules ("memorules": \
@@ -68,7 +68,7 @@ def build_mcp_server(
         "prism-memory",
         title="Prism Memory",
         instructions=INSTRUCTIONS,
-        version=_version(),
+        version=VERSION,
         log_level="WARNING",
         tools=build_tools(access, sessions),
     )
@@ -164,10 +164,3 @@ def build_mcp_asgi_app(
     )
     # streamable_http_app() made a new manager just now; keep this one for this app.
     return MCPHttpApp(app, server, server.session_manager)
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("prism-memory")
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"

@@ -81,6 +81,21 @@ class ProjectConfig:
         return surface_of(self.root)
 
 
+def with_project_config(
+    options: Mapping[str, Any], config: ProjectConfig, environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """``options`` (a command's flags, None where not given) completed from ``config``: a
+    value the flags and the ``PRISM_*`` variables leave open comes from ``.prism.toml``,
+    then a missing surface from the project's files."""
+    merged = dict(options)
+    for key, value in config.values.items():
+        if merged.get(key) is None and f"PRISM_{key.upper()}" not in environ:
+            merged[key] = value
+    if merged.get("surface") is None and "PRISM_SURFACE" not in environ:
+        merged["surface"] = config.derived_surface()
+    return merged
+
+
 def find_project_config(start: Path) -> ProjectConfig:
     """The ``.prism.toml`` in ``start`` or the nearest folder above it, up to the project root.
 

@@ -37,6 +37,7 @@ class ReceiptWriter:
         self.interval_s = interval_s
         self.batch = batch
         self._pending: list[tuple[UUID, ServedDraft]] = []
+        self.failed_writes = 0  # background writes that failed (their receipts were kept)
         self._wake = threading.Condition()
         self._write = threading.Lock()  # one writer at a time keeps each chain in call order
         self._thread: threading.Thread | None = None
@@ -109,6 +110,7 @@ class ReceiptWriter:
             try:
                 self.flush()
             except StorageError:
+                self.failed_writes += 1
                 logger.exception("writing served receipts failed; %d kept to retry", self.pending())
                 with self._wake:
                     self._wake.wait(self.interval_s)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 from uuid import UUID
@@ -83,9 +83,16 @@ def write_jsonl(items: Iterable[DumpItem], out: TextIO) -> TransferReport:
     return report
 
 
-def export_store(store: TriGraphStore, out: TextIO, tenant_id: UUID | None) -> TransferReport:
-    """Export one tenant (or every tenant) of ``store`` as JSON Lines to ``out``."""
-    return write_jsonl(store.dump(tenant_id), out)
+def export_store(
+    store: TriGraphStore,
+    out: TextIO,
+    tenant_id: UUID | None,
+    progress: Callable[[Iterable[DumpItem]], Iterable[DumpItem]] | None = None,
+) -> TransferReport:
+    """Export one tenant (or every tenant) of ``store`` as JSON Lines to ``out``;
+    ``progress`` wraps the items (to count them as they pass)."""
+    items: Iterable[DumpItem] = store.dump(tenant_id)
+    return write_jsonl(progress(items) if progress is not None else items, out)
 
 
 def import_store(store: TriGraphStore, lines: Iterable[str]) -> TransferReport:
