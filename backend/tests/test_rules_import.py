@@ -480,7 +480,7 @@ def test_unsafe_files_are_refused_with_a_structured_error_and_nothing_is_written
     assert (error.field, error.code, error.details["path"]) == ("path", code, "bad.md")
     assert counts(services, ctx)["memories"] == 0
     if code == "too_large":
-        assert error.details["max_bytes"] == 1_048_576
+        assert error.details["max_bytes"] == MAX_FILE_BYTES
 
 
 def test_a_missing_path_is_refused(services: Services, tmp_path: Path) -> None:

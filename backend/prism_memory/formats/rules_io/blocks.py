@@ -9,7 +9,6 @@ raw HTML is recognised (comments are found as ``html_block`` / ``html_inline`` t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final
@@ -18,7 +17,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 Line = tuple[int, str]
-_COMMENT: Final = re.compile(r"<!--.*?-->", re.DOTALL)
+_OPEN: Final = "<!--"
+_CLOSE: Final = "-->"
 
 
 @dataclass
@@ -116,9 +116,7 @@ def comments_in(token: Token | None) -> list[str]:
     if token is None or not token.children:
         return []
     return [
-        c.content
-        for c in token.children
-        if c.type == "html_inline" and c.content.startswith("<!--")
+        c.content for c in token.children if c.type == "html_inline" and c.content.startswith(_OPEN)
     ]
 
 
@@ -130,7 +128,7 @@ def plain_inline(token: Token | None) -> str:
     for child in token.children:
         if child.type == "code_inline":
             out.append(child.markup + child.content + child.markup)
-        elif child.type in ("text", "html_inline") and not child.content.startswith("<!--"):
+        elif child.type in ("text", "html_inline") and not child.content.startswith(_OPEN):
             out.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             out.append(" ")
@@ -145,13 +143,52 @@ def text_tokens(token: Token | None) -> list[str]:
     return [c.content for c in token.children if c.type == "text"]
 
 
+def html_comments(text: str) -> list[tuple[int, str]]:
+    """``(offset, comment)`` for every ``<!-- … -->`` of ``text``, in order: one linear scan
+    (a ``<!--`` never closed is no comment, as ``<!--.*?-->`` would read it)."""
+    found: list[tuple[int, str]] = []
+    at = text.find(_OPEN)
+    while at >= 0:
+        close = text.find(_CLOSE, at + len(_OPEN))
+        if close < 0:
+            break
+        found.append((at, text[at : close + len(_CLOSE)]))
+        at = text.find(_OPEN, close + len(_CLOSE))
+    return found
+
+
 def strip_comments(text: str, comments: list[str]) -> str:
-    """``text`` without the given comments (each once), line ends trimmed."""
+    """``text`` without the given comments (each once, in order), line ends trimmed."""
+    pieces, cursor = [], 0
     for comment in comments:
-        text = text.replace(comment, "", 1)
+        at = text.find(comment, cursor)
+        if at < 0:
+            continue
+        pieces.append(text[cursor:at])
+        cursor = at + len(comment)
+    pieces.append(text[cursor:])
+    text = "".join(pieces)
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
+
+
+def comment_lines(raw: str, comments: list[str], first_line: int) -> list[int]:
+    """The file line each of ``comments`` (in order) starts on in ``raw``."""
+    lines, cursor, line = [], 0, first_line
+    for comment in comments:
+        at = raw.find(comment, cursor)
+        if at < 0:
+            lines.append(line)
+            continue
+        line += raw.count("\n", cursor, at)
+        lines.append(line)
+        line += comment.count("\n")
+        cursor = at + len(comment)
+    return lines
 
 
 def is_comment(text: str) -> bool:
     """True for an HTML block that is only comments."""
-    return bool(text.strip()) and not _COMMENT.sub("", text).strip()
+    if not text.strip():
+        return False
+    comments = html_comments(text)
+    return not strip_comments(text, [c for _, c in comments]).strip()

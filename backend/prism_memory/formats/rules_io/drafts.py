@@ -8,13 +8,14 @@ Used by :mod:`.markdown`; nothing here parses Markdown.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Final
 from uuid import UUID
 
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.domain.validation import MEMORULE_BODY_MIN as BODY_MIN
-from prism_memory.formats.rules_io.blocks import Line, Node
+from prism_memory.formats.rules_io.blocks import Line, Node, comment_lines
 from prism_memory.formats.rules_io.kinds import classify, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Location, Marker, Unit
 
@@ -25,7 +26,15 @@ MARKER: Final = re.compile(
 )
 
 
-TRAILING_MARKER: Final = re.compile(r"\s*" + MARKER.pattern + r"\s*$")
+COMMENTS_MAX: Final = 20  # comment warnings per file; the rest are counted in one
+
+
+def trailing_marker(line: str) -> tuple[re.Match[str] | None, str]:
+    """A ``prism:id`` marker ending ``line``, and the line without it (and the white space
+    before it); found from the last ``<!--``, so no run of spaces is scanned twice."""
+    at = line.rfind("<!--")
+    found = MARKER.fullmatch(line[at:].rstrip()) if at >= 0 else None
+    return (found, line[:at].rstrip()) if found else (None, line)
 
 
 @dataclass
@@ -75,6 +84,7 @@ class State:
     drafts: list[Draft] = field(default_factory=list)
     warnings: list[FileWarning] = field(default_factory=list)
     imports: list[tuple[str, int]] = field(default_factory=list)
+    comments: int = 0
 
     def context(self) -> tuple[str, ...]:
         """Headings over the current line; a lone H1 title and an export's own are not."""
@@ -87,7 +97,10 @@ class State:
         )
 
     def comment(self, line: int, text: str) -> None:
-        if self.exported or text.lstrip("<!- ").startswith("prism:"):
+        if self.exported or text[:40].lstrip("<!- ").startswith("prism:"):
+            return
+        self.comments += 1
+        if self.comments > COMMENTS_MAX:
             return
         self.warnings.append(
             FileWarning(
@@ -96,9 +109,24 @@ class State:
                 line,
                 f"{self.path}:{line}: an HTML comment was not imported "
                 "(agents reading the raw file still see it)",
-                {"excerpt": " ".join(text.split())[:80]},
+                {"excerpt": " ".join(text[:400].split())[:80]},
             )
         )
+
+    def comments_summary(self) -> None:
+        """One warning counting the comments past :data:`COMMENTS_MAX`."""
+        more = self.comments - COMMENTS_MAX
+        if more > 0:
+            self.warnings.append(
+                FileWarning(
+                    "comment_skipped_more",
+                    self.path,
+                    None,
+                    f"{self.path}: {more} more HTML comments were not imported "
+                    f"(the first {COMMENTS_MAX} are reported one by one)",
+                    {"count": more},
+                )
+            )
 
 
 @dataclass(frozen=True)
@@ -170,9 +198,7 @@ def heading_lead(context: tuple[str, ...]) -> str:
 
 def report_inline(state: State, node: Node, comments: list[str]) -> None:
     raw = "\n".join(state.lines.get(n, "") for n in range(node.start, node.end + 1))
-    for comment in comments:
-        where = raw.find(comment)
-        line = node.start + (raw[:where].count("\n") if where >= 0 else 0)
+    for line, comment in zip(comment_lines(raw, comments, node.start), comments, strict=True):
         state.comment(line, comment)
 
 
@@ -188,7 +214,8 @@ def span(state: State, node: Node) -> list[Line]:
 
 
 def line_at(offsets: list[int], position: int) -> int:
-    return max(i for i, start in enumerate(offsets) if start <= position)
+    """The index of the line (by its start offsets, ascending) that holds ``position``."""
+    return max(0, bisect_right(offsets, position) - 1)
 
 
 def join(lines: list[Line]) -> str:

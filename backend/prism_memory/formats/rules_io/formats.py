@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from prism_memory.formats.rules_io.frontmatter import FrontMatter, parse_front_matter
 from prism_memory.formats.rules_io.markdown import split_markdown
-from prism_memory.formats.rules_io.reading import SourceText
+from prism_memory.formats.rules_io.reading import MAX_UNITS, SourceText, rejected
 from prism_memory.formats.rules_io.records import FileFormat, FileWarning, ParsedFile
 from prism_memory.formats.rules_io.surfaces import surface_for
 
@@ -37,6 +37,10 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
 
     Returns:
         The parsed file: units in file order, and every warning.
+
+    Raises:
+        InvalidInput: ``too_many_units``, a file that splits into more than
+            :data:`~.reading.MAX_UNITS` rules and descriptive stretches.
     """
     lines = source.text.split("\n")
     front = parse_front_matter(lines)
@@ -54,6 +58,15 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
     applies_to = _applies_to(source.path, front, warnings)
     numbered = [(i + 1, lines[i]) for i in range(front.body_start, len(lines))]
     split = split_markdown(source.path, numbered, applies_to, fmt.value)
+    if len(split.units) > MAX_UNITS:
+        raise rejected(
+            source.path,
+            "too_many_units",
+            f"{len(split.units)} rules and descriptive stretches; a rule file holds at most "
+            f"{MAX_UNITS}",
+            max_units=MAX_UNITS,
+            actual=len(split.units),
+        )
     return ParsedFile(
         path=source.path,
         format=fmt,

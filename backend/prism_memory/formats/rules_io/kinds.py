@@ -60,14 +60,14 @@ _CONVENTION: Final = re.compile(
     r"\b(?:pascal ?case|camel ?case|snake[_ ]case|kebab[- ]case|upper_snake_case|title case"
     r"|sentence case|lower ?case with|naming|named|prefix(?:ed)?|suffix(?:ed)?"
     r"|(?:variable|function|method|class|file|branch|test|module) names?"
-    r"|indent(?:ation|ed)?|tabs|spaces|line length|\d+[- ]char(?:acter)?s?(?: lines)?"
+    r"|indent(?:ation|ed)?|tabs|spaces|line length|\b\d{1,5}[- ]char(?:acter)?s?(?: lines)?"
     r"|trailing (?:spaces|whitespace|commas?)|whitespace|curly braces|semicolons?"
     r"|(?:single|double) quotes|format(?:ted|ter|ting)?|code style|coding style|style guide"
-    r"|\w+[- ]style|psr-\d+|pep ?8|commit messages?|conventional commits|copyright header"
+    r"|\b\w{1,30}[- ]style|psr-\d+|pep ?8|commit messages?|conventional commits|copyright header"
     r"|(?:are|is) (?:marked|named|prefixed|suffixed|kept|stored|placed|located)"
     r" (?:with|in|under|as)"
     r"|(?:lives?|located|goes|reside|resides) (?:in|under|at)|is the \w+ command"
-    r"|commands?\b[^.]*\b(?:run|executed|invoked)\b)",
+    r"|commands?\b[^.]{0,200}?\b(?:run|executed|invoked)\b)",
     re.IGNORECASE,
 )
 _TOOL_STATEMENT: Final = re.compile(
@@ -219,7 +219,7 @@ def _commandish(span: str) -> bool:
 def _labelled_command(text: str) -> bool:
     """'Install dependencies: `uv sync`' (a label, then mostly a command), or the other way
     round: '`make lint`: run the linters'."""
-    reverse = re.match(r"^(`+)(?P<code>.+?)\1\s*[:—–]\s+\w", text)
+    reverse = re.match(r"^(`{1,3})(?P<code>[^`]{1,300}?)\1\s*[:—–]\s+\w", text)
     if reverse is not None and _commandish(reverse["code"]):
         return True
     found = _LABELLED_CODE.match(text)

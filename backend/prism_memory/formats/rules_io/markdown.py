@@ -33,6 +33,7 @@ from prism_memory.formats.rules_io.blocks import (
     Line,
     Node,
     comments_in,
+    html_comments,
     is_comment,
     item_lines,
     parse,
@@ -41,7 +42,6 @@ from prism_memory.formats.rules_io.blocks import (
 )
 from prism_memory.formats.rules_io.drafts import (
     MARKER,
-    TRAILING_MARKER,
     Split,
     State,
     add,
@@ -50,6 +50,7 @@ from prism_memory.formats.rules_io.drafts import (
     marker_of,
     report_inline,
     span,
+    trailing_marker,
     without_imports,
 )
 from prism_memory.formats.rules_io.imports import imports_in
@@ -84,6 +85,7 @@ def split_markdown(
     nodes = parse("\n".join(text for _, text in lines), lines[0][0])
     state.imports = imports_in(nodes)
     _blocks(state, nodes)
+    state.comments_summary()
     units = [d.freeze(path) for d in state.drafts if d.text.strip()]
     return Split(units, state.warnings, state.exported, state.imports)
 
@@ -136,9 +138,12 @@ def _html(state: State, node: Node) -> None:
     elif is_comment(text):
         state.comment(node.start, text)
     else:  # raw HTML an agent reads as text: its comments out, the rest a unit
-        comments = re.findall(r"<!--.*?-->", text, re.DOTALL)
-        for comment in comments:
-            state.comment(node.start + text[: text.find(comment)].count("\n"), comment)
+        found, line, cursor = html_comments(text), node.start, 0
+        for at, comment in found:
+            line += text.count("\n", cursor, at)
+            cursor = at
+            state.comment(line, comment)
+        comments = [comment for _, comment in found]
         lines = span(state, node)
         add(state, lines, state.context(), None, text=strip_comments(join(lines), comments))
 
@@ -275,9 +280,10 @@ def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None
 
 def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:
     marker, state.pending = state.pending, None
-    if lines and (found := TRAILING_MARKER.search(lines[0][1])):
+    found, rest = trailing_marker(lines[0][1]) if lines else (None, "")
+    if found is not None:
         marker = marker_of(found)
-        lines = [(lines[0][0], lines[0][1][: found.start()]), *lines[1:]]
+        lines = [(lines[0][0], rest), *lines[1:]]
     return marker, lines
 
 

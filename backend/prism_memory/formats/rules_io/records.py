@@ -136,6 +136,35 @@ class FileWarning:
         }
 
 
+WARNINGS_PER_CODE: Final = 20
+
+
+def bounded(warnings: list[FileWarning], limit: int = WARNINGS_PER_CODE) -> list[FileWarning]:
+    """The first ``limit`` warnings of each code and path, then one ``more_warnings``
+    warning per code and path that counts the rest: a hostile file cannot make an import
+    report grow with it."""
+    seen: dict[tuple[str, str], int] = {}
+    out: list[FileWarning] = []
+    for warning in warnings:
+        key = (warning.code, warning.path)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= limit:
+            out.append(warning)
+    for (code, path), count in seen.items():
+        if count > limit:
+            more = count - limit
+            out.append(
+                FileWarning(
+                    "more_warnings",
+                    path,
+                    None,
+                    f"{path}: {more} more {code} warnings (the first {limit} are listed)",
+                    {"warning_code": code, "count": more},
+                )
+            )
+    return out
+
+
 @dataclass(frozen=True)
 class ParsedFile:
     """A rule file, read safely and split into units."""

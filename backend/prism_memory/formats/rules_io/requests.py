@@ -21,12 +21,11 @@ from uuid import UUID
 from prism_memory.domain.records import SessionContext
 from prism_memory.domain.validation import SUBJECT_MAX, SUBJECT_MIN
 from prism_memory.formats.rules_io.records import Location, Unit, parse_tag
-from prism_memory.formats.rules_io.sentences import sentence_spans
+from prism_memory.formats.rules_io.sentences import code_spans, sentence_spans
 
 SENTENCE_MAX: Final = 160
 CONTEXT_MAX: Final = 60
 _NOTE_TAG: Final = re.compile(r"\((?P<tag>file:[^()]+#L\d+-L\d+)\)$")
-_CODE: Final = re.compile(r"(`+)(?:(?!\1).)*\1")
 
 
 def first_sentence(text: str) -> str:
@@ -71,10 +70,10 @@ def subject_for(unit: Unit) -> str:
 def _unbold(text: str) -> str:
     """``**`` emphasis removed outside code spans (code is never touched)."""
     out, last = [], 0
-    for found in _CODE.finditer(text):
-        out.append(text[last : found.start()].replace("**", ""))
-        out.append(found.group())
-        last = found.end()
+    for start, end in code_spans(text):
+        out.append(text[last:start].replace("**", ""))
+        out.append(text[start:end])
+        last = end
     out.append(text[last:].replace("**", ""))
     return "".join(out)
 
