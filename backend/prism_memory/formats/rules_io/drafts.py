@@ -16,7 +16,7 @@ from uuid import UUID
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.domain.validation import MEMORULE_BODY_MIN as BODY_MIN
 from prism_memory.formats.rules_io.blocks import Line, Node, comment_lines
-from prism_memory.formats.rules_io.kinds import classify, rule_likeness
+from prism_memory.formats.rules_io.kinds import classify, negating, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Location, Marker, Unit
 
 _SCOPE_TITLE: Final = re.compile(r"^(?:Global|Organisation|Project|Persona) rules\b")
@@ -155,18 +155,27 @@ def add(
     descriptive: bool = False,
     lead_in: str = "",
     list_entry: bool = False,
+    among_rules: bool = False,
+    force: bool = False,
 ) -> None:
     own = text or join(lines)
+    if list_entry and not lead and marker is None and context and negating(context[-1]):
+        lead = context[-1]  # "Verboten" / "What to avoid": the entry says it only with it
     body = f"{lead}\n{own}" if lead else own
     kind: MemoruleKind | None = None
     decided = False
     if marker is not None:  # an exported rule: a rule whatever it says
         kind = marker.kind or state.section_kind or classify(own, context)
         decided = marker.kind is not None or state.section_kind is not None
-    elif (
+    elif force or (
         not descriptive
         and rule_likeness(
-            own, context, state.fmt, lead or lead_in or heading_lead(context), list_entry
+            own,
+            context,
+            state.fmt,
+            lead or lead_in or heading_lead(context),
+            list_entry,
+            among_rules,
         )
         >= 0.5
     ):

@@ -53,6 +53,7 @@ from prism_memory.formats.rules_io.drafts import (
     trailing_marker,
     without_imports,
 )
+from prism_memory.formats.rules_io.cues import COLON, EXAMPLE_LEAD, PROCEDURE_HEADING
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import evidence, kind_of_heading, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Marker
@@ -105,6 +106,8 @@ def _blocks(state: State, nodes: list[Node]) -> None:
                 i += 1
             else:
                 _paragraph(state, node)
+        elif node.kind == "ordered_list" and _procedure_heading(state):
+            _procedure(state, [], node, "")
         elif node.kind in _LISTS:
             _list(state, node, state.context(), "")
         elif node.kind in ("fence", "code_block"):
@@ -201,7 +204,7 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
     groups: list[tuple[int, int, bool]] = []  # start, end, is_rule
     for start, end in sentence_spans(text):
         rule = rule_likeness(text[start:end], context, state.fmt) >= 0.5
-        if groups and not rule:
+        if groups and (not rule or _points_back(text[start:end])):
             groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
             groups.append((start, end, rule))
@@ -217,6 +220,19 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     spans = sentence_spans(text)
     lead_start = spans[-1][0] if spans else 0
     lead = text[lead_start:].strip()
+    if lst.kind == "ordered_list" or EXAMPLE_LEAD.match(lead.rstrip(":：")):
+        if lead_start > 0:
+            _paragraph(state, para, upto=lead_start)
+        else:
+            report_inline(state, para, comments_in(para.inline))
+        if lst.kind == "ordered_list":  # a procedure: its steps stay one rule, in order
+            lead_lines = span(state, para)[text[:lead_start].count("\n") :]
+            _procedure(state, lead_lines, lst, lead)
+        else:  # "Examples:", "Types include:": they illustrate, they do not rule
+            lines = span(state, para) + span(state, lst)
+            add(state, lines, state.context(), None, lead + "\n" + join(span(state, lst)),
+                descriptive=True)
+        return
     if _objects_only(state, lst, lead):
         report_inline(state, para, comments_in(para.inline))
         lines = span(state, para) + span(state, lst)
@@ -239,12 +255,21 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
 
 
 def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
-    for item in lst.children:
-        if item.kind == "list_item":
-            _item(state, item, context, lead)
+    items = [i for i in lst.children if i.kind == "list_item"]
+    own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
+    rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
+    among = len(items) > 1 and 2 * rules >= len(items)
+    for item in items:
+        _item(state, item, context, lead, among)
 
 
-def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None:
+def _nested_lines(item: Node) -> set[int]:
+    return {n for c in item.children if c.kind in _LISTS for n in range(c.start, c.end + 1)}
+
+
+def _item(
+    state: State, item: Node, context: tuple[str, ...], lead: str, among: bool = False
+) -> None:
     nested = [c for c in item.children if c.kind in _LISTS]
     comment_blocks = [
         c for c in item.children if c.kind == "html_block" and is_comment(c.token.content)
@@ -267,6 +292,9 @@ def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None
     own_text = strip_comments(join(own), comments)
     if not without_imports(own_text):
         return
+    if nested and EXAMPLE_LEAD.match(own_text.replace("**", "").rstrip(":： ")):
+        add(state, whole, context, None, strip_comments(join(whole), comments), descriptive=True)
+        return
     objects = all(_objects_only(state, lst, own_text) for lst in nested)
     if nested and _is_lead(own_text) and not objects:
         label = own_text.rstrip(":").replace("**", "").strip()
@@ -275,7 +303,7 @@ def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None
             _list(state, lst, (*context, label), carried)
         return
     text = strip_comments(join(whole), comments)
-    add(state, whole, context, None, text, lead=lead, list_entry=True)
+    add(state, whole, context, None, text, lead=lead, list_entry=True, among_rules=among)
 
 
 def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:
@@ -291,7 +319,7 @@ def _is_lead(text: str) -> bool:
     """A list entry that only introduces the entries under it ("Testing:", "Code Quality")."""
     if "\n" in text.strip() or len(sentence_spans(text)) > 1:
         return False
-    if text.rstrip().endswith(":"):
+    if text.rstrip().endswith(COLON):
         return True
     ev = evidence(text)
     plain = text.replace("**", "").strip()
@@ -322,13 +350,43 @@ def _code(state: State, node: Node) -> None:
     last = state.drafts[-1] if state.drafts else None
     if last is not None and last.section == state.section:
         gap = node.start - last.end - 1
-        if gap <= 1 or last.text.rstrip().endswith(":"):
+        if gap <= 1 or last.text.rstrip().endswith(COLON):
             last.lines = [*last.lines, *lines]
             last.text = last.text + ("\n" if gap == 0 else "\n\n") + join(lines)
             return
-    add(state, lines, state.context(), None, descriptive=True)
+    context = state.context()
+    # the only content under a heading that is itself an instruction ("Run before you
+    # commit", "진행 후에 반드시 해야할 것"): the commands are that rule
+    cue = evidence(context[-1]) if context else None
+    instruction = cue is not None and (cue.imperative or cue.hard or cue.soft)
+    add(state, lines, context, None, force=instruction, descriptive=not instruction)
 
 
 def _ends_with_colon(state: State, node: Node) -> bool:
     text = strip_comments(join(span(state, node)), comments_in(node.inline))
-    return text.rstrip().endswith(":")
+    return text.rstrip().endswith(COLON)
+
+
+def _procedure_heading(state: State) -> bool:
+    return bool(state.headings) and bool(PROCEDURE_HEADING.search(state.headings[-1][1]))
+
+
+def _procedure(state: State, lead_lines: list[Line], lst: Node, lead: str) -> None:
+    """An ordered list of steps (after a lead-in ending in ':' or under a heading that
+    names a workflow): one rule, its steps in order, with the lead-in as first line."""
+    lines = [*lead_lines, *span(state, lst)]
+    body = join(span(state, lst))
+    text = f"{lead}\n{body}" if lead else body
+    add(state, lines, state.context(), None, text, list_entry=True)
+
+
+_BACK: Final = re.compile(
+    r"^\W*(?:this|it|that|these|those|they|doing so|otherwise|such)\b"
+    r"|^\W*(?:use|do|see|try|keep)\s+(?:this|it|that|these|those)\b",
+    re.IGNORECASE,
+)
+
+
+def _points_back(sentence: str) -> bool:
+    """A sentence that points back to the one before it ("This keeps…", "Use it to…")."""
+    return bool(_BACK.match(sentence))

@@ -54,9 +54,10 @@ def subject_for(unit: Unit) -> str:
     lead = ""
     if unit.lead and text.startswith(unit.lead):
         text = text[len(unit.lead) :].lstrip("\n")
-        lead = " ".join(unit.lead.replace("**", "").split()).rstrip(":").strip()
+        lead = " ".join(unit.lead.replace("**", "").split()).rstrip(" :：").strip()
     sentence = first_sentence(text)
-    context = shorten(" ".join(unit.context[-1].split()), CONTEXT_MAX) if unit.context else ""
+    context = " ".join(unit.context[-1].split()).rstrip(" :：") if unit.context else ""
+    context = shorten(context, CONTEXT_MAX)
     parts = [p for p in (context, lead) if p]
     parts = [p for i, p in enumerate(parts) if p.lower() not in (q.lower() for q in parts[:i])]
     if parts and sentence.lower().startswith(parts[-1].lower()):

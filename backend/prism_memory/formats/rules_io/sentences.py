@@ -12,7 +12,10 @@ import re
 from bisect import bisect_right
 from typing import Final
 
-_BOUNDARY: Final = re.compile(r"[.!?][\"')\]*_`]*\s+(?=[\"'(\[*_`]*[A-Z0-9])")
+_BOUNDARY: Final = re.compile(
+    r"[.!?][\"')\]*_`]*\s+(?=[\"'(\[*_`]*[A-Z0-9])"
+    r"|[。！？][」』）)\"']*\s*(?=\S)"  # CJK full stops need no space after them
+)
 _ABBREVIATION_WORDS: Final = (
     "e.g i.e etc vs cf al approx incl esp fig no nr mr mrs ms dr st jr sr inc ltd co u.s u.k "
     "a.k.a resp"
@@ -35,7 +38,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         dot = found.start()
         ticks += text.count("`", counted, dot)
         counted = dot
-        if ticks % 2 == 1 or _abbreviation(text, dot):
+        if ticks % 2 == 1 or (text[dot] in ".!?" and _abbreviation(text, dot)):
             continue
         end = stop = found.end()
         while stop > start and text[stop - 1].isspace():
