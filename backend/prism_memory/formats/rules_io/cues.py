@@ -111,7 +111,9 @@ DESCRIPTIVE_HEADING: Final = re.compile(
 )
 EXAMPLE_LEAD: Final = re.compile(
     r"^\W*(?:examples?|e\.g\.?|for example|sample|types include|types?|ejemplos?|tipos"
-    r"|exemplos?|tipos|exemples?|beispiele?|typen|例|示例|例子|예시|예|примеры?|типы)"
+    r"|exemplos?|tipos|exemples?|beispiele?|typen|例|示例|例子|예시|예|примеры?|типы"
+    r"|reasons?|rationale|why|理由|原因|이유|razón|razones|motivos?|gründe|grund|raisons?"
+    r"|причин[аы])"
     r"(?:\s+\w+){0,3}\W*$",
     re.IGNORECASE,
 )
@@ -130,5 +132,11 @@ ABOUT_FILE: Final = re.compile(
     r"|\b(?:sigue|siga|seguir)\s+(?:estas|las siguientes)\s+(?:reglas|instrucciones)\b"
     r"|\b(?:folgende|diese)\s+regeln\b|\b(?:ces|les)\s+règles\s+(?:suivantes|ci-dessous)\b"
     r"|\b(?:estas|as seguintes)\s+regras\b|(?<![а-яё])(?:эти|следующие)\s+правила",
+    re.IGNORECASE,
+)
+# An entry that shows an example: "Good: …", "Bad: …", "✅ …", "❌ …".
+EXAMPLE_ENTRY: Final = re.compile(
+    r"^\W*(?:good|bad|correct|incorrect|wrong|right|do|don'?t|正しい|悪い|良い例|悪い例|正确|错误"
+    r"|좋은 ?예|나쁜 ?예|bien|mal|richtig|falsch|correcto|incorrecto|certo|errado)\s*[:：]",
     re.IGNORECASE,
 )

@@ -211,11 +211,17 @@ def _lead_word(text: str) -> str:
         words = re.findall(r"[A-Za-z][A-Za-z'-]*", label.group())
         if not words or words[0].lower() not in _IMPERATIVE:  # "Testing: run…", not "Run X:"
             rest = rest[label.end() :]
+    conditional = _CLAUSE.match(rest) is not None
     rest = _CLAUSE.sub("", rest, count=1)
     words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[:80])
     while words and words[0].lower() in _FILLER:
         words.pop(0)
-    return words[0].lower() if words else ""
+    lead = words[0].lower() if words else ""
+    if conditional and lead not in _IMPERATIVE:  # "If you add X, Y or Z, clean up…"
+        for found in re.finditer(r",\s*([A-Za-z][A-Za-z'-]*)", rest[:200]):
+            if found[1].lower() in _IMPERATIVE:
+                return found[1].lower()
+    return lead
 
 
 def _commandish(span: str) -> bool:
@@ -309,6 +315,8 @@ def rule_likeness(
     heading = headings[-1] if headings else ""
     if heading and cues.EXAMPLE_LEAD.match(heading.rstrip(":：")) and not ev.hard:
         return 0.0  # the entries under "Examples" / "Types:" illustrate, they do not rule
+    if cues.EXAMPLE_ENTRY.match(prose(text)) and not re.match(r"(?i)\W*do(?:n'?t)?\s*:", text):
+        return 0.0  # "Good: `parallel-tasks`" / "Bad: …" show the rule before them
     if heading and (_CORRECTION_HEADING.search(heading) or cues.NEGATING_HEADING.search(heading)):
         score += 0.3
     elif heading and _descriptive_heading(heading) and not (ev.imperative or ev.hard):

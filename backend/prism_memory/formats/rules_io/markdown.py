@@ -25,6 +25,7 @@ source as written (list marker and indent removed), so nothing inside it is rein
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any, Final
@@ -83,12 +84,32 @@ def split_markdown(
         return Split([], [], False)
     state = State(path, fmt, dict(lines), applies_to=dict(applies_to))
     state.exported = any(_EXPORT.search(text) for _, text in lines[:40])
-    nodes = parse("\n".join(text for _, text in lines), lines[0][0])
+    nodes = parse("\n".join(as_list_items([text for _, text in lines])), lines[0][0])
     state.imports = imports_in(nodes)
     _blocks(state, nodes)
     state.comments_summary()
     units = [d.freeze(path) for d in state.drafts if d.text.strip()]
     return Split(units, state.warnings, state.exported, state.imports)
+
+
+_HASH_LINE: Final = re.compile(r"^# (?=\S)")
+_CJK_NUMBER: Final = re.compile(r"^(\s*\d{1,3})[，、](?=\S)")
+
+
+def as_list_items(texts: list[str]) -> list[str]:
+    """The lines the Markdown parser reads: a file that uses ``#`` as a comment mark on its
+    lines (most non-blank lines start with ``# ``, and most of those are followed by another
+    one: no section has a body) has those lines read as list entries, not as headings; and
+    ``1，`` / ``1、`` (a CJK enumeration) is read as ``1. ``. Items are cut from the source
+    lines by the marker's width, so every item's text is still its source text."""
+    out = [_CJK_NUMBER.sub(lambda m: m[1] + ". ", t) for t in texts]
+    filled = [t for t in out if t.strip()]
+    hashed = [_HASH_LINE.match(t) is not None for t in filled]
+    if sum(hashed) >= 3 and 3 * sum(hashed) >= 2 * len(filled):
+        bare = sum(1 for a, b in itertools.pairwise(hashed) if a and b)
+        if 2 * bare >= sum(hashed):
+            out = [("- " + t[2:]) if _HASH_LINE.match(t) else t for t in out]
+    return out
 
 
 def _blocks(state: State, nodes: list[Node]) -> None:
@@ -358,7 +379,8 @@ def _code(state: State, node: Node) -> None:
     # the only content under a heading that is itself an instruction ("Run before you
     # commit", "진행 후에 반드시 해야할 것"): the commands are that rule
     cue = evidence(context[-1]) if context else None
-    instruction = cue is not None and (cue.imperative or cue.hard or cue.soft)
+    words = len(context[-1].split()) if context else 0
+    instruction = cue is not None and (cue.hard or cue.soft or (cue.imperative and words >= 3))
     add(state, lines, context, None, force=instruction, descriptive=not instruction)
 
 

@@ -25,6 +25,7 @@ from prism_memory.formats.rules_io.sentences import code_spans, sentence_spans
 
 SENTENCE_MAX: Final = 160
 CONTEXT_MAX: Final = 60
+_SUB_ENTRY: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s*>")
 _NOTE_TAG: Final = re.compile(r"\((?P<tag>file:[^()]+#L\d+-L\d+)\)$")
 
 
@@ -37,6 +38,8 @@ def first_sentence(text: str) -> str:
         if stripped.startswith(("```", "~~~")):
             fenced = not fenced
             continue
+        if prose and not fenced and (not stripped or _SUB_ENTRY.match(line)):
+            break  # the first paragraph only: a sub-list or a blank line ends it
         if not fenced and stripped and not stripped.startswith("|"):
             prose.append(stripped)
     if not prose:  # a table or code only: its first line, as written
