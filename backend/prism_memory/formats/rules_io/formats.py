@@ -15,7 +15,7 @@ from __future__ import annotations
 from prism_memory.formats.rules_io.frontmatter import FrontMatter, parse_front_matter
 from prism_memory.formats.rules_io.markdown import split_markdown
 from prism_memory.formats.rules_io.reading import MAX_UNITS, SourceText, rejected
-from prism_memory.formats.rules_io.records import FileFormat, FileWarning, ParsedFile
+from prism_memory.formats.rules_io.records import FileFormat, FileWarning, ParsedFile, Unit
 from prism_memory.formats.rules_io.surfaces import surface_for
 
 
@@ -67,15 +67,32 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
             max_units=MAX_UNITS,
             actual=len(split.units),
         )
+    split_warnings = list(split.warnings)
+    if not any(u.kind is not None for u in split.units):
+        split_warnings.append(_nothing_imported(source.path, split.units, split.exported))
     return ParsedFile(
         path=source.path,
         format=fmt,
         units=split.units,
-        warnings=warnings + split.warnings,
+        warnings=warnings + split_warnings,
         front_matter=dict(front.values),
         exported=split.exported,
         imports=split.imports,
     )
+
+
+def _nothing_imported(path: str, units: list[Unit], exported: bool) -> FileWarning:
+    """Why a file yields no rule: it holds no text, or none of its text reads as a rule."""
+    if not units:
+        why = "it has no text outside headings, HTML comments, front matter and imports"
+    else:
+        why = (
+            f"none of its {len(units)} stretches of text reads as a rule (they are listed as "
+            "skipped, descriptive; --notes keep keeps them as notes)"
+        )
+    if exported:
+        why += "; it was written by prism export-rules"
+    return FileWarning("no_rules", path, None, f"{path}: no rule imported: {why}")
 
 
 def _applies_to(path: str, front: FrontMatter, warnings: list[FileWarning]) -> dict[str, str]:

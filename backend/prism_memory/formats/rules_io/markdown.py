@@ -134,7 +134,7 @@ def _blocks(state: State, nodes: list[Node]) -> None:
         elif node.kind in ("fence", "code_block"):
             _code(state, node)
         elif node.kind == "table":
-            add(state, span(state, node), state.context(), None, descriptive=True)
+            _table(state, node)
         elif node.kind == "blockquote":  # its text without the "> " marks
             for number in range(node.start, node.end + 1):
                 state.lines[number] = re.sub(r"^\s{0,3}>\s?", "", state.lines.get(number, ""))
@@ -387,6 +387,29 @@ def _code(state: State, node: Node) -> None:
 def _ends_with_colon(state: State, node: Node) -> bool:
     text = strip_comments(join(span(state, node)), comments_in(node.inline))
     return text.rstrip().endswith(COLON)
+
+
+def _table(state: State, node: Node) -> None:
+    """A table: each row whose cells (past the first) instruct is a rule, as written; the
+    other rows, with the header, stay descriptive stretches."""
+    lines = span(state, node)
+    context, run = state.context(), lines[:2]
+    for number, row in lines[2:]:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        instructs = any(
+            (ev := evidence(cell)).imperative or ev.hard or ev.soft or ev.prefer
+            for cell in cells[1:]
+            if cell
+        )
+        if instructs and rule_likeness(" ".join(cells), context, state.fmt, list_entry=True) >= 0.5:
+            if run:
+                add(state, run, context, None, descriptive=True)
+            run = []
+            add(state, [(number, row)], context, None, row.strip(), list_entry=True)
+        else:
+            run.append((number, row))
+    if run:
+        add(state, run, context, None, descriptive=True)
 
 
 def _procedure_heading(state: State) -> bool:
