@@ -7,6 +7,7 @@ Used by :mod:`.markdown`; nothing here parses Markdown.
 
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -22,7 +23,8 @@ from prism_memory.formats.rules_io.records import FileWarning, Location, Marker,
 _SCOPE_TITLE: Final = re.compile(r"^(?:Global|Organisation|Project|Persona) rules\b")
 
 MARKER: Final = re.compile(
-    r"<!--\s*prism:id=(?P<id>[0-9a-fA-F-]{36})\s+v=(?P<v>\d+)(?:\s+kind=(?P<kind>[a-z_]+))?\s*-->"
+    r"<!--\s*prism:id=(?P<id>[0-9a-fA-F-]{36})\s+v=(?P<v>\d+)(?:\s+kind=(?P<kind>[a-z_]+))?"
+    r'(?:\s+h=(?P<h>[0-9a-f]{12})\s+s=(?P<s>"(?:[^"\\\n<>]|\\.)*"))?\s*-->'
 )
 
 
@@ -142,7 +144,20 @@ class Split:
 def marker_of(found: re.Match[str]) -> Marker:
     kind = found["kind"]
     known = kind in {k.value for k in MemoruleKind}
-    return Marker(UUID(found["id"]), int(found["v"]), MemoruleKind(kind) if known else None)
+    subject: str | None = None
+    if found["s"]:
+        try:
+            value = json.loads(found["s"])
+        except json.JSONDecodeError:
+            value = None
+        subject = value if isinstance(value, str) else None
+    return Marker(
+        UUID(found["id"]),
+        int(found["v"]),
+        MemoruleKind(kind) if known else None,
+        subject,
+        found["h"] if subject else None,
+    )
 
 
 def add(

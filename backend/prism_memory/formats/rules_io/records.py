@@ -80,11 +80,15 @@ def parse_tag(text: str | None) -> Location | None:
 
 @dataclass(frozen=True)
 class Marker:
-    """``<!-- prism:id=... v=N kind=K -->``: the memorule an exported rule came from."""
+    """``<!-- prism:id=... v=N kind=K [h=DIGEST s="subject"] -->``: the memorule an exported
+    rule came from; ``subject`` (with the digest of the body it belongs to) when the export
+    had to state it because the file's structure would not give it back."""
 
     memory_id: UUID
     version: int
     kind: MemoruleKind | None = None
+    subject: str | None = None
+    digest: str | None = None
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,18 @@ def first_sentence(text: str) -> str:
     return shorten(sentence.rstrip().rstrip(":.").rstrip(), SENTENCE_MAX)
 
 
+def body_digest(body: str) -> str:
+    """A short digest of a rule's body, tying a subject stated in an export to that body."""
+    return hashlib.sha256(body.strip().encode()).hexdigest()[:12]
+
+
 def subject_for(unit: Unit) -> str:
     """``Context: first sentence`` (4 to 300 characters, one line); the context is the
-    innermost heading (or list label) the rule sits under."""
+    innermost heading (or list label) the rule sits under. An exported rule whose marker
+    states its subject keeps it while its body is the one exported."""
+    marker = unit.marker
+    if marker is not None and marker.subject and marker.digest == body_digest(unit.text):
+        return marker.subject
     text = unit.text
     lead = ""
     if unit.lead and text.startswith(unit.lead):
