@@ -138,11 +138,7 @@ def import_text(data: dict[str, Any], verbose: bool = False) -> str:
         f"{verb} {c['written']}, updated {c['updated']}, unchanged {c['unchanged']}, "
         f"skipped {c['skipped']}, notes {c['notes']}, missing {c['missing']}, "
         f"retired {c['retired']}"
-        + (
-            f" ({quiet} unchanged items not listed; --verbose lists them)"
-            if quiet
-            else ""
-        )
+        + (f" ({quiet} unchanged items not listed; --verbose lists them)" if quiet else "")
     )
     lines.extend(f"warning: {w['code']}: {w['message']}" for w in data["warnings"])
     return "\n".join(lines)

@@ -9,6 +9,8 @@ raw HTML is recognised (comments are found as ``html_block`` / ``html_inline`` t
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final
@@ -192,3 +194,23 @@ def is_comment(text: str) -> bool:
         return False
     comments = html_comments(text)
     return not strip_comments(text, [c for _, c in comments]).strip()
+
+
+_HASH_LINE: Final = re.compile(r"^# (?=\S)")
+_CJK_NUMBER: Final = re.compile(r"^(\s*\d{1,3})[，、](?=\S)")
+
+
+def as_list_items(texts: list[str]) -> list[str]:
+    """The lines the Markdown parser reads: a file that uses ``#`` as a comment mark on its
+    lines (most non-blank lines start with ``# ``, and most of those are followed by another
+    one: no section has a body) has those lines read as list entries, not as headings; and
+    ``1，`` / ``1、`` (a CJK enumeration) is read as ``1. ``. Items are cut from the source
+    lines by the marker's width, so every item's text is still its source text."""
+    out = [_CJK_NUMBER.sub(lambda m: m[1] + ". ", t) for t in texts]
+    filled = [t for t in out if t.strip()]
+    hashed = [_HASH_LINE.match(t) is not None for t in filled]
+    if sum(hashed) >= 3 and 3 * sum(hashed) >= 2 * len(filled):
+        bare = sum(1 for a, b in itertools.pairwise(hashed) if a and b)
+        if 2 * bare >= sum(hashed):
+            out = [("- " + t[2:]) if _HASH_LINE.match(t) else t for t in out]
+    return out

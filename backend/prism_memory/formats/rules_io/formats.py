@@ -68,7 +68,7 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
             actual=len(split.units),
         )
     split_warnings = list(split.warnings)
-    if not any(u.kind is not None for u in split.units):
+    if not split.imports and not any(u.kind is not None for u in split.units):
         split_warnings.append(_nothing_imported(source.path, split.units, split.exported))
     return ParsedFile(
         path=source.path,

@@ -25,7 +25,6 @@ source as written (list marker and indent removed), so nothing inside it is rein
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from typing import Any, Final
@@ -33,6 +32,7 @@ from typing import Any, Final
 from prism_memory.formats.rules_io.blocks import (
     Line,
     Node,
+    as_list_items,
     comments_in,
     html_comments,
     is_comment,
@@ -41,6 +41,7 @@ from prism_memory.formats.rules_io.blocks import (
     plain_inline,
     strip_comments,
 )
+from prism_memory.formats.rules_io.cues import COLON, EXAMPLE_LEAD, PROCEDURE_HEADING
 from prism_memory.formats.rules_io.drafts import (
     MARKER,
     Split,
@@ -54,11 +55,11 @@ from prism_memory.formats.rules_io.drafts import (
     trailing_marker,
     without_imports,
 )
-from prism_memory.formats.rules_io.cues import COLON, EXAMPLE_LEAD, PROCEDURE_HEADING
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import evidence, kind_of_heading, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Marker
-from prism_memory.formats.rules_io.sentences import sentence_spans
+from prism_memory.formats.rules_io.sentences import points_back, sentence_spans
+from prism_memory.formats.rules_io.tables import table
 
 _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->", re.DOTALL)
 _EXPORT: Final = re.compile(r"<!--\s*prism:export\b")
@@ -92,26 +93,6 @@ def split_markdown(
     return Split(units, state.warnings, state.exported, state.imports)
 
 
-_HASH_LINE: Final = re.compile(r"^# (?=\S)")
-_CJK_NUMBER: Final = re.compile(r"^(\s*\d{1,3})[，、](?=\S)")
-
-
-def as_list_items(texts: list[str]) -> list[str]:
-    """The lines the Markdown parser reads: a file that uses ``#`` as a comment mark on its
-    lines (most non-blank lines start with ``# ``, and most of those are followed by another
-    one: no section has a body) has those lines read as list entries, not as headings; and
-    ``1，`` / ``1、`` (a CJK enumeration) is read as ``1. ``. Items are cut from the source
-    lines by the marker's width, so every item's text is still its source text."""
-    out = [_CJK_NUMBER.sub(lambda m: m[1] + ". ", t) for t in texts]
-    filled = [t for t in out if t.strip()]
-    hashed = [_HASH_LINE.match(t) is not None for t in filled]
-    if sum(hashed) >= 3 and 3 * sum(hashed) >= 2 * len(filled):
-        bare = sum(1 for a, b in itertools.pairwise(hashed) if a and b)
-        if 2 * bare >= sum(hashed):
-            out = [("- " + t[2:]) if _HASH_LINE.match(t) else t for t in out]
-    return out
-
-
 def _blocks(state: State, nodes: list[Node]) -> None:
     i = 0
     while i < len(nodes):
@@ -134,7 +115,7 @@ def _blocks(state: State, nodes: list[Node]) -> None:
         elif node.kind in ("fence", "code_block"):
             _code(state, node)
         elif node.kind == "table":
-            _table(state, node)
+            table(state, node)
         elif node.kind == "blockquote":  # its text without the "> " marks
             for number in range(node.start, node.end + 1):
                 state.lines[number] = re.sub(r"^\s{0,3}>\s?", "", state.lines.get(number, ""))
@@ -225,7 +206,7 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
     groups: list[tuple[int, int, bool]] = []  # start, end, is_rule
     for start, end in sentence_spans(text):
         rule = rule_likeness(text[start:end], context, state.fmt) >= 0.5
-        if groups and (not rule or _points_back(text[start:end])):
+        if groups and (not rule or points_back(text[start:end])):
             groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
             groups.append((start, end, rule))
@@ -251,8 +232,14 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
             _procedure(state, lead_lines, lst, lead)
         else:  # "Examples:", "Types include:": they illustrate, they do not rule
             lines = span(state, para) + span(state, lst)
-            add(state, lines, state.context(), None, lead + "\n" + join(span(state, lst)),
-                descriptive=True)
+            add(
+                state,
+                lines,
+                state.context(),
+                None,
+                lead + "\n" + join(span(state, lst)),
+                descriptive=True,
+            )
         return
     if _objects_only(state, lst, lead):
         report_inline(state, para, comments_in(para.inline))
@@ -389,29 +376,6 @@ def _ends_with_colon(state: State, node: Node) -> bool:
     return text.rstrip().endswith(COLON)
 
 
-def _table(state: State, node: Node) -> None:
-    """A table: each row whose cells (past the first) instruct is a rule, as written; the
-    other rows, with the header, stay descriptive stretches."""
-    lines = span(state, node)
-    context, run = state.context(), lines[:2]
-    for number, row in lines[2:]:
-        cells = [c.strip() for c in row.strip().strip("|").split("|")]
-        instructs = any(
-            (ev := evidence(cell)).imperative or ev.hard or ev.soft or ev.prefer
-            for cell in cells[1:]
-            if cell
-        )
-        if instructs and rule_likeness(" ".join(cells), context, state.fmt, list_entry=True) >= 0.5:
-            if run:
-                add(state, run, context, None, descriptive=True)
-            run = []
-            add(state, [(number, row)], context, None, row.strip(), list_entry=True)
-        else:
-            run.append((number, row))
-    if run:
-        add(state, run, context, None, descriptive=True)
-
-
 def _procedure_heading(state: State) -> bool:
     return bool(state.headings) and bool(PROCEDURE_HEADING.search(state.headings[-1][1]))
 
@@ -423,15 +387,3 @@ def _procedure(state: State, lead_lines: list[Line], lst: Node, lead: str) -> No
     body = join(span(state, lst))
     text = f"{lead}\n{body}" if lead else body
     add(state, lines, state.context(), None, text, list_entry=True)
-
-
-_BACK: Final = re.compile(
-    r"^\W*(?:this|it|that|these|those|they|doing so|otherwise|such)\b"
-    r"|^\W*(?:use|do|see|try|keep)\s+(?:this|it|that|these|those)\b",
-    re.IGNORECASE,
-)
-
-
-def _points_back(sentence: str) -> bool:
-    """A sentence that points back to the one before it ("This keeps…", "Use it to…")."""
-    return bool(_BACK.match(sentence))

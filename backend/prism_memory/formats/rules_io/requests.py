@@ -32,7 +32,8 @@ _NOTE_TAG: Final = re.compile(r"\((?P<tag>file:[^()]+#L\d+-L\d+)\)$")
 def first_sentence(text: str) -> str:
     """A rule's first sentence of prose, whole; longer than :data:`SENTENCE_MAX`, cut at a
     word boundary with an ellipsis. Source line breaks are spaces: never a cut."""
-    prose, fenced = [], False
+    prose: list[str] = []
+    fenced = False
     for line in text.split("\n"):
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):

@@ -79,3 +79,15 @@ def code_spans(text: str) -> list[tuple[int, int]]:
         else:
             index += 1
     return spans
+
+
+_BACK: Final = re.compile(
+    r"^\W*(?:this|it|that|these|those|they|doing so|otherwise|such)\b"
+    r"|^\W*(?:use|do|see|try|keep)\s+(?:this|it|that|these|those)\b",
+    re.IGNORECASE,
+)
+
+
+def points_back(sentence: str) -> bool:
+    """A sentence that points back to the one before it ("This keeps…", "Use it to…")."""
+    return bool(_BACK.match(sentence))
