@@ -480,7 +480,7 @@ def test_unsafe_files_are_refused_with_a_structured_error_and_nothing_is_written
     assert (error.field, error.code, error.details["path"]) == ("path", code, "bad.md")
     assert counts(services, ctx)["memories"] == 0
     if code == "too_large":
-        assert error.details["max_bytes"] == 1_048_576
+        assert error.details["max_bytes"] == MAX_FILE_BYTES
 
 
 def test_a_missing_path_is_refused(services: Services, tmp_path: Path) -> None:
@@ -589,12 +589,16 @@ def test_the_cli_reports_what_it_wrote_kept_and_skipped_and_lists_all_with_verbo
     assert first.returncode == 0, first.stderr
     out = first.stdout.splitlines()
     assert out[0] == "AGENTS.md: 2 rules, 1 descriptive (markdown)"
-    assert [line.split()[:2] for line in out[1:3]] == [
+    # the descriptive stretch is listed as skipped with its reason (issue 30: nothing is
+    # left out silently); only unchanged items are counted without a line
+    assert [line.split()[:2] for line in out[1:4]] == [
+        ["skip", "note"],
         ["written", "behavioral_rule"],
         ["written", "preference"],
     ]
-    assert out[3].startswith("written 2, updated 0, unchanged 0, skipped 1, notes 0")
-    assert "(1 unchanged or descriptive items not listed; --verbose lists them)" in out[3]
+    assert "descriptive text, not a rule" in out[1]
+    assert out[4].startswith("written 2, updated 0, unchanged 0, skipped 1, notes 0")
+    assert "not listed" not in out[4]
     again = invoke_prism(db, "import-rules", "AGENTS.md", "--verbose", cwd=tmp_path)
     lines = again.stdout.splitlines()
     assert [line.split()[0] for line in lines[1:4]] == ["skip", "unchanged", "unchanged"]

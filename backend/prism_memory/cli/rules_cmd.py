@@ -106,13 +106,11 @@ def _applicable(rt: Runtime) -> list[Rule]:
     return access.applicable_rules(me.key, rt.ctx)
 
 
-_DESCRIPTIVE_SKIP: Final = "descriptive text"
-
-
 def import_text(data: dict[str, Any], verbose: bool = False) -> str:
     """An import report for people: each file, then what was written, updated, kept and
-    skipped (every item with ``verbose``; otherwise all but the unchanged ones and the
-    descriptive text skipped, which are counted), the counts, the warnings."""
+    skipped — every skipped stretch with its lines and reason, so nothing is left out
+    silently (with ``verbose`` the unchanged ones too; otherwise they are counted) — the
+    counts, the warnings."""
     lines = []
     for f in data["files"]:
         note = ", written by prism export-rules" if f["exported_by_prism"] else ""
@@ -123,10 +121,7 @@ def import_text(data: dict[str, Any], verbose: bool = False) -> str:
         )
     quiet = 0
     for item in data["items"]:
-        descriptive = item["action"] == Action.SKIP.value and (item["message"] or "").startswith(
-            _DESCRIPTIVE_SKIP
-        )
-        if not verbose and (item["action"] == Action.UNCHANGED.value or descriptive):
+        if not verbose and item["action"] == Action.UNCHANGED.value:
             quiet += 1
             continue
         where = f"{item['path']}:{item['lines'][0]}-{item['lines'][1]}" if item["lines"] else ""
@@ -143,11 +138,7 @@ def import_text(data: dict[str, Any], verbose: bool = False) -> str:
         f"{verb} {c['written']}, updated {c['updated']}, unchanged {c['unchanged']}, "
         f"skipped {c['skipped']}, notes {c['notes']}, missing {c['missing']}, "
         f"retired {c['retired']}"
-        + (
-            f" ({quiet} unchanged or descriptive items not listed; --verbose lists them)"
-            if quiet
-            else ""
-        )
+        + (f" ({quiet} unchanged items not listed; --verbose lists them)" if quiet else "")
     )
     lines.extend(f"warning: {w['code']}: {w['message']}" for w in data["warnings"])
     return "\n".join(lines)

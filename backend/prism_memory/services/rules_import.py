@@ -30,6 +30,7 @@ from prism_memory.formats.rules_io.records import (
     Item,
     NotesMode,
     ParsedFile,
+    bounded,
 )
 from prism_memory.services.access_service import AccessService
 from prism_memory.trigraph.port import TriGraphStore
@@ -180,7 +181,7 @@ class RulesImporter:
         steps = planner.plan(files)
         report = ImportReport(dry_run=options.dry_run)
         for parsed in files:
-            report.warnings.extend(parsed.warnings)
+            report.warnings.extend(bounded(parsed.warnings))
             report.files.append(_summary(parsed))
         report.warnings.extend(planner.warnings)
         writes = [s for s in steps if s.request is not None]

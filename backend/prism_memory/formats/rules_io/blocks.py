@@ -9,6 +9,7 @@ raw HTML is recognised (comments are found as ``html_block`` / ``html_inline`` t
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -18,7 +19,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 Line = tuple[int, str]
-_COMMENT: Final = re.compile(r"<!--.*?-->", re.DOTALL)
+_OPEN: Final = "<!--"
+_CLOSE: Final = "-->"
 
 
 @dataclass
@@ -116,9 +118,7 @@ def comments_in(token: Token | None) -> list[str]:
     if token is None or not token.children:
         return []
     return [
-        c.content
-        for c in token.children
-        if c.type == "html_inline" and c.content.startswith("<!--")
+        c.content for c in token.children if c.type == "html_inline" and c.content.startswith(_OPEN)
     ]
 
 
@@ -130,7 +130,7 @@ def plain_inline(token: Token | None) -> str:
     for child in token.children:
         if child.type == "code_inline":
             out.append(child.markup + child.content + child.markup)
-        elif child.type in ("text", "html_inline") and not child.content.startswith("<!--"):
+        elif child.type in ("text", "html_inline") and not child.content.startswith(_OPEN):
             out.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             out.append(" ")
@@ -145,13 +145,72 @@ def text_tokens(token: Token | None) -> list[str]:
     return [c.content for c in token.children if c.type == "text"]
 
 
+def html_comments(text: str) -> list[tuple[int, str]]:
+    """``(offset, comment)`` for every ``<!-- … -->`` of ``text``, in order: one linear scan
+    (a ``<!--`` never closed is no comment, as ``<!--.*?-->`` would read it)."""
+    found: list[tuple[int, str]] = []
+    at = text.find(_OPEN)
+    while at >= 0:
+        close = text.find(_CLOSE, at + len(_OPEN))
+        if close < 0:
+            break
+        found.append((at, text[at : close + len(_CLOSE)]))
+        at = text.find(_OPEN, close + len(_CLOSE))
+    return found
+
+
 def strip_comments(text: str, comments: list[str]) -> str:
-    """``text`` without the given comments (each once), line ends trimmed."""
+    """``text`` without the given comments (each once, in order), line ends trimmed."""
+    pieces, cursor = [], 0
     for comment in comments:
-        text = text.replace(comment, "", 1)
+        at = text.find(comment, cursor)
+        if at < 0:
+            continue
+        pieces.append(text[cursor:at])
+        cursor = at + len(comment)
+    pieces.append(text[cursor:])
+    text = "".join(pieces)
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
+
+
+def comment_lines(raw: str, comments: list[str], first_line: int) -> list[int]:
+    """The file line each of ``comments`` (in order) starts on in ``raw``."""
+    lines, cursor, line = [], 0, first_line
+    for comment in comments:
+        at = raw.find(comment, cursor)
+        if at < 0:
+            lines.append(line)
+            continue
+        line += raw.count("\n", cursor, at)
+        lines.append(line)
+        line += comment.count("\n")
+        cursor = at + len(comment)
+    return lines
 
 
 def is_comment(text: str) -> bool:
     """True for an HTML block that is only comments."""
-    return bool(text.strip()) and not _COMMENT.sub("", text).strip()
+    if not text.strip():
+        return False
+    comments = html_comments(text)
+    return not strip_comments(text, [c for _, c in comments]).strip()
+
+
+_HASH_LINE: Final = re.compile(r"^# (?=\S)")
+_CJK_NUMBER: Final = re.compile(r"^(\s*\d{1,3})[，、](?=\S)")
+
+
+def as_list_items(texts: list[str]) -> list[str]:
+    """The lines the Markdown parser reads: a file that uses ``#`` as a comment mark on its
+    lines (most non-blank lines start with ``# ``, and most of those are followed by another
+    one: no section has a body) has those lines read as list entries, not as headings; and
+    ``1，`` / ``1、`` (a CJK enumeration) is read as ``1. ``. Items are cut from the source
+    lines by the marker's width, so every item's text is still its source text."""
+    out = [_CJK_NUMBER.sub(lambda m: m[1] + ". ", t) for t in texts]
+    filled = [t for t in out if t.strip()]
+    hashed = [_HASH_LINE.match(t) is not None for t in filled]
+    if sum(hashed) >= 3 and 3 * sum(hashed) >= 2 * len(filled):
+        bare = sum(1 for a, b in itertools.pairwise(hashed) if a and b)
+        if 2 * bare >= sum(hashed):
+            out = [("- " + t[2:]) if _HASH_LINE.match(t) else t for t in out]
+    return out

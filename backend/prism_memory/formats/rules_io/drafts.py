@@ -7,25 +7,36 @@ Used by :mod:`.markdown`; nothing here parses Markdown.
 
 from __future__ import annotations
 
+import json
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Final
 from uuid import UUID
 
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.domain.validation import MEMORULE_BODY_MIN as BODY_MIN
-from prism_memory.formats.rules_io.blocks import Line, Node
-from prism_memory.formats.rules_io.kinds import classify, rule_likeness
+from prism_memory.formats.rules_io.blocks import Line, Node, comment_lines
+from prism_memory.formats.rules_io.kinds import classify, negating, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Location, Marker, Unit
 
 _SCOPE_TITLE: Final = re.compile(r"^(?:Global|Organisation|Project|Persona) rules\b")
 
 MARKER: Final = re.compile(
-    r"<!--\s*prism:id=(?P<id>[0-9a-fA-F-]{36})\s+v=(?P<v>\d+)(?:\s+kind=(?P<kind>[a-z_]+))?\s*-->"
+    r"<!--\s*prism:id=(?P<id>[0-9a-fA-F-]{36})\s+v=(?P<v>\d+)(?:\s+kind=(?P<kind>[a-z_]+))?"
+    r'(?:\s+h=(?P<h>[0-9a-f]{12})\s+s=(?P<s>"(?:[^"\\\n<>]|\\.)*"))?\s*-->'
 )
 
 
-TRAILING_MARKER: Final = re.compile(r"\s*" + MARKER.pattern + r"\s*$")
+COMMENTS_MAX: Final = 20  # comment warnings per file; the rest are counted in one
+
+
+def trailing_marker(line: str) -> tuple[re.Match[str] | None, str]:
+    """A ``prism:id`` marker ending ``line``, and the line without it (and the white space
+    before it); found from the last ``<!--``, so no run of spaces is scanned twice."""
+    at = line.rfind("<!--")
+    found = MARKER.fullmatch(line[at:].rstrip()) if at >= 0 else None
+    return (found, line[:at].rstrip()) if found else (None, line)
 
 
 @dataclass
@@ -75,6 +86,7 @@ class State:
     drafts: list[Draft] = field(default_factory=list)
     warnings: list[FileWarning] = field(default_factory=list)
     imports: list[tuple[str, int]] = field(default_factory=list)
+    comments: int = 0
 
     def context(self) -> tuple[str, ...]:
         """Headings over the current line; a lone H1 title and an export's own are not."""
@@ -87,7 +99,10 @@ class State:
         )
 
     def comment(self, line: int, text: str) -> None:
-        if self.exported or text.lstrip("<!- ").startswith("prism:"):
+        if self.exported or text[:40].lstrip("<!- ").startswith("prism:"):
+            return
+        self.comments += 1
+        if self.comments > COMMENTS_MAX:
             return
         self.warnings.append(
             FileWarning(
@@ -96,9 +111,24 @@ class State:
                 line,
                 f"{self.path}:{line}: an HTML comment was not imported "
                 "(agents reading the raw file still see it)",
-                {"excerpt": " ".join(text.split())[:80]},
+                {"excerpt": " ".join(text[:400].split())[:80]},
             )
         )
+
+    def comments_summary(self) -> None:
+        """One warning counting the comments past :data:`COMMENTS_MAX`."""
+        more = self.comments - COMMENTS_MAX
+        if more > 0:
+            self.warnings.append(
+                FileWarning(
+                    "comment_skipped_more",
+                    self.path,
+                    None,
+                    f"{self.path}: {more} more HTML comments were not imported "
+                    f"(the first {COMMENTS_MAX} are reported one by one)",
+                    {"count": more},
+                )
+            )
 
 
 @dataclass(frozen=True)
@@ -114,7 +144,20 @@ class Split:
 def marker_of(found: re.Match[str]) -> Marker:
     kind = found["kind"]
     known = kind in {k.value for k in MemoruleKind}
-    return Marker(UUID(found["id"]), int(found["v"]), MemoruleKind(kind) if known else None)
+    subject: str | None = None
+    if found["s"]:
+        try:
+            value = json.loads(found["s"])
+        except json.JSONDecodeError:
+            value = None
+        subject = value if isinstance(value, str) else None
+    return Marker(
+        UUID(found["id"]),
+        int(found["v"]),
+        MemoruleKind(kind) if known else None,
+        subject,
+        found["h"] if subject else None,
+    )
 
 
 def add(
@@ -127,18 +170,27 @@ def add(
     descriptive: bool = False,
     lead_in: str = "",
     list_entry: bool = False,
+    among_rules: bool = False,
+    force: bool = False,
 ) -> None:
     own = text or join(lines)
+    if list_entry and not lead and marker is None and context and negating(context[-1]):
+        lead = context[-1]  # "Verboten" / "What to avoid": the entry says it only with it
     body = f"{lead}\n{own}" if lead else own
     kind: MemoruleKind | None = None
     decided = False
     if marker is not None:  # an exported rule: a rule whatever it says
         kind = marker.kind or state.section_kind or classify(own, context)
         decided = marker.kind is not None or state.section_kind is not None
-    elif (
+    elif force or (
         not descriptive
         and rule_likeness(
-            own, context, state.fmt, lead or lead_in or heading_lead(context), list_entry
+            own,
+            context,
+            state.fmt,
+            lead or lead_in or heading_lead(context),
+            list_entry,
+            among_rules,
         )
         >= 0.5
     ):
@@ -170,9 +222,7 @@ def heading_lead(context: tuple[str, ...]) -> str:
 
 def report_inline(state: State, node: Node, comments: list[str]) -> None:
     raw = "\n".join(state.lines.get(n, "") for n in range(node.start, node.end + 1))
-    for comment in comments:
-        where = raw.find(comment)
-        line = node.start + (raw[:where].count("\n") if where >= 0 else 0)
+    for line, comment in zip(comment_lines(raw, comments, node.start), comments, strict=True):
         state.comment(line, comment)
 
 
@@ -188,7 +238,8 @@ def span(state: State, node: Node) -> list[Line]:
 
 
 def line_at(offsets: list[int], position: int) -> int:
-    return max(i for i, start in enumerate(offsets) if start <= position)
+    """The index of the line (by its start offsets, ascending) that holds ``position``."""
+    return max(0, bisect_right(offsets, position) - 1)
 
 
 def join(lines: list[Line]) -> str:

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Final
+from uuid import UUID
 
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
@@ -36,7 +37,10 @@ from prism_memory.domain.records import (
     SessionContext,
     Status,
 )
+from prism_memory.formats.rules_io.formats import parse_rule_file
+from prism_memory.formats.rules_io.reading import SourceText
 from prism_memory.formats.rules_io.records import ExportedFile, parse_tag
+from prism_memory.formats.rules_io.requests import body_digest, subject_for
 from prism_memory.formats.rules_io.surfaces import globs_for
 from prism_memory.trigraph.dump import MemoryDump
 from prism_memory.trigraph.port import TriGraphStore
@@ -104,6 +108,30 @@ def _applicable(state: MemoryState, ctx: SessionContext) -> bool:
 
 
 def render(fmt: ExportFormat, rules: Iterable[Rule], ctx: SessionContext) -> list[ExportedFile]:
+    """Render rules as the files of one format (see :func:`_render`); a rule whose subject
+    re-importing the file would not give back has it stated in its marker, so import →
+    export → import is a fixed point."""
+    rules = list(rules)
+    files = _render(fmt, rules, ctx, set())
+    subjects = {  # rules imported from a rule file: their subject came from its structure
+        memory.id: state.subject or ""
+        for memory, state in rules
+        if parse_tag(state.evidence_signal_id) is not None
+    }
+    stated: set[UUID] = set()
+    for exported in files:
+        parsed = parse_rule_file(SourceText(exported.name, exported.text, []))
+        for unit in parsed.units:
+            if unit.marker is None or unit.marker.memory_id not in subjects:
+                continue
+            if subject_for(unit) != subjects[unit.marker.memory_id]:
+                stated.add(unit.marker.memory_id)
+    return _render(fmt, rules, ctx, stated) if stated else files
+
+
+def _render(
+    fmt: ExportFormat, rules: Iterable[Rule], ctx: SessionContext, stated: set[UUID]
+) -> list[ExportedFile]:
     """Render rules as the files of one format, in a stable order.
 
     Args:
@@ -118,13 +146,13 @@ def render(fmt: ExportFormat, rules: Iterable[Rule], ctx: SessionContext) -> lis
         return [
             ExportedFile(
                 names[i],
-                _front_matter(applies) + header + _group_text(applies, members, level=1),
+                _front_matter(applies) + header + _group_text(applies, members, 1, stated),
                 len(members),
             )
             for i, (applies, members) in enumerate(groups)
         ]
     title = "AGENTS.md" if fmt is ExportFormat.AGENTS_MD else "CLAUDE.md"
-    body = "".join(_group_text(applies, members, level=2) for applies, members in groups)
+    body = "".join(_group_text(applies, members, 2, stated) for applies, members in groups)
     if not groups:
         body = "\n_No memorules apply to this context._\n"
     count = sum(len(m) for _, m in groups)
@@ -162,7 +190,9 @@ def _title(applies: dict[str, str]) -> str:
     return _SCOPE_TITLES[scope] + (f" ({', '.join(parts)})" if parts else "")
 
 
-def _group_text(applies: dict[str, str], members: list[Rule], level: int) -> str:
+def _group_text(
+    applies: dict[str, str], members: list[Rule], level: int, with_subject: set[UUID]
+) -> str:
     marks = "#" * level
     lines = [f"\n{marks} {_safe(_title(applies))}\n\n"]
     stated = json.dumps(applies, sort_keys=True, ensure_ascii=True).replace(">", "\\u003e")
@@ -175,7 +205,10 @@ def _group_text(applies: dict[str, str], members: list[Rule], level: int) -> str
             lines.append(f"\n{marks}# {_safe(heading)}\n\n")
         elif len(sections) > 1 or level == 1:
             lines.append("\n")
-        lines.extend(_rule_text(memory, state) for memory, state in sections[heading])
+        lines.extend(
+            _rule_text(memory, state, memory.id in with_subject)
+            for memory, state in sections[heading]
+        )
     return "".join(lines)
 
 
@@ -197,8 +230,12 @@ def _source_order(rule: Rule) -> tuple[object, ...]:
     return (0, where.path, where.line_start, str(memory.id))
 
 
-def _rule_text(memory: Memory, state: MemoryState) -> str:
+def _rule_text(memory: Memory, state: MemoryState, state_subject: bool = False) -> str:
     kind = f" kind={state.memorule_kind.value}" if state.memorule_kind else ""
+    if state_subject:  # JSON without "<" or ">": the comment cannot end early
+        quoted = json.dumps(state.subject or "", ensure_ascii=False)
+        quoted = quoted.replace("<", "\\u003c").replace(">", "\\u003e")
+        kind += f" h={body_digest(state.body)} s={quoted}"
     marker = f"<!-- prism:id={memory.id} v={state.version}{kind} -->"
     body = state.body.strip().split("\n")
     rest = "".join(f"\n  {line}" if line else "\n" for line in body[1:])

@@ -17,8 +17,10 @@ FrontValue = str | bool | list[str]
 
 _FENCE: Final = re.compile(r"^---\s*$")
 _END: Final = re.compile(r"^(---|\.\.\.)\s*$")
-_KEY: Final = re.compile(r"^(?P<key>[A-Za-z_][\w.-]*)\s*:(?:\s+(?P<value>.*?))?\s*$")
-_ITEM: Final = re.compile(r"^\s+-\s+(?P<value>.*?)\s*$")
+# Values are taken whole and stripped after: ``.*?\s*$`` would retry every offset of a
+# long run of spaces.
+_KEY: Final = re.compile(r"^(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:\s+(?P<value>.*))?$")
+_ITEM: Final = re.compile(r"^\s+-\s+(?P<value>.*)$")
 MAX_LINES: Final = 200
 _TRUE: Final = frozenset({"true", "yes", "on"})
 _FALSE: Final = frozenset({"false", "no", "off"})
@@ -92,7 +94,7 @@ def parse_front_matter(lines: list[str]) -> FrontMatter:
             ignored.append(i + 1)
             i += 1
             continue
-        key, raw = found["key"], found["value"] or ""
+        key, raw = found["key"], (found["value"] or "").strip()
         i += 1
         if raw in ("|", ">", "|-", ">-", "|+", ">+"):
             block = []
@@ -103,7 +105,7 @@ def parse_front_matter(lines: list[str]) -> FrontMatter:
         elif not raw:
             items = []
             while i < end and (item := _ITEM.match(lines[i])):
-                items.append(_scalar_text(item["value"]))
+                items.append(_scalar_text(item["value"].strip()))
                 i += 1
             values[key] = items if items else ""
         else:

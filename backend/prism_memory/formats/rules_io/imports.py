@@ -28,22 +28,27 @@ IMPORTING_NAMES: Final = frozenset({"CLAUDE.md", "CLAUDE.local.md"})
 
 
 def imports_in(nodes: list[Node]) -> list[tuple[str, int]]:
-    """``(target, line)`` for every ``@path`` outside code, in file order."""
-    found: list[tuple[str, int]] = []
+    """``(target, line)`` for every ``@path`` outside code, in file order, each once."""
+    found: dict[tuple[str, int], None] = {}
+    _collect(nodes, found)
+    return list(found)
+
+
+def _collect(nodes: list[Node], found: dict[tuple[str, int], None]) -> None:
     for node in nodes:
         if node.inline is not None:
-            raw = node.inline.content
+            raw, cursor, line = node.inline.content, 0, node.start
             for piece in text_tokens(node.inline):
                 for match in _IMPORT.finditer(piece):
                     target = match["path"].rstrip(_TRAILING)
                     if "/" not in target and "." not in target:
                         continue  # "@claude", a mention: no file name
-                    where = raw.find("@" + target)
-                    line = node.start + (raw[:where].count("\n") if where >= 0 else 0)
-                    if (target, line) not in found:
-                        found.append((target, line))
-        found.extend(t for t in imports_in(node.children) if t not in found)
-    return found
+                    where = raw.find("@" + target, cursor)
+                    if where >= 0:
+                        line += raw.count("\n", cursor, where)
+                        cursor = where
+                    found.setdefault((target, line))
+        _collect(node.children, found)
 
 
 def follows_imports(path: Path) -> bool:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from prism_memory.domain.records import MemoruleKind
+from prism_memory.formats.rules_io import cues
 
 RULE_THRESHOLD: Final = 0.5
 
@@ -60,14 +61,14 @@ _CONVENTION: Final = re.compile(
     r"\b(?:pascal ?case|camel ?case|snake[_ ]case|kebab[- ]case|upper_snake_case|title case"
     r"|sentence case|lower ?case with|naming|named|prefix(?:ed)?|suffix(?:ed)?"
     r"|(?:variable|function|method|class|file|branch|test|module) names?"
-    r"|indent(?:ation|ed)?|tabs|spaces|line length|\d+[- ]char(?:acter)?s?(?: lines)?"
+    r"|indent(?:ation|ed)?|tabs|spaces|line length|\b\d{1,5}[- ]char(?:acter)?s?(?: lines)?"
     r"|trailing (?:spaces|whitespace|commas?)|whitespace|curly braces|semicolons?"
     r"|(?:single|double) quotes|format(?:ted|ter|ting)?|code style|coding style|style guide"
-    r"|\w+[- ]style|psr-\d+|pep ?8|commit messages?|conventional commits|copyright header"
+    r"|\b\w{1,30}[- ]style|psr-\d+|pep ?8|commit messages?|conventional commits|copyright header"
     r"|(?:are|is) (?:marked|named|prefixed|suffixed|kept|stored|placed|located)"
     r" (?:with|in|under|as)"
     r"|(?:lives?|located|goes|reside|resides) (?:in|under|at)|is the \w+ command"
-    r"|commands?\b[^.]*\b(?:run|executed|invoked)\b)",
+    r"|commands?\b[^.]{0,200}?\b(?:run|executed|invoked)\b)",
     re.IGNORECASE,
 )
 _TOOL_STATEMENT: Final = re.compile(
@@ -88,6 +89,13 @@ _DESCRIPTIVE: Final = re.compile(
     r"|(?:it|there) (?:is|are)\b(?! (?:important|critical|essential|necessary) to)"
     r"|e\.g\.|for example"
     r"|example\b|see\b|canonical reference|note:)",
+    re.IGNORECASE,
+)
+# A statement about a thing ("The -x flag stops…", "Die Datei enthält…"): not carried by
+# the rules around it.
+_STATEMENT: Final = re.compile(
+    r"^\W*(?:the|a|an|this|these|those|its?|le|la|les|un|une|el|los|las|der|die|das|ein|eine"
+    r"|o|os|as|um|uma)\s",
     re.IGNORECASE,
 )
 _LABEL: Final = re.compile(r"^[\w /&().'-]{1,48}:\s+")
@@ -203,11 +211,17 @@ def _lead_word(text: str) -> str:
         words = re.findall(r"[A-Za-z][A-Za-z'-]*", label.group())
         if not words or words[0].lower() not in _IMPERATIVE:  # "Testing: run…", not "Run X:"
             rest = rest[label.end() :]
+    conditional = _CLAUSE.match(rest) is not None
     rest = _CLAUSE.sub("", rest, count=1)
     words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[:80])
     while words and words[0].lower() in _FILLER:
         words.pop(0)
-    return words[0].lower() if words else ""
+    lead = words[0].lower() if words else ""
+    if conditional and lead not in _IMPERATIVE:  # "If you add X, Y or Z, clean up…"
+        for found in re.finditer(r",\s*([A-Za-z][A-Za-z'-]*)", rest[:200]):
+            if found[1].lower() in _IMPERATIVE:
+                return found[1].lower()
+    return lead
 
 
 def _commandish(span: str) -> bool:
@@ -219,7 +233,7 @@ def _commandish(span: str) -> bool:
 def _labelled_command(text: str) -> bool:
     """'Install dependencies: `uv sync`' (a label, then mostly a command), or the other way
     round: '`make lint`: run the linters'."""
-    reverse = re.match(r"^(`+)(?P<code>.+?)\1\s*[:—–]\s+\w", text)
+    reverse = re.match(r"^(`{1,3})(?P<code>[^`]{1,300}?)\1\s*[:—–]\s+\w", text)
     if reverse is not None and _commandish(reverse["code"]):
         return True
     found = _LABELLED_CODE.match(text)
@@ -237,11 +251,13 @@ def evidence(text: str) -> Evidence:
     flat = prose(text)
     bare = _CODE.sub("code", flat)
     lead = _lead_word(flat)
+    opening = re.sub(r"^[^\w`]+", "", _LABEL.sub("", bare, count=1))
     return Evidence(
-        imperative=lead in _IMPERATIVE,
-        hard=bool(_HARD.search(bare)),
-        soft=bool(_SOFT.search(bare)),
-        prefer=bool(_PREFER.search(bare)),
+        imperative=lead in _IMPERATIVE
+        or bool(cues.IMPERATIVE.search(opening) or cues.IMPERATIVE.search(bare)),
+        hard=bool(_HARD.search(bare) or cues.HARD.search(bare)),
+        soft=bool(_SOFT.search(bare) or cues.SOFT.search(bare)),
+        prefer=bool(_PREFER.search(bare) or cues.PREFER.search(bare)),
         correction=bool(_CORRECTION.search(bare)),
         feedback=bool(_FEEDBACK.search(bare)),
         convention=bool(
@@ -252,7 +268,9 @@ def evidence(text: str) -> Evidence:
             or (_COMPARATIVE.match(bare) and lead not in _IMPERATIVE)
         ),
         labelled=_labelled_command(flat),
-        descriptive=bool(_DESCRIPTIVE.match(re.sub(r"^[^\w`]+", "", flat))),
+        descriptive=bool(
+            _DESCRIPTIVE.match(re.sub(r"^[^\w`]+", "", flat)) or cues.ABOUT_FILE.search(flat)
+        ),
         question=flat.rstrip().endswith("?"),
         follow=lead in _ACTIONS,
     )
@@ -270,6 +288,7 @@ def rule_likeness(
     file_format: str | None = None,
     lead_in: str = "",
     list_entry: bool = False,
+    among_rules: bool = False,
 ) -> float:
     """How much ``text`` reads as an instruction to an agent, in [0, 1] (0.5 and up: a rule).
 
@@ -280,6 +299,7 @@ def rule_likeness(
         lead_in: a line ending in ":" that introduces it ("All changes need to:").
         list_entry: it is an entry of a list (under a heading that names rules, an entry
             is a rule unless its wording says otherwise).
+        among_rules: most of the other entries of its list read as rules.
     """
     ev = evidence(text)
     if not prose(text) or ev.question:
@@ -293,12 +313,20 @@ def rule_likeness(
     score += 0.35 if ev.correction or ev.feedback else 0.0
     score -= 0.5 if ev.descriptive and not ev.hard else 0.0
     heading = headings[-1] if headings else ""
-    if heading and _CORRECTION_HEADING.search(heading):
+    if heading and cues.EXAMPLE_LEAD.match(heading.rstrip(":：")) and not ev.hard:
+        return 0.0  # the entries under "Examples" / "Types:" illustrate, they do not rule
+    if cues.EXAMPLE_ENTRY.match(prose(text)) and not re.match(r"(?i)\W*do(?:n'?t)?\s*:", text):
+        return 0.0  # "Good: `parallel-tasks`" / "Bad: …" show the rule before them
+    if heading and (_CORRECTION_HEADING.search(heading) or cues.NEGATING_HEADING.search(heading)):
         score += 0.3
-    elif heading and _RULE_HEADING.search(heading):
-        score += 0.35 if list_entry else 0.15
-    elif heading and _DESCRIPTIVE_HEADING.search(heading) and not (ev.imperative or ev.hard):
+    elif heading and _descriptive_heading(heading) and not (ev.imperative or ev.hard):
         score -= 0.25
+    elif any(_RULE_HEADING.search(h) or cues.RULE_HEADING.search(h) for h in headings):
+        score += 0.35 if list_entry else 0.15
+    elif list_entry:
+        score += 0.15  # structure: an entry of a list in a rule file leans towards a rule
+    if list_entry and among_rules and not ev.descriptive and not _STATEMENT.match(prose(text)):
+        score += 0.2
     if (lead_in and _DIRECTIVE_LEAD.search(lead_in)) or (
         lead_in and _lead_word(lead_in) in _IMPERATIVE
     ):
@@ -306,6 +334,15 @@ def rule_likeness(
     if file_format in ("cursor", "copilot"):
         score += 0.05
     return max(0.0, min(1.0, score))
+
+
+def _descriptive_heading(heading: str) -> bool:
+    return bool(_DESCRIPTIVE_HEADING.search(heading) or cues.DESCRIPTIVE_HEADING.search(heading))
+
+
+def negating(heading: str) -> bool:
+    """A heading that negates the entries under it ("What to avoid", "Verboten", "禁止事項")."""
+    return bool(cues.NEGATING_HEADING.search(heading) or _CORRECTION_HEADING.search(heading))
 
 
 def kind_of_heading(heading: str) -> MemoruleKind | None:

@@ -32,16 +32,18 @@ from typing import Any, Final
 from prism_memory.formats.rules_io.blocks import (
     Line,
     Node,
+    as_list_items,
     comments_in,
+    html_comments,
     is_comment,
     item_lines,
     parse,
     plain_inline,
     strip_comments,
 )
+from prism_memory.formats.rules_io.cues import COLON, EXAMPLE_LEAD, PROCEDURE_HEADING
 from prism_memory.formats.rules_io.drafts import (
     MARKER,
-    TRAILING_MARKER,
     Split,
     State,
     add,
@@ -50,12 +52,14 @@ from prism_memory.formats.rules_io.drafts import (
     marker_of,
     report_inline,
     span,
+    trailing_marker,
     without_imports,
 )
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import evidence, kind_of_heading, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Marker
-from prism_memory.formats.rules_io.sentences import sentence_spans
+from prism_memory.formats.rules_io.sentences import points_back, sentence_spans
+from prism_memory.formats.rules_io.tables import table
 
 _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->", re.DOTALL)
 _EXPORT: Final = re.compile(r"<!--\s*prism:export\b")
@@ -81,9 +85,10 @@ def split_markdown(
         return Split([], [], False)
     state = State(path, fmt, dict(lines), applies_to=dict(applies_to))
     state.exported = any(_EXPORT.search(text) for _, text in lines[:40])
-    nodes = parse("\n".join(text for _, text in lines), lines[0][0])
+    nodes = parse("\n".join(as_list_items([text for _, text in lines])), lines[0][0])
     state.imports = imports_in(nodes)
     _blocks(state, nodes)
+    state.comments_summary()
     units = [d.freeze(path) for d in state.drafts if d.text.strip()]
     return Split(units, state.warnings, state.exported, state.imports)
 
@@ -103,12 +108,14 @@ def _blocks(state: State, nodes: list[Node]) -> None:
                 i += 1
             else:
                 _paragraph(state, node)
+        elif node.kind == "ordered_list" and _procedure_heading(state):
+            _procedure(state, [], node, "")
         elif node.kind in _LISTS:
             _list(state, node, state.context(), "")
         elif node.kind in ("fence", "code_block"):
             _code(state, node)
         elif node.kind == "table":
-            add(state, span(state, node), state.context(), None, descriptive=True)
+            table(state, node)
         elif node.kind == "blockquote":  # its text without the "> " marks
             for number in range(node.start, node.end + 1):
                 state.lines[number] = re.sub(r"^\s{0,3}>\s?", "", state.lines.get(number, ""))
@@ -136,9 +143,12 @@ def _html(state: State, node: Node) -> None:
     elif is_comment(text):
         state.comment(node.start, text)
     else:  # raw HTML an agent reads as text: its comments out, the rest a unit
-        comments = re.findall(r"<!--.*?-->", text, re.DOTALL)
-        for comment in comments:
-            state.comment(node.start + text[: text.find(comment)].count("\n"), comment)
+        found, line, cursor = html_comments(text), node.start, 0
+        for at, comment in found:
+            line += text.count("\n", cursor, at)
+            cursor = at
+            state.comment(line, comment)
+        comments = [comment for _, comment in found]
         lines = span(state, node)
         add(state, lines, state.context(), None, text=strip_comments(join(lines), comments))
 
@@ -196,7 +206,7 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
     groups: list[tuple[int, int, bool]] = []  # start, end, is_rule
     for start, end in sentence_spans(text):
         rule = rule_likeness(text[start:end], context, state.fmt) >= 0.5
-        if groups and not rule:
+        if groups and (not rule or points_back(text[start:end])):
             groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
             groups.append((start, end, rule))
@@ -212,6 +222,25 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     spans = sentence_spans(text)
     lead_start = spans[-1][0] if spans else 0
     lead = text[lead_start:].strip()
+    if lst.kind == "ordered_list" or EXAMPLE_LEAD.match(lead.rstrip(":：")):
+        if lead_start > 0:
+            _paragraph(state, para, upto=lead_start)
+        else:
+            report_inline(state, para, comments_in(para.inline))
+        if lst.kind == "ordered_list":  # a procedure: its steps stay one rule, in order
+            lead_lines = span(state, para)[text[:lead_start].count("\n") :]
+            _procedure(state, lead_lines, lst, lead)
+        else:  # "Examples:", "Types include:": they illustrate, they do not rule
+            lines = span(state, para) + span(state, lst)
+            add(
+                state,
+                lines,
+                state.context(),
+                None,
+                lead + "\n" + join(span(state, lst)),
+                descriptive=True,
+            )
+        return
     if _objects_only(state, lst, lead):
         report_inline(state, para, comments_in(para.inline))
         lines = span(state, para) + span(state, lst)
@@ -234,12 +263,21 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
 
 
 def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
-    for item in lst.children:
-        if item.kind == "list_item":
-            _item(state, item, context, lead)
+    items = [i for i in lst.children if i.kind == "list_item"]
+    own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
+    rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
+    among = len(items) > 1 and 2 * rules >= len(items)
+    for item in items:
+        _item(state, item, context, lead, among)
 
 
-def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None:
+def _nested_lines(item: Node) -> set[int]:
+    return {n for c in item.children if c.kind in _LISTS for n in range(c.start, c.end + 1)}
+
+
+def _item(
+    state: State, item: Node, context: tuple[str, ...], lead: str, among: bool = False
+) -> None:
     nested = [c for c in item.children if c.kind in _LISTS]
     comment_blocks = [
         c for c in item.children if c.kind == "html_block" and is_comment(c.token.content)
@@ -262,6 +300,9 @@ def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None
     own_text = strip_comments(join(own), comments)
     if not without_imports(own_text):
         return
+    if nested and EXAMPLE_LEAD.match(own_text.replace("**", "").rstrip(":： ")):
+        add(state, whole, context, None, strip_comments(join(whole), comments), descriptive=True)
+        return
     objects = all(_objects_only(state, lst, own_text) for lst in nested)
     if nested and _is_lead(own_text) and not objects:
         label = own_text.rstrip(":").replace("**", "").strip()
@@ -270,14 +311,15 @@ def _item(state: State, item: Node, context: tuple[str, ...], lead: str) -> None
             _list(state, lst, (*context, label), carried)
         return
     text = strip_comments(join(whole), comments)
-    add(state, whole, context, None, text, lead=lead, list_entry=True)
+    add(state, whole, context, None, text, lead=lead, list_entry=True, among_rules=among)
 
 
 def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:
     marker, state.pending = state.pending, None
-    if lines and (found := TRAILING_MARKER.search(lines[0][1])):
+    found, rest = trailing_marker(lines[0][1]) if lines else (None, "")
+    if found is not None:
         marker = marker_of(found)
-        lines = [(lines[0][0], lines[0][1][: found.start()]), *lines[1:]]
+        lines = [(lines[0][0], rest), *lines[1:]]
     return marker, lines
 
 
@@ -285,7 +327,7 @@ def _is_lead(text: str) -> bool:
     """A list entry that only introduces the entries under it ("Testing:", "Code Quality")."""
     if "\n" in text.strip() or len(sentence_spans(text)) > 1:
         return False
-    if text.rstrip().endswith(":"):
+    if text.rstrip().endswith(COLON):
         return True
     ev = evidence(text)
     plain = text.replace("**", "").strip()
@@ -316,13 +358,32 @@ def _code(state: State, node: Node) -> None:
     last = state.drafts[-1] if state.drafts else None
     if last is not None and last.section == state.section:
         gap = node.start - last.end - 1
-        if gap <= 1 or last.text.rstrip().endswith(":"):
+        if gap <= 1 or last.text.rstrip().endswith(COLON):
             last.lines = [*last.lines, *lines]
             last.text = last.text + ("\n" if gap == 0 else "\n\n") + join(lines)
             return
-    add(state, lines, state.context(), None, descriptive=True)
+    context = state.context()
+    # the only content under a heading that is itself an instruction ("Run before you
+    # commit", "진행 후에 반드시 해야할 것"): the commands are that rule
+    cue = evidence(context[-1]) if context else None
+    words = len(context[-1].split()) if context else 0
+    instruction = cue is not None and (cue.hard or cue.soft or (cue.imperative and words >= 3))
+    add(state, lines, context, None, force=instruction, descriptive=not instruction)
 
 
 def _ends_with_colon(state: State, node: Node) -> bool:
     text = strip_comments(join(span(state, node)), comments_in(node.inline))
-    return text.rstrip().endswith(":")
+    return text.rstrip().endswith(COLON)
+
+
+def _procedure_heading(state: State) -> bool:
+    return bool(state.headings) and bool(PROCEDURE_HEADING.search(state.headings[-1][1]))
+
+
+def _procedure(state: State, lead_lines: list[Line], lst: Node, lead: str) -> None:
+    """An ordered list of steps (after a lead-in ending in ':' or under a heading that
+    names a workflow): one rule, its steps in order, with the lead-in as first line."""
+    lines = [*lead_lines, *span(state, lst)]
+    body = join(span(state, lst))
+    text = f"{lead}\n{body}" if lead else body
+    add(state, lines, state.context(), None, text, list_entry=True)

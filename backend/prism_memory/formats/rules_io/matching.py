@@ -11,6 +11,7 @@ note in its subject's tag. For one file, units and the records from that file pa
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -81,18 +82,24 @@ class Pairing:
 
 def pair(units: list[Unit], indexes: Iterable[int], stored: list[Stored]) -> Pairing:
     """Pair the units at ``indexes`` with records from the same file (see module doc)."""
-    todo = list(indexes)
-    left = sorted(stored, key=lambda s: (s.location.line_start, str(s.memory.id)))
+    todo: list[int] = []
+    ordered = sorted(stored, key=lambda s: (s.location.line_start, str(s.memory.id)))
+    by_body: dict[str, list[Stored]] = {}
+    for s in ordered:
+        by_body.setdefault(s.state.body.strip(), []).append(s)
     same: list[tuple[int, Stored]] = []
-    for i in list(todo):
-        text = units[i].text.strip()
-        matches = [s for s in left if s.state.body.strip() == text]
+    taken: set[UUID] = set()
+    for i in indexes:
+        matches = by_body.get(units[i].text.strip(), [])
         if matches:
             line = units[i].location.line_start
             best = min(matches, key=lambda s: abs(s.location.line_start - line))
             same.append((i, best))
-            left.remove(best)
-            todo.remove(i)
+            matches.remove(best)
+            taken.add(best.memory.id)
+        else:
+            todo.append(i)
+    left = [s for s in ordered if s.memory.id not in taken]
     edited = _similar(units, todo, left)
     paired = {i for i, _ in edited}
     used = {s.memory.id for _, s in edited}
@@ -106,13 +113,20 @@ def pair(units: list[Unit], indexes: Iterable[int], stored: list[Stored]) -> Pai
 
 def _similar(units: list[Unit], todo: list[int], left: list[Stored]) -> list[tuple[int, Stored]]:
     near_only = len(todo) * len(left) > PAIR_BUDGET
+    starts = [s.location.line_start for s in left]  # ``left`` is in line order
     scored: list[tuple[float, int, int, str, Stored]] = []
     for i in todo:
         unit = units[i]
         record = Kind.MEMORULE.value if unit.kind is not None else Kind.NOTE.value
-        for s in left:
-            distance = abs(s.location.line_start - unit.location.line_start)
-            if s.record != record or (near_only and distance > NEAR_LINES):
+        line = unit.location.line_start
+        near = (
+            left[bisect_left(starts, line - NEAR_LINES) : bisect_right(starts, line + NEAR_LINES)]
+            if near_only
+            else left
+        )
+        for s in near:
+            distance = abs(s.location.line_start - line)
+            if s.record != record:
                 continue
             ratio = SequenceMatcher(None, unit.text, s.state.body, autojunk=False)
             if ratio.real_quick_ratio() < SIMILAR_SAME_LINE:

@@ -1,15 +1,19 @@
 """Reading rule files safely: text only, bounded, hidden characters made visible.
 
 Rule text is data. Nothing here runs, imports or evaluates anything a file says. A file is
-refused when it is over :data:`MAX_FILE_BYTES`, holds a NUL byte (binary) or is not UTF-8.
+refused when it is over :data:`MAX_FILE_BYTES` or :data:`MAX_LINES`, holds a NUL byte
+(binary) or is not UTF-8: the limits keep the whole import of any file that passes them to
+seconds and bounded memory (the Markdown parser is pure Python and linear in the text).
 Characters that hide text from a human reviewer (bidi controls, zero-width characters, tag
 characters, control characters) are kept — the rule text is not rewritten — and reported,
-one warning per character, with the character escaped so the warning itself shows it.
+one warning per character (the first :data:`HIDDEN_WARNINGS_MAX` of a file, then one
+summary), with the character escaped so the warning itself shows it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,8 +23,11 @@ from typing import Final
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.formats.rules_io.records import FileWarning
 
-MAX_FILE_BYTES: Final = 1_048_576  # 1 MiB: the largest real rule file seen is ~60 KB
+MAX_FILE_BYTES: Final = 262_144  # 256 KiB: the largest real rule file seen is ~60 KB
+MAX_LINES: Final = 10_000  # the longest real rule file seen has ~1,500 lines
+MAX_UNITS: Final = 2_000  # rules and descriptive stretches of one file; real ones hold < 300
 MAX_FILES: Final = 2_000
+HIDDEN_WARNINGS_MAX: Final = 20  # per file; the rest are counted in one warning
 RULE_SUFFIXES: Final = (".md", ".mdc")
 RULE_NAMES: Final = frozenset({".cursorrules", ".windsurfrules", ".clinerules"})
 _SKIP_DIRS: Final = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
@@ -38,6 +45,11 @@ _HIDDEN_RANGES: Final = (
     (0x2028, 0x2029),  # line and paragraph separators
     (0xFEFF, 0xFEFF),  # zero-width no-break space (a BOM inside text)
     (0xE0000, 0xE007F),  # tag characters
+)
+_HIDDEN: Final = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f"  # control characters but tab and newline
+    + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _HIDDEN_RANGES)
+    + "]"
 )
 
 
@@ -115,77 +127,107 @@ def read_rule_file(path: Path, shown: str) -> SourceText:
         with path.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise _rejected(shown, "unreadable", f"cannot read it: {exc.strerror}") from None
+        raise rejected(shown, "unreadable", f"cannot read it: {exc.strerror}") from None
     if len(data) > MAX_FILE_BYTES:
         size = path.stat().st_size
-        raise _rejected(
+        raise rejected(
             shown,
             "too_large",
-            f"{size} bytes; rule files are at most {MAX_FILE_BYTES} bytes (1 MiB)",
+            f"{size} bytes; rule files are at most {MAX_FILE_BYTES} bytes (256 KiB)",
             max_bytes=MAX_FILE_BYTES,
             actual=size,
         )
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise _rejected(
+        raise rejected(
             shown, "binary_file", f"NUL byte at offset {nul}: not a text file", offset=nul
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _rejected(
+        raise rejected(
             shown, "not_utf8", f"not UTF-8 text (byte offset {exc.start})", offset=exc.start
         ) from None
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    return SourceText(shown, text, list(hidden_characters(shown, text.split("\n"))))
+    lines = text.count("\n") + 1
+    if lines > MAX_LINES:
+        raise rejected(
+            shown,
+            "too_many_lines",
+            f"{lines} lines; rule files are at most {MAX_LINES} lines",
+            max_lines=MAX_LINES,
+            actual=lines,
+        )
+    return SourceText(shown, text, hidden_characters(shown, text.split("\n")))
 
 
-def _rejected(shown: str, code: str, why: str, **details: object) -> InvalidInput:
+def rejected(shown: str, code: str, why: str, **details: object) -> InvalidInput:
+    """The error that refuses one file, with its path and the details of why."""
     return InvalidInput([FieldError("path", code, f"{shown}: {why}", {"path": shown, **details})])
 
 
 def is_hidden(ch: str) -> bool:
     """True for a character that hides or reorders text for a human reader."""
-    cp = ord(ch)
-    if cp < 0x20 and ch not in "\t\n":  # the caller escapes tab and newline if it must
-        return True
-    if 0x7F <= cp <= 0x9F:
-        return True
-    return any(lo <= cp <= hi for lo, hi in _HIDDEN_RANGES)
+    return _HIDDEN.fullmatch(ch) is not None
 
 
 def escape_hidden(text: str) -> str:
     """``text`` with every hidden character written as ``\\uXXXX`` (``\\UXXXXXXXX``)."""
-    out = []
-    for ch in text:
-        if is_hidden(ch):
-            cp = ord(ch)
-            out.append(f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _HIDDEN.sub(_escaped, text)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    cp = ord(found.group())
+    return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
 
 
 def hidden_characters(
-    shown: str, lines: Iterable[str], first_line: int = 1
-) -> Iterable[FileWarning]:
-    """One warning per hidden character: file, line, column, code point, name, excerpt."""
+    shown: str, lines: Iterable[str], first_line: int = 1, limit: int = HIDDEN_WARNINGS_MAX
+) -> list[FileWarning]:
+    """One warning per hidden character — file, line, column, code point, name, excerpt —
+    for the first ``limit`` of them; then one ``hidden_unicode_more`` warning that counts the
+    rest and the lines they are on (a file of zero-width characters makes ``limit + 1``
+    warnings, not one per character)."""
+    out: list[FileWarning] = []
+    more = more_lines = 0
     for number, line in enumerate(lines, first_line):
-        if not any(is_hidden(c) for c in line):
+        if _HIDDEN.search(line) is None:
             continue
-        for column, ch in enumerate(line, 1):
-            if not is_hidden(ch):
-                continue
-            cp = ord(ch)
-            code = "control_character" if cp < 0xA0 else "hidden_unicode"
-            name = unicodedata.name(ch, "CONTROL CHARACTER")
-            start = max(0, column - 30)
-            excerpt = escape_hidden(line[start : column + 30])
-            yield FileWarning(
-                code,
+        if len(out) >= limit:
+            more += len(_HIDDEN.findall(line))
+            more_lines += 1
+            continue
+        for found in _HIDDEN.finditer(line):
+            if len(out) >= limit:
+                more += 1 + len(_HIDDEN.findall(line, found.end()))
+                more_lines += 1
+                break
+            out.append(_hidden_warning(shown, number, line, found.start()))
+    if more:
+        out.append(
+            FileWarning(
+                "hidden_unicode_more",
                 shown,
-                number,
-                f"{shown}:{number}:{column}: U+{cp:04X} {name} in "
-                f'"{excerpt}" (kept in the text; check what it hides)',
-                {"column": column, "codepoint": f"U+{cp:04X}", "name": name, "excerpt": excerpt},
+                None,
+                f"{shown}: {more} more hidden characters on {more_lines} lines "
+                f"(the first {limit} are reported one by one; all are kept in the text)",
+                {"count": more, "lines": more_lines},
             )
+        )
+    return out
+
+
+def _hidden_warning(shown: str, number: int, line: str, index: int) -> FileWarning:
+    ch, column = line[index], index + 1
+    cp = ord(ch)
+    code = "control_character" if cp < 0xA0 else "hidden_unicode"
+    name = unicodedata.name(ch, "CONTROL CHARACTER")
+    excerpt = escape_hidden(line[max(0, index - 29) : index + 30])
+    return FileWarning(
+        code,
+        shown,
+        number,
+        f"{shown}:{number}:{column}: U+{cp:04X} {name} in "
+        f'"{excerpt}" (kept in the text; check what it hides)',
+        {"column": column, "codepoint": f"U+{cp:04X}", "name": name, "excerpt": excerpt},
+    )

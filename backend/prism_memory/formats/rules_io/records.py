@@ -80,11 +80,15 @@ def parse_tag(text: str | None) -> Location | None:
 
 @dataclass(frozen=True)
 class Marker:
-    """``<!-- prism:id=... v=N kind=K -->``: the memorule an exported rule came from."""
+    """``<!-- prism:id=... v=N kind=K [h=DIGEST s="subject"] -->``: the memorule an exported
+    rule came from; ``subject`` (with the digest of the body it belongs to) when the export
+    had to state it because the file's structure would not give it back."""
 
     memory_id: UUID
     version: int
     kind: MemoruleKind | None = None
+    subject: str | None = None
+    digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,35 @@ class FileWarning:
             "message": self.message,
             **self.details,
         }
+
+
+WARNINGS_PER_CODE: Final = 20
+
+
+def bounded(warnings: list[FileWarning], limit: int = WARNINGS_PER_CODE) -> list[FileWarning]:
+    """The first ``limit`` warnings of each code and path, then one ``more_warnings``
+    warning per code and path that counts the rest: a hostile file cannot make an import
+    report grow with it."""
+    seen: dict[tuple[str, str], int] = {}
+    out: list[FileWarning] = []
+    for warning in warnings:
+        key = (warning.code, warning.path)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= limit:
+            out.append(warning)
+    for (code, path), count in seen.items():
+        if count > limit:
+            more = count - limit
+            out.append(
+                FileWarning(
+                    "more_warnings",
+                    path,
+                    None,
+                    f"{path}: {more} more {code} warnings (the first {limit} are listed)",
+                    {"warning_code": code, "count": more},
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True)

@@ -21,23 +21,26 @@ from uuid import UUID
 from prism_memory.domain.records import SessionContext
 from prism_memory.domain.validation import SUBJECT_MAX, SUBJECT_MIN
 from prism_memory.formats.rules_io.records import Location, Unit, parse_tag
-from prism_memory.formats.rules_io.sentences import sentence_spans
+from prism_memory.formats.rules_io.sentences import code_spans, sentence_spans
 
 SENTENCE_MAX: Final = 160
 CONTEXT_MAX: Final = 60
+_SUB_ENTRY: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s*>")
 _NOTE_TAG: Final = re.compile(r"\((?P<tag>file:[^()]+#L\d+-L\d+)\)$")
-_CODE: Final = re.compile(r"(`+)(?:(?!\1).)*\1")
 
 
 def first_sentence(text: str) -> str:
     """A rule's first sentence of prose, whole; longer than :data:`SENTENCE_MAX`, cut at a
     word boundary with an ellipsis. Source line breaks are spaces: never a cut."""
-    prose, fenced = [], False
+    prose: list[str] = []
+    fenced = False
     for line in text.split("\n"):
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
             fenced = not fenced
             continue
+        if prose and not fenced and (not stripped or _SUB_ENTRY.match(line)):
+            break  # the first paragraph only: a sub-list or a blank line ends it
         if not fenced and stripped and not stripped.startswith("|"):
             prose.append(stripped)
     if not prose:  # a table or code only: its first line, as written
@@ -48,16 +51,26 @@ def first_sentence(text: str) -> str:
     return shorten(sentence.rstrip().rstrip(":.").rstrip(), SENTENCE_MAX)
 
 
+def body_digest(body: str) -> str:
+    """A short digest of a rule's body, tying a subject stated in an export to that body."""
+    return hashlib.sha256(body.strip().encode()).hexdigest()[:12]
+
+
 def subject_for(unit: Unit) -> str:
     """``Context: first sentence`` (4 to 300 characters, one line); the context is the
-    innermost heading (or list label) the rule sits under."""
+    innermost heading (or list label) the rule sits under. An exported rule whose marker
+    states its subject keeps it while its body is the one exported."""
+    marker = unit.marker
+    if marker is not None and marker.subject and marker.digest == body_digest(unit.text):
+        return marker.subject
     text = unit.text
     lead = ""
     if unit.lead and text.startswith(unit.lead):
         text = text[len(unit.lead) :].lstrip("\n")
-        lead = " ".join(unit.lead.replace("**", "").split()).rstrip(":").strip()
+        lead = " ".join(unit.lead.replace("**", "").split()).rstrip(" :：").strip()
     sentence = first_sentence(text)
-    context = shorten(" ".join(unit.context[-1].split()), CONTEXT_MAX) if unit.context else ""
+    context = " ".join(unit.context[-1].split()).rstrip(" :：") if unit.context else ""
+    context = shorten(context, CONTEXT_MAX)
     parts = [p for p in (context, lead) if p]
     parts = [p for i, p in enumerate(parts) if p.lower() not in (q.lower() for q in parts[:i])]
     if parts and sentence.lower().startswith(parts[-1].lower()):
@@ -71,10 +84,10 @@ def subject_for(unit: Unit) -> str:
 def _unbold(text: str) -> str:
     """``**`` emphasis removed outside code spans (code is never touched)."""
     out, last = [], 0
-    for found in _CODE.finditer(text):
-        out.append(text[last : found.start()].replace("**", ""))
-        out.append(found.group())
-        last = found.end()
+    for start, end in code_spans(text):
+        out.append(text[last:start].replace("**", ""))
+        out.append(text[start:end])
+        last = end
     out.append(text[last:].replace("**", ""))
     return "".join(out)
 

@@ -1,0 +1,142 @@
+"""Cues that hold across languages: the modal, imperative and preference markers of the
+major languages rule files are written in, and the words of headings that name rules,
+prohibitions, descriptions, examples and procedures.
+
+English has its own, finer cues in :mod:`.kinds` (an imperative verb first, "only when",
+descriptive openers). These are the markers a reader of Chinese, Japanese, Korean, Spanish,
+German, French, Portuguese or Russian relies on: a request form (请, してください, 하세요,
+imperative endings), a hard modal (必须, 必ず, 반드시, debe, muss, doit, deve, должен), a
+prohibition (禁止, 不要, しない, 금지, nunca, niemals, jamais, nunca, никогда), a soft modal
+(应该, べき, 해야, debería, sollte, devrait, deveria, следует) and a preference (优先, 推奨,
+선호, preferir, bevorzugen, préférer, preferir, предпочтительно). Structure does the rest:
+a list entry under a heading that is not descriptive reads as a rule (see
+:func:`.kinds.rule_likeness`).
+
+Each pattern is a plain alternation with no nested repetition: linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+# "must", "never", "always", prohibitions.
+HARD: Final = re.compile(
+    r"必须|必需|务必|一定要|禁止|严禁|不要|不得|不能|不允许|不可以|始终|总是|永远|只能|只允许"
+    r"|必ず|常に|絶対|してはいけない|しないでください|しないこと|しない[。．]?$|ないこと"
+    r"|ないでください|禁止|必須|厳禁|のみ"
+    r"|반드시|항상|절대|금지|하지 ?마|않는다|않도록|말 것|마세요|안 ?됨|필수"
+    r"|\b(?:siempre|nunca|jamás|debe|deben|debes|debemos|obligatorio|prohibido|no\s+(?:uses|utilices|"
+    r"hagas|rompas|incluyas|reformatees|agregues|modifiques|crees))\b"
+    r"|\b(?:immer|niemals|nie|muss|müssen|darf|dürfen|verboten|keine?n?|nur|ausschließlich)\b"
+    r"|\b(?:toujours|jamais|doit|doivent|obligatoire|interdit|uniquement|exclusivement)\b"
+    r"|\bne\s+\w+\s+pas\b|\bn'\w+\s+pas\b"
+    r"|\b(?:sempre|nunca|deve|devem|obrigatório|proibido|não)\b"
+    r"|(?<![а-яё])(?:всегда|никогда|нельзя|запрещено|запрещается|обязательно|должен|должна"
+    r"|должны|только|не)(?![а-яё])",
+    re.IGNORECASE | re.MULTILINE,
+)
+# "should", "ensure", "avoid", "need to".
+SOFT: Final = re.compile(
+    r"应该|应当|需要|确保|避免|尽量|注意|保证"
+    r"|べき|ようにする|ようにしてください|必要があ|確認する|避け|心がけ"
+    r"|해야|하도록|확인|피하|지양"
+    r"|\b(?:debería|deberían|asegúrate|asegurar|evita|evitar|evite|hay que|es necesario)\b"
+    r"|\b(?:sollte|sollten|soll|sollen|sicherstellen|vermeide|vermeiden|achte)\b"
+    r"|\bstelle\s+sicher\b|\bil faut\b"
+    r"|\b(?:devrait|devraient|assure|assurez|assurer|éviter|évite|évitez|veiller)\b"
+    r"|\b(?:deveria|deveriam|garanta|garantir|certifique|evitar|mantenha)\b"
+    r"|(?<![а-яё])(?:следует|нужно|необходимо|убедись|убедитесь|избегай|избегайте"
+    r"|избегать)(?![а-яё])",
+    re.IGNORECASE,
+)
+PREFER: Final = re.compile(
+    r"优先|偏好|推荐|建议|尽可能|優先|推奨|望ましい|できるだけ|なるべく|선호|권장|가능하면"
+    r"|\b(?:prefiere|preferir|prefiera|preferible|preferiblemente|recomendado|recomendable)\b"
+    r"|\b(?:bevorzugt|bevorzuge|bevorzugen|bevorzugte|möglichst|empfohlen|vorzugsweise)\b"
+    r"|\b(?:préférer|préférez|privilégier|privilégiez|recommandé|de préférence)\b"
+    r"|\b(?:prefira|preferencialmente|recomendado|de preferência)\b"
+    r"|(?<![а-яё])(?:предпочт\w*|рекоменд\w*|по возможности|лучше)(?![а-яё])",
+    re.IGNORECASE,
+)
+# A request or imperative form: 请…, …してください, …하세요, and the instruction verbs
+# (imperative or infinitive) that open a list entry in the Romance and Germanic languages
+# and Russian.
+IMPERATIVE: Final = re.compile(
+    r"^请|请[使用务]|してください|ください[。．]?$|すること[。．]?$|ること[。．]?$|こと[。．]?$"
+    r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
+    r"|(?:を|に|で|は)(?:使用|実施|生成|排除|記述|整理|確認|作成|追加|修正|実装|削除|採用|重視"
+    r"|適用|維持|活用|処理|従う|書く|行う|守る|避ける)(?:する)?[。．]?$"
+    r"|^(?:usa|use|utiliza|utilice|usar|utilizar|mantén|mantener|escribe|escriba|escrever"
+    r"|agrega|añade|incluye|indica|resume|actualiza|responde|explica|realiza|sigue|seguir"
+    r"|pregunta|justifica|reutiliza|verifica|revisa|ejecuta|crea|documenta|comenta"
+    r"|nutze|verwende|halte|ergänze|schreibe|prüfe|dokumentiere|teste|beachte|stelle|führe"
+    r"|utiliser|utilise|utilisez|écrire|écris|lire|lis|ajouter|ajoute|indiquer|indique"
+    r"|proposer|regrouper|préserver|limiter|répondre|maintenir|tenir|vérifier|commenter"
+    r"|prioriser|réfère|référez|exécuter|éviter|suivre|respecter|committer|étendre|mettre"
+    r"|escreva|mantenha|evite|inclua|adicione|siga|verifique|execute|documente|responda"
+    r"|используй|используйте|запускай|запускайте|указывай|выполняй|выполняйте|пиши"
+    r"|пишите|проверяй|соблюдать|соблюдай|не)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Headings: sections of rules, of prohibitions, of descriptions, of examples, of steps.
+RULE_HEADING: Final = re.compile(
+    r"规则|规范|要求|指南|约定|原则|标准|注意|守则|规约"
+    r"|ルール|規約|規則|指針|方針|推奨|注意|ガイドライン|基本設定|遵守|原則|命令"
+    r"|규칙|지침|원칙|규약|주의|가이드|컨벤션"
+    r"|\b(?:reglas|normas|convenciones|directrices|requisitos|estilo|calidad|seguridad"
+    r"|regeln|richtlinien|konventionen|grundprinzipien|vorgaben|präzision|erlaubt|allowed"
+    r"|permitted|autorisé|permitido|允许|許可|허용|разрешено"
+    r"|règles|conventions|consignes|directives|exigences|instructions"
+    r"|regras|convenções|diretrizes|requisitos|padrões|estilo"
+    r"|правила|соглашения|требования|стандарты|запреты|принципы)\b",
+    re.IGNORECASE,
+)
+NEGATING_HEADING: Final = re.compile(
+    r"\b(?:do not|don'?ts?|never|avoid|what to avoid|anti-?patterns?|forbidden|prohibited"
+    r"|not allowed|restrictions|when not to|must not|pitfalls)\b"
+    r"|禁止|不要|不得|してはいけない|しないこと|禁止事項|금지|하지 말|"
+    r"\b(?:verboten|nicht erlaubt|interdit|à éviter|ne pas|prohibido|evitar|no hacer"
+    r"|proibido|evite|não faça)\b|(?<![а-яё])(?:запреты|запрещено|нельзя|не делай)(?![а-яё])",
+    re.IGNORECASE,
+)
+DESCRIPTIVE_HEADING: Final = re.compile(
+    r"概要|概述|简介|介绍|背景|架构|项目结构|目录结构|技术栈|参考|プロジェクト概要|概要|背景"
+    r"|アーキテクチャ|構成|技術スタック|参考|개요|소개|배경|아키텍처|기술 스택|참고"
+    r"|\b(?:übersicht|hintergrund|architektur|projektstruktur|aperçu|contexte|objectif|portée"
+    r"|visión general|descripción|arquitectura|estructura|visão geral|arquitetura|estrutura"
+    r"|referencias|références|referências)\b"
+    r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])",
+    re.IGNORECASE,
+)
+EXAMPLE_LEAD: Final = re.compile(
+    r"^\W*(?:examples?|e\.g\.?|for example|sample|types include|types?|ejemplos?|tipos"
+    r"|exemplos?|tipos|exemples?|beispiele?|typen|例|示例|例子|예시|예|примеры?|типы"
+    r"|reasons?|rationale|why|理由|原因|이유|razón|razones|motivos?|gründe|grund|raisons?"
+    r"|причин[аы])"
+    r"(?:\s+\w+){0,3}\W*$",
+    re.IGNORECASE,
+)
+PROCEDURE_HEADING: Final = re.compile(
+    r"\b(?:workflow|procedure|process|steps|flow|how to|routine|checklist)\b"
+    r"|流程|步骤|手順|フロー|工程|절차|단계|순서|ablauf|schritte|vorgehen|processus|étapes"
+    r"|proceso|pasos|processo|etapas|(?<![а-яё])(?:процесс|порядок|шаги)(?![а-яё])",
+    re.IGNORECASE,
+)
+COLON: Final = (":", "：")
+# A sentence about the file itself ("Follow these rules", "以下のルールにしたがってください").
+ABOUT_FILE: Final = re.compile(
+    r"\b(?:follow|apply|read)\s+(?:these|the following|this file'?s?)\s+"
+    r"(?:rules|guidelines|instructions|conventions)\b"
+    r"|以下の(?:ルール|規則|指示)|下面的规则|以下规则|如下规则|다음 규칙|아래 규칙"
+    r"|\b(?:sigue|siga|seguir)\s+(?:estas|las siguientes)\s+(?:reglas|instrucciones)\b"
+    r"|\b(?:folgende|diese)\s+regeln\b|\b(?:ces|les)\s+règles\s+(?:suivantes|ci-dessous)\b"
+    r"|\b(?:estas|as seguintes)\s+regras\b|(?<![а-яё])(?:эти|следующие)\s+правила",
+    re.IGNORECASE,
+)
+# An entry that shows an example: "Good: …", "Bad: …", "✅ …", "❌ …".
+EXAMPLE_ENTRY: Final = re.compile(
+    r"^\W*(?:good|bad|correct|incorrect|wrong|right|do|don'?t|正しい|悪い|良い例|悪い例|正确|错误"
+    r"|좋은 ?예|나쁜 ?예|bien|mal|richtig|falsch|correcto|incorrecto|certo|errado)\s*[:：]",
+    re.IGNORECASE,
+)

@@ -1,0 +1,327 @@
+"""Score ``prism import-rules`` on the dev2 corpus (issue 30): per language, per format, per split.
+
+    python bench/rules_files/dev2/score.py                 # both splits, tables
+    python bench/rules_files/dev2/score.py --split dev --details
+    python bench/rules_files/dev2/score.py --json bench/results/rules_files_dev2.json
+
+Every file of ``corpus/`` is read as ``prism import-rules <its folder>`` reads it and scored
+against the labels beside it, written blind (before the importer ran on the file):
+
+- recall: labels found (a label's text — backticks, ``*``, case and white space ignored —
+  lies inside one imported rule's body; each rule finds at most one label);
+- precision: imported rules that found a label;
+- subjects not in the source: imported rules whose subject has a part (split at ": ") that
+  is not in the file's text once Markdown syntax is dropped;
+- round trip: each file is imported into a fresh SQLite store, exported in its own tool's
+  format, and the export imported into another fresh store: a memorule is *identical*
+  when the second store holds one with the same subject, body, kind and ``applies_to``;
+  and re-importing the unchanged export into the first store must write nothing
+  (``rewrites`` counts what it would write).
+
+Reads nothing outside the repository; writes only temporary folders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+sys.path.insert(0, str(ROOT / "backend"))
+
+from prism_memory.bootstrap import build_services  # noqa: E402
+from prism_memory.cli.acting import as_operator  # noqa: E402
+from prism_memory.domain import validation  # noqa: E402
+from prism_memory.domain.ids import new_id, uuid_for  # noqa: E402
+from prism_memory.domain.records import SessionContext  # noqa: E402
+from prism_memory.errors import InvalidInput  # noqa: E402
+from prism_memory.formats.rules_io.exporter import ExportFormat, render  # noqa: E402
+from prism_memory.formats.rules_io.records import Action, Unit  # noqa: E402
+from prism_memory.formats.rules_io.requests import memorule_request  # noqa: E402
+from prism_memory.services.rules_import import (  # noqa: E402
+    ImportOptions,
+    RulesImporter,
+    read_rule_files,
+)
+from prism_memory.settings import load_settings  # noqa: E402
+
+_DROP = re.compile(r"[`*#>|]|^\s*[-+]\s|^\s*\d+[.)]\s", re.MULTILINE)
+
+
+def norm(text: str) -> str:
+    """Text without Markdown's backticks, emphasis, heading/quote/table marks, lowered."""
+    return " ".join(_DROP.sub(" ", text).lower().split())
+
+
+def label_norm(text: str) -> str:
+    return " ".join(re.sub(r"[`*]", "", text).lower().split())
+
+
+@dataclass
+class Score:
+    files: int = 0
+    labels: int = 0
+    imported: int = 0
+    found: int = 0
+    kind_right: int = 0
+    bad_subjects: int = 0
+    round_total: int = 0
+    round_same: int = 0
+    rewrites: int = 0
+    silent_empty: int = 0
+    missed: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    subjects: list[str] = field(default_factory=list)
+    drift: list[str] = field(default_factory=list)
+
+    def add(self, other: Score) -> None:
+        for name in self.__dataclass_fields__:
+            if isinstance(getattr(self, name), list):
+                continue
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def figures(self) -> dict[str, Any]:
+        def ratio(a: int, b: int) -> float | None:
+            return round(a / b, 3) if b else None
+
+        return {
+            "files": self.files,
+            "labels": self.labels,
+            "imported": self.imported,
+            "recall": ratio(self.found, self.labels),
+            "precision": ratio(self.found, self.imported),
+            "kind_accuracy": ratio(self.kind_right, self.found),
+            "subjects_not_in_source": self.bad_subjects,
+            "round_trip_identical": ratio(self.round_same, self.round_total),
+            "reimport_writes": self.rewrites,
+        }
+
+
+def would_write(unit: Unit) -> dict[str, Any] | None:
+    if unit.kind is None:
+        return None
+    request = memorule_request(unit, {})
+    try:
+        validation.validate_remember(request)
+    except InvalidInput:
+        return None
+    return request
+
+
+def score_labels(
+    labels: list[dict[str, str]], requests: list[dict[str, Any]], source: str
+) -> Score:
+    score = Score(files=1, labels=len(labels), imported=len(requests))
+    bodies = [label_norm(r["body"]) for r in requests]
+    taken: set[int] = set()
+    for label in labels:
+        text = label_norm(label["text"])
+        hit = next((i for i, b in enumerate(bodies) if i not in taken and text in b), None)
+        if hit is None:
+            score.missed.append(label["text"])
+            continue
+        taken.add(hit)
+        score.found += 1
+        score.kind_right += requests[hit]["memorule_kind"] == label["kind"]
+    plain = norm(source)
+    for i, request in enumerate(requests):
+        if i not in taken:
+            score.extra.append(request["subject"])
+        parts = [norm(p.removesuffix("…")).strip(" .:;,") for p in request["subject"].split(": ")]
+        if "::" in request["subject"] or any(p and p not in plain for p in parts):
+            score.bad_subjects += 1
+            score.subjects.append(request["subject"])
+    return score
+
+
+def export_format(path: str) -> ExportFormat:
+    """The export format of a file's own tool."""
+    name = path.rsplit("/", 1)[-1]
+    by_name = {f.value: f for f in ExportFormat}
+    for fmt in ExportFormat:
+        if getattr(fmt, "matches", None) and fmt.matches(path):  # type: ignore[attr-defined]
+            return fmt
+    if name.endswith(".mdc"):
+        return by_name["cursor"]
+    if name == "CLAUDE.md" or "/.claude/rules/" in f"/{path}":
+        return by_name["claude-md"]
+    return by_name["agents-md"]
+
+
+def _store(tmp: Path, name: str) -> Any:
+    settings = load_settings(db=tmp / f"{name}.db", embedder="fake", database_url="")
+    return build_services(settings)
+
+
+def _ctx() -> SessionContext:
+    return SessionContext(
+        tenant_id=uuid_for("tenant", "bench"),
+        project_id=uuid_for("project", "rules"),
+        session_id=new_id(),
+    )
+
+
+def _rules(services: Any, ctx: SessionContext) -> list[tuple[str, str, str, str]]:
+    access, me = as_operator(services, ctx)
+    out = []
+    for _memory, state in access.applicable_rules(me.key, ctx):
+        applies = json.dumps(state.applies_to.to_dict() if state.applies_to else {}, sort_keys=True)
+        kind = state.memorule_kind.value if state.memorule_kind else ""
+        out.append((state.subject or "", state.body.strip(), kind, applies))
+    return out
+
+
+def _import(services: Any, ctx: SessionContext, paths: list[Path], base: Path) -> Any:
+    access, me = as_operator(services, ctx)
+    importer = RulesImporter(access, me.key, services.store)
+    return importer.run(ctx, read_rule_files(paths, base), ImportOptions())
+
+
+def round_trip(base: Path, path: str, score: Score) -> None:
+    """Import, export in the file's own format, import the export into a fresh store."""
+    ctx = _ctx()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        first = _store(tmp, "first")
+        try:
+            _import(first, ctx, [base / path], base)
+            before = _rules(first, ctx)
+            files = render(export_format(path), _applicable(first, ctx), ctx)
+            out = tmp / "export"
+            written = []
+            for exported in files:
+                target = out / exported.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(exported.text, encoding="utf-8")
+                written.append(target)
+            again = _import(first, ctx, written, out) if written else None
+            if again is not None:
+                score.rewrites += sum(
+                    1
+                    for item in again.items
+                    if item.action in (Action.CREATE, Action.UPDATE, Action.NOTE)
+                )
+        finally:
+            first.close()
+        second = _store(tmp, "second")
+        try:
+            if written:
+                _import(second, ctx, written, out)
+            after = Counter(_rules(second, ctx))
+        finally:
+            second.close()
+    score.round_total += len(before)
+    for rule in before:
+        if after[rule] > 0:
+            after[rule] -= 1
+            score.round_same += 1
+        else:
+            score.drift.append(rule[0])
+
+
+def _applicable(services: Any, ctx: SessionContext) -> Any:
+    access, me = as_operator(services, ctx)
+    return access.applicable_rules(me.key, ctx)
+
+
+def run(split: str, with_round_trip: bool) -> dict[str, tuple[dict[str, str], Score]]:
+    manifest = json.loads((HERE / "manifest.json").read_text())["files"]
+    out: dict[str, tuple[dict[str, str], Score]] = {}
+    for entry in manifest:
+        if split not in ("all", entry["split"]):
+            continue
+        base = HERE / "corpus" / entry["dir"]
+        parsed = read_rule_files([base / entry["path"]], base)
+        units = [u for p in parsed if p.path == entry["path"] for u in p.units]
+        requests = [r for u in units if (r := would_write(u))]
+        labels = json.loads((base / (entry["path"] + ".labels.json")).read_text())["rules"]
+        source = (base / entry["path"]).read_text(encoding="utf-8")
+        score = score_labels(labels, requests, source)
+        if not requests and not any(
+            w.code in ("no_rules", "nothing_imported") for p in parsed for w in p.warnings
+        ):
+            score.silent_empty += 1
+        if with_round_trip and requests:
+            round_trip(base, entry["path"], score)
+        out[f"{entry['dir']}/{entry['path']}"] = (entry, score)
+    return out
+
+
+def _group(rows: Iterable[tuple[dict[str, str], Score]], key: str) -> dict[str, Score]:
+    groups: dict[str, Score] = {}
+    for entry, score in rows:
+        groups.setdefault(entry[key], Score()).add(score)
+    return groups
+
+
+def _table(title: str, groups: dict[str, Score]) -> str:
+    head = f"{title:<22} {'files':>5} {'labels':>6} {'imp':>4} {'recall':>6} {'prec':>6} "
+    head += f"{'kind':>6} {'subj':>4} {'round':>6} {'rewr':>4}"
+    lines = [head]
+    for name, s in sorted(groups.items()):
+        f = s.figures()
+        cells = [
+            f[k] if f[k] is not None else "-" for k in ("recall", "precision", "kind_accuracy")
+        ]
+        rt = f["round_trip_identical"] if f["round_trip_identical"] is not None else "-"
+        lines.append(
+            f"{name:<22} {s.files:>5} {s.labels:>6} {s.imported:>4} "
+            + " ".join(f"{c:>6}" for c in cells)
+            + f" {s.bad_subjects:>4} {rt:>6} {s.rewrites:>4}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
+    p.add_argument("--details", action="store_true", help="misses, extras, subjects, drift")
+    p.add_argument("--no-round-trip", action="store_true", help="skip the export round trip")
+    p.add_argument("--json", type=Path, help="write the figures to this file")
+    args = p.parse_args(argv)
+    splits = ["dev", "holdout"] if args.split == "all" else [args.split]
+    report: dict[str, Any] = {}
+    for split in splits:
+        rows = run(split, not args.no_round_trip)
+        values = list(rows.values())
+        total = Score()
+        for _, s in values:
+            total.add(s)
+        print(f"== {split}: {len(rows)} files")
+        print(_table("language", _group(values, "language")))
+        print(_table("format", _group(values, "format")))
+        print(f"{split} total: {json.dumps(total.figures())}")
+        print(f"files that import nothing without saying why: {total.silent_empty}\n")
+        report[split] = {
+            "total": total.figures(),
+            "language": {k: v.figures() for k, v in _group(values, "language").items()},
+            "format": {k: v.figures() for k, v in _group(values, "format").items()},
+            "files": {k: s.figures() for k, (_, s) in rows.items()},
+        }
+        if args.details:
+            for name, (_, s) in sorted(rows.items()):
+                for what, items in (
+                    ("missed", s.missed),
+                    ("extra", s.extra),
+                    ("subject", s.subjects),
+                    ("drift", s.drift),
+                ):
+                    for item in items:
+                        print(f"  {name}: {what}: {item[:150]!r}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
