@@ -8,6 +8,13 @@ It
 never reads the body: what a call may do is decided by the tools themselves, which ask
 :class:`~prism_memory.services.access_service.AccessService` with that caller's key
 (:func:`request_caller` is the MCP server's hook that hands it to them).
+
+An MCP session belongs to the key that opened it (DESIGN §10). The key is handed to the SDK's
+session manager as the request's authenticated principal (``scope["user"]``), which binds a
+new session to it and answers any other principal (another key of the same tenant or of
+another) for that session id exactly as an unknown session: 404 "Session not found", for
+tool calls, streams and DELETE alike. The session id is visible to readers of the audit
+(``written_by_session_id``), so it must never act as a credential on its own.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from typing import Any
 import anyio
 from fastapi import Request
 from fastapi.responses import JSONResponse
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from prism_memory.api.deps import ApiState, Call
@@ -64,7 +73,23 @@ class McpAuth:
             await error_response(exc)(scope, receive, send)
             return
         scope.setdefault("state", {})[_CALLER] = caller
+        scope["user"] = session_owner(caller)
         await self.app(scope, receive, send)
+
+
+def session_owner(caller: Caller) -> AuthenticatedUser:
+    """The principal an MCP session is bound to: the caller's key (and its tenant).
+
+    The SDK compares (client_id, issuer, subject) of every request on a session with the
+    opener's; the secret itself is never kept (``token`` stays empty).
+    """
+    token = AccessToken(
+        token="",
+        client_id=caller.key.key_id,
+        scopes=[caller.key.role.value],
+        subject=str(caller.key.tenant_id),
+    )
+    return AuthenticatedUser(token)
 
 
 def request_caller(request: Any) -> Caller:
