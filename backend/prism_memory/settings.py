@@ -154,7 +154,13 @@ class Settings(BaseModel):
         "shared `limits` storage such as redis://host:6379",
     )
     console_max_sessions: int = Field(
-        10_000, ge=1, description="signed-in console sessions kept (oldest signed out beyond)"
+        10_000,
+        ge=1,
+        description="signed-in console sessions in all (then sign-ins are refused; nobody "
+        "is signed out for another)",
+    )
+    console_max_sessions_per_key: int = Field(
+        8, ge=1, description="signed-in console sessions of one key (its own oldest signed out)"
     )
     http_shutdown_grace_s: int = Field(
         30, ge=1, description="on SIGTERM/SIGINT, how long in-flight requests may finish"
