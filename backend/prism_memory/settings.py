@@ -9,6 +9,7 @@ same pydantic model either way (strings from the environment are parsed in lax m
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Literal
@@ -162,6 +163,12 @@ class Settings(BaseModel):
     console_max_sessions_per_key: int = Field(
         8, ge=1, description="signed-in console sessions of one key (its own oldest signed out)"
     )
+    http_trusted_proxies: str = Field(
+        "",
+        description="comma-separated addresses or networks (CIDR) of reverse proxies whose "
+        "X-Forwarded-For and X-Forwarded-Proto are believed; empty (the default): none, the "
+        "TCP peer is the client",
+    )
     http_shutdown_grace_s: int = Field(
         30, ge=1, description="on SIGTERM/SIGINT, how long in-flight requests may finish"
     )
@@ -186,6 +193,14 @@ class Settings(BaseModel):
         if value.strip():
             parse_many(value)  # ValueError: pydantic reports it on the field
         return value
+
+    @field_validator("http_trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        entries = [e.strip() for e in value.split(",") if e.strip()]
+        for entry in entries:
+            ipaddress.ip_network(entry, strict=False)  # ValueError: reported on the field
+        return ",".join(entries)
 
     def db_path(self) -> Path:
         return self.db if self.db is not None else default_db_path()
