@@ -245,11 +245,16 @@ class AccessService:
         return self.memorules.audit(ctx, flt)
 
     def verify_chain(
-        self, key: ApiKey, ctx: SessionContext, given: Head | None = None
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        given: Head | None = None,
+        served_given: Head | None = None,
     ) -> ChainReport:
-        """Recompute the tenant's audit chain (admin keys not restricted to projects)."""
+        """Recompute the tenant's chains (admin keys not restricted to projects); ``given``
+        and ``served_given`` are heads kept elsewhere that the chains must extend."""
         access.require_tenant_audit(key, "verify the audit chain")
-        return self.memorules.verify_chain(ctx, given)
+        return self.memorules.verify_chain(ctx, given, served_given)
 
     def _ledger(self) -> LedgerService:
         if self.memorules.ledger is None:
