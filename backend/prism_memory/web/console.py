@@ -55,9 +55,7 @@ def install_console(app: FastAPI, door: ConsoleDoor) -> None:
         loader=PackageLoader("prism_memory.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
-    sessions = SessionStore(
-        max_sessions=door.max_sessions, max_per_key=door.max_sessions_per_key
-    )
+    sessions = SessionStore(max_sessions=door.max_sessions, max_per_key=door.max_sessions_per_key)
     app.state.prism_console = Console(door, env, sessions, CsrfSigner())
     app.include_router(router)
     app.mount(
