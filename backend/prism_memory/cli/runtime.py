@@ -26,6 +26,7 @@ from prism_memory.errors import FieldError, InvalidInput, PrismError
 if TYPE_CHECKING:
     from prism_memory.bootstrap import Services
     from prism_memory.domain.records import SessionContext
+    from prism_memory.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_INVALID = 2
@@ -56,16 +57,29 @@ class Runtime:
     def __init__(self, options: dict[str, Any]) -> None:
         self.json = bool(options.pop("as_json"))
         self.options = options
+        self._settings: Settings | None = None
         self._services: Services | None = None
         self._ctx: SessionContext | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings of the command's flags and ``PRISM_*`` variables, judged once.
+
+        Raises:
+            InvalidInput: a flag or variable is not valid (each error names which).
+        """
+        if self._settings is None:
+            from prism_memory.settings import load_settings
+
+            self._settings = load_settings(**self.options)
+        return self._settings
 
     @property
     def services(self) -> Services:
         if self._services is None:
             from prism_memory.bootstrap import build_services
-            from prism_memory.settings import load_settings
 
-            self._services = build_services(load_settings(**self.options))
+            self._services = build_services(self.settings)
         return self._services
 
     @property
@@ -121,6 +135,7 @@ def common(func: F) -> F:
         )
         rt = Runtime({k: kwargs.pop(k) for k in keys})
         try:
+            rt.settings  # noqa: B018 - every flag and PRISM_* variable is judged at start
             func(rt, **kwargs)
         except PrismError as exc:
             from prism_memory.cli import render
