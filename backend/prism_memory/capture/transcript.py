@@ -180,13 +180,13 @@ def read_transcript(
     if not seen_any:
         message = f"{name} has no Claude Code transcript entries"
         raise InvalidInput([FieldError("transcript", "not_a_transcript", message)])
-    out = []
+    out: list[OperatorMessage] = []
     for entry in order:
         raw = entry.raw
         text = _typed_text(raw) if raw is not None else None
         if raw is None or text is None:
             continue
-        message = OperatorMessage(
+        typed = OperatorMessage(
             session_id=str(raw.get("sessionId") or "")[:ID_MAX],
             uuid=entry.uuid,
             parent_uuid=entry.parent,
@@ -195,10 +195,10 @@ def read_transcript(
             text=text,
             after_action=_answers_action(entry, entries),
         )
-        if not _unicode(message):
+        if not _unicode(typed):
             skipped["not_unicode"] += 1
             continue
-        out.append(message)
+        out.append(typed)
     return Transcript(out, skipped)
 
 

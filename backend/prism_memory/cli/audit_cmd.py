@@ -102,8 +102,8 @@ def audit(
     access, me = as_operator(rt.services, rt.ctx)
     if action == "verify":
         head = parse_head(given_head) if given_head else None
-        served = parse_head(served_head, "served_head") if served_head else None
-        report = access.verify_chain(me.key, me.ctx, head, served)
+        kept = parse_head(served_head, "served_head") if served_head else None
+        report = access.verify_chain(me.key, me.ctx, head, kept)
         rt.emit({**report.to_dict()}, render.chain_report)
         if not report.ok:
             sys.exit(EXIT_REFUSED)
