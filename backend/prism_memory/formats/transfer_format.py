@@ -215,6 +215,16 @@ _AUDIT_KEYS: Final = set(AUDIT_FIELDS)
 
 def _memory(d: dict[str, Any]) -> MemoryDump:
     _exact(d, _MEMORY_KEYS)
+    try:
+        return _memory_of(d)
+    except (ValueError, TypeError) as exc:  # name the record in every refusal
+        named = f"memory {d.get('id')}"
+        if str(exc).startswith(named):
+            raise
+        raise type(exc)(f"{named}: {exc}") from None
+
+
+def _memory_of(d: dict[str, Any]) -> MemoryDump:
     memory = Memory(
         id=UUID(d["id"]),
         tenant_id=UUID(d["tenant_id"]),
