@@ -230,3 +230,14 @@ def test_a_malformed_served_head_is_refused_naming_the_option(world: World) -> N
     code, out = cli_verify(world, "--served-head", "12")
     assert code != 0
     assert out["error"]["fields"][0]["field"] == "served_head"
+
+
+def test_the_http_query_takes_a_served_head_and_names_a_bad_one() -> None:
+    from prism_memory.domain.contract.audit import VerifyQuery
+    from prism_memory.errors import InvalidInput
+
+    kept = VerifyQuery.parse({"head": "3:" + "a" * 64, "served_head": "7:" + "b" * 64})
+    assert (kept.head, kept.served_head) == (Head(3, "a" * 64), Head(7, "b" * 64))
+    with pytest.raises(InvalidInput) as refused:
+        VerifyQuery.parse({"served_head": "7"})
+    assert [e.field for e in refused.value.errors] == ["served_head"]
