@@ -135,7 +135,13 @@ def common(func: F) -> F:
         )
         rt = Runtime({k: kwargs.pop(k) for k in keys})
         try:
-            rt.settings  # noqa: B018 - every flag and PRISM_* variable is judged at start
+            if not kwargs.get("hook"):
+                # Every flag and PRISM_* variable is judged at start (not kept: a command may
+                # still fill an option, as capture does with the transcript's project). A
+                # client hook never fails the agent's turn: it reports bad settings its own way.
+                from prism_memory.settings import load_settings
+
+                load_settings(**rt.options)
             func(rt, **kwargs)
         except PrismError as exc:
             from prism_memory.cli import render
