@@ -107,4 +107,5 @@ def _console_door(state: ApiState) -> ConsoleDoor:
         caller=caller,
         local=state.local_key is not None,
         max_sessions=state.settings.console_max_sessions,
+        max_sessions_per_key=state.settings.console_max_sessions_per_key,
     )

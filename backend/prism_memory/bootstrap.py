@@ -136,9 +136,7 @@ def context_from(
         ("specialization", specialization or settings.specialization),
     ):
         if value is not None and (
-            len(value) > APPLIES_VALUE_MAX
-            or not value.strip()
-            or any(ord(ch) < 32 or ord(ch) == 127 for ch in value)
+            len(value) > APPLIES_VALUE_MAX or not value.strip() or not value.isprintable()
         ):
             errors.append(
                 FieldError(

@@ -5,20 +5,32 @@ or a CLI flag; a flag wins. The variables are read here rather than by pydantic-
 that package costs ~50 ms of imports (asyncio among them) in every process, and
 ``prism brief`` starts a process at every agent session start. Values are validated by the
 same pydantic model either way (strings from the environment are parsed in lax mode).
+
+Every value is judged when the settings are loaded, at the start of a command, with the
+API's field errors; each error also names where the value came from, ``--persona`` (a flag)
+or ``PRISM_PERSONA`` (a variable), in its message and its ``setting`` detail. Text values
+obey the one character rule (:mod:`prism_memory.domain.characters`: no C0/C1 control, no lone
+surrogate, which is what an undecodable byte of an argument or a variable becomes); the
+context values (persona, surface, specialization) are judged as the API judges its
+``X-Prism-*`` headers, tenant and project as slugs or UUIDs, a session id as a UUID.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+from uuid import UUID
 
 from platformdirs import user_data_path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from prism_memory.domain.characters import forbidden_character
+from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.ranking import RankingWeights
 from prism_memory.domain.records import APPLIES_TO_KEYS
-from prism_memory.errors import field_errors
+from prism_memory.errors import FieldError, InvalidInput, contract_error, field_errors
 
 # The ranking weights' defaults are stated once, in RankingWeights; the settings take them.
 _W = RankingWeights()
@@ -30,6 +42,12 @@ def default_db_path() -> Path:
 
 
 ENV_PREFIX = "PRISM_"
+CONTEXT_VALUE_MAX = 100  # the API's X-Prism-Persona/-Surface/-Specialization bound
+# Flags whose spelling is not the field's name with dashes.
+FLAG_NAMES = {
+    "mcp_allow_context_override": "--allow-context-override",
+    "mcp_tool_schemas": "--tool-schemas",
+}
 
 
 class Settings(BaseModel):
@@ -163,11 +181,64 @@ class Settings(BaseModel):
         "shared `limits` storage such as redis://host:6379",
     )
     console_max_sessions: int = Field(
-        10_000, ge=1, description="signed-in console sessions kept (oldest signed out beyond)"
+        10_000,
+        ge=1,
+        description="signed-in console sessions in all (then sign-ins are refused; nobody "
+        "is signed out for another)",
+    )
+    console_max_sessions_per_key: int = Field(
+        8, ge=1, description="signed-in console sessions of one key (its own oldest signed out)"
+    )
+    http_trusted_proxies: str = Field(
+        "",
+        description="comma-separated addresses or networks (CIDR) of reverse proxies whose "
+        "X-Forwarded-For and X-Forwarded-Proto are believed; empty (the default): none, the "
+        "TCP peer is the client",
     )
     http_shutdown_grace_s: int = Field(
         30, ge=1, description="on SIGTERM/SIGINT, how long in-flight requests may finish"
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _characters(cls, value: object, info: Any) -> object:
+        # A file name may hold any byte but NUL (os.fsdecode's surrogates round-trip).
+        if info.field_name == "db":
+            return value
+        if isinstance(value, str) and (wrong := forbidden_character(value)):
+            raise contract_error("invalid_characters", f"'{{field}}' contains {wrong}")
+        return value
+
+    @field_validator("persona", "surface", "specialization")
+    @classmethod
+    def _context_value(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not value or len(value) > CONTEXT_VALUE_MAX or not value.isprintable():
+            raise contract_error(
+                "invalid_format",
+                f"'{{field}}' must be 1 to {CONTEXT_VALUE_MAX} printable characters",
+                max=CONTEXT_VALUE_MAX,
+            )
+        return value
+
+    @field_validator("tenant", "project")
+    @classmethod
+    def _slug(cls, value: str, info: Any) -> str:
+        try:
+            uuid_for(info.field_name, value)
+        except ValueError as exc:
+            raise contract_error("invalid_format", str(exc)) from None
+        return value
+
+    @field_validator("session_id")
+    @classmethod
+    def _session(cls, value: str | None) -> str | None:
+        try:
+            return str(UUID(value)) if value else value
+        except ValueError:
+            raise contract_error("invalid_format", "session id must be a UUID") from None
 
     @field_validator("rank_restated")
     @classmethod
@@ -189,6 +260,14 @@ class Settings(BaseModel):
         if value.strip():
             parse_many(value)  # ValueError: pydantic reports it on the field
         return value
+
+    @field_validator("http_trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        entries = [e.strip() for e in value.split(",") if e.strip()]
+        for entry in entries:
+            ipaddress.ip_network(entry, strict=False)  # ValueError: reported on the field
+        return ",".join(entries)
 
     def db_path(self) -> Path:
         return self.db if self.db is not None else default_db_path()
@@ -218,7 +297,8 @@ def load_settings(**overrides: object) -> Settings:
 
     Raises:
         InvalidInput: every value (from either) that is not valid for its field, through
-            the one mapper of pydantic's errors (``PRISM_PORT=x``: field ``port``).
+            the one mapper of pydantic's errors (``PRISM_PORT=x``: field ``port``), each
+            naming its source (``setting``: ``PRISM_PORT``, or ``--port`` for an override).
     """
     environ = {key.upper(): value for key, value in os.environ.items()}
     values: dict[str, object] = {
@@ -226,8 +306,27 @@ def load_settings(**overrides: object) -> Settings:
         for name in Settings.model_fields
         if f"{ENV_PREFIX}{name.upper()}" in environ
     }
-    values.update({k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    values.update(given)
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:
-        raise field_errors(exc.errors()) from None
+        raise _named(field_errors(exc.errors()), set(given)) from None
+
+
+def setting_name(field: str, from_flag: bool) -> str:
+    """Where a setting's value came from: ``--flag`` or ``PRISM_VARIABLE``."""
+    if from_flag:
+        return FLAG_NAMES.get(field, "--" + field.replace("_", "-"))
+    return f"{ENV_PREFIX}{field.upper()}"
+
+
+def _named(error: InvalidInput, flags: set[str]) -> InvalidInput:
+    named = []
+    for e in error.errors:
+        source = setting_name(e.field, e.field in flags)
+        # The value itself is never echoed: it may not even be printable.
+        named.append(
+            FieldError(e.field, e.code, f"{source}: {e.message}", {**e.details, "setting": source})
+        )
+    return InvalidInput(named)

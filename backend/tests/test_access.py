@@ -116,12 +116,29 @@ def test_an_unrestricted_key_sees_the_whole_tenant_and_nothing_else() -> None:
 
 
 def test_changing_needs_a_writer_in_the_memorys_own_project() -> None:
-    global_rule, _ = memory(P2, Scope.GLOBAL)
-    access.require_change(key(), global_rule)
+    global_rule = memory(P2, Scope.GLOBAL)
+    access.require_change(key(), *global_rule)
+    access.require_change(key(projects=(P1,)), *memory(P1, Scope.PROJECT))
     with pytest.raises(PermissionDenied):
-        access.require_change(key(projects=(P1,)), global_rule)
+        access.require_change(key(projects=(P1,)), *global_rule)
     with pytest.raises(PermissionDenied):
-        access.require_change(key(Role.READER), memory()[0])
+        access.require_change(key(Role.READER), *memory())
+
+
+@pytest.mark.parametrize("scope", [Scope.GLOBAL, Scope.ORG])
+def test_a_key_restricted_to_projects_neither_writes_nor_changes_a_tenant_wide_rule(
+    scope: Scope,
+) -> None:
+    own = key(projects=(P1,))
+    with pytest.raises(PermissionDenied) as refused:
+        access.require_scope_within_reach(own, {"scope": scope.value})
+    assert refused.value.to_payload()["error"]["field"] == "applies_to.scope"
+    with pytest.raises(PermissionDenied):
+        access.require_change(own, *memory(P1, scope))
+    access.require_scope_within_reach(key(), {"scope": scope.value})
+    access.require_change(key(), *memory(P1, scope))
+    for reachable in ({"scope": "project"}, {"scope": "persona", "persona": "x"}, {}, None):
+        access.require_scope_within_reach(own, reachable)
 
 
 def test_only_an_unrestricted_admin_reads_the_tenants_audit_trail() -> None:

@@ -341,9 +341,10 @@ def test_a_bad_setting_is_a_field_error_through_the_one_mapper(
         load_settings(embed_threads=0)
     fields = {e.field: e for e in info.value.errors}
     assert set(fields) == {"port", "embed_threads"}
-    assert fields["port"].code == "wrong_type" and fields["port"].message.startswith("'port': ")
+    assert fields["port"].code == "wrong_type"
+    assert fields["port"].message.startswith("PRISM_PORT: 'port': ")  # named by its source
     assert fields["embed_threads"].code == "out_of_range"
-    assert fields["embed_threads"].details == {"min": 1}
+    assert fields["embed_threads"].details == {"min": 1, "setting": "--embed-threads"}
 
 
 def test_http_and_mcp_report_the_same_parameter_error_alike(world: World) -> None:

@@ -2,7 +2,7 @@
 
 Malformed cursors and forms get the console's 422 page (never a 500); bad characters in a
 reason or an edit write nothing; strangers cannot sign operators out by filling the session
-store, because no session exists before a sign-in.
+store, because no session exists before a sign-in (per-key caps: ``test_console_sessions.py``).
 """
 
 from __future__ import annotations
@@ -20,12 +20,15 @@ from tests.api_world import World, rule, running_world
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 MAX_SESSIONS = 5
+PER_KEY = 1
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with running_world(
-        tmp_path_factory.mktemp("web-hardening"), console_max_sessions=MAX_SESSIONS
+        tmp_path_factory.mktemp("web-hardening"),
+        console_max_sessions=MAX_SESSIONS,
+        console_max_sessions_per_key=PER_KEY,
     ) as w:
         yield w
 
@@ -159,11 +162,13 @@ def test_the_sign_in_form_needs_its_signed_cookie(world: World) -> None:
     assert response.status_code == 403
 
 
-def test_only_signed_in_sessions_count_and_the_oldest_is_signed_out_past_the_cap(
+def test_only_signed_in_sessions_count_and_a_full_console_signs_nobody_out(
     world: World,
 ) -> None:
-    first = signed_in(world, "a_reader")
-    later = [signed_in(world, "a_reader") for _ in range(MAX_SESSIONS)]
+    keys = ["a_reader", "a_writer", "a_admin", "a_p1_writer", "a_donna", "b_reader"]
+    held = [signed_in(world, k) for k in keys[:MAX_SESSIONS]]
     assert sessions(world) == MAX_SESSIONS
-    assert first.get("/memorules", follow_redirects=False).status_code == 303  # signed out
-    assert all(c.get("/memorules").status_code == 200 for c in later)
+    refused = sign_in(browser(world), world.keys[keys[MAX_SESSIONS]])
+    assert refused.status_code == 503, refused.text
+    assert sessions(world) == MAX_SESSIONS
+    assert all(c.get("/memorules").status_code == 200 for c in held)

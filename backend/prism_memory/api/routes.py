@@ -248,9 +248,11 @@ async def list_audit(state: StateDep, call: CallDep, request: Request) -> dict[s
 async def verify_audit(state: StateDep, call: CallDep, request: Request) -> dict[str, Any]:
     """Recompute the chain (links, hashes, content hashes, the recorded head, the served
     receipts); ``ok: false`` names the first flaw (admin keys not restricted to projects)."""
-    given = VerifyQuery.parse(query_values(request, VerifyQuery)).head  # before the key
+    query = VerifyQuery.parse(query_values(request, VerifyQuery))  # before the key
     return await call.run(
-        lambda key, ctx: dict(state.access.verify_chain(key, ctx, given).to_dict())
+        lambda key, ctx: dict(
+            state.access.verify_chain(key, ctx, query.head, query.served_head).to_dict()
+        )
     )
 
 

@@ -21,6 +21,12 @@ What stops a slow or idle client from holding the server (all settings, ``PRISM_
 
 The sync core runs in the event loop's worker threads only once a request is complete, so a
 slow client holds a connection slot, never a worker.
+
+The client address (per-address rate limits, the ``--insecure-local`` loopback check) is the
+TCP peer's, unless the peer is one of ``http_trusted_proxies`` (addresses or CIDR networks;
+none by default): then uvicorn takes the nearest untrusted address of ``X-Forwarded-For``
+(and the scheme of ``X-Forwarded-Proto``). uvicorn's own default (trust ``127.0.0.1`` or
+``FORWARDED_ALLOW_IPS``) is not used, so a local process cannot pose as any address.
 """
 
 from __future__ import annotations
@@ -146,6 +152,10 @@ def build_server(
         # plain-text 503 (see ConcurrencyLimit and the connection cap above).
         limit_concurrency=None,
         h11_max_incomplete_event_size=H11_MAX_HEADER_BYTES,
+        # X-Forwarded-For/-Proto only from the proxies named in PRISM_HTTP_TRUSTED_PROXIES;
+        # none by default (uvicorn's own default trusts 127.0.0.1 and FORWARDED_ALLOW_IPS).
+        proxy_headers=bool(settings.http_trusted_proxies),
+        forwarded_allow_ips=settings.http_trusted_proxies or [],
     )
     return uvicorn.Server(config)
 

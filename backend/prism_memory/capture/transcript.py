@@ -11,15 +11,26 @@ summaries) whose content is text the operator typed. Never kept: tool results (a
 block, or an entry carrying ``toolUseResult``), assistant text, sidechains (sub-agents),
 attachments and file contents, and client-made text (slash-command echoes, interruption
 notes, system reminders).
+
+Bounded in time and memory whatever the file holds (issue #32, D8): only a regular file is
+read (a device such as ``/dev/zero``, a FIFO or a folder is refused); a line is read at most
+:data:`MAX_LINE_BYTES` at a time, and a longer one is skipped to its end without being kept;
+a line nested deeper than the JSON decoder's recursion allows is skipped; a message whose
+text is not valid Unicode (a lone surrogate escape such as ``"\ud800"``) is skipped, so
+nothing printed later can fail on it. Each kind of skip is counted
+(:class:`Transcript.skipped`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from prism_memory.errors import FieldError, InvalidInput
 
@@ -73,33 +84,89 @@ class _Entry:
     raw: dict[str, Any] | None  # kept for operator entries only (a transcript can be large)
 
 
+@dataclass
+class Transcript:
+    """The operator's messages of a transcript, and the lines or messages skipped, by why:
+    ``too_long`` (over :data:`MAX_LINE_BYTES`), ``too_deep`` (nested past the decoder's
+    limit), ``not_unicode`` (a message with a lone surrogate)."""
+
+    messages: list[OperatorMessage]
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
 def read_file(path: Path) -> list[OperatorMessage]:
-    """The operator's messages in a transcript file, in file order.
+    """The operator's messages in a transcript file, in file order (see :func:`read`)."""
+    return read(path).messages
+
+
+def read(path: Path) -> Transcript:
+    """A transcript file: its operator's messages in file order, and what was skipped.
 
     Raises:
-        InvalidInput: the file cannot be read, or no line of it is a transcript entry.
+        InvalidInput: the file cannot be read, is not a regular file, or no line of it is a
+            transcript entry.
     """
     try:
-        with path.open("rb") as fh:
-            return read_lines(fh, str(path))
+        # O_NONBLOCK: opening a FIFO must not wait for a writer before it is refused.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         message = f"cannot read transcript {path}: {exc.strerror}"
         raise InvalidInput([FieldError("transcript", "unreadable", message)]) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        message = f"transcript {path} is not a regular file"
+        raise InvalidInput([FieldError("transcript", "not_a_file", message)])
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as fh:
+        skipped: Counter[str] = Counter()
+        try:
+            return read_transcript(_bounded_lines(fh, skipped), str(path), skipped)
+        except OSError as exc:
+            message = f"cannot read transcript {path}: {exc.strerror}"
+            raise InvalidInput([FieldError("transcript", "unreadable", message)]) from exc
+
+
+def _bounded_lines(fh: IO[bytes], skipped: Counter[str]) -> Iterator[bytes]:
+    """The file's lines, none longer than MAX_LINE_BYTES in memory (longer ones skipped)."""
+    while True:
+        line = fh.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) <= MAX_LINE_BYTES:
+            yield line
+            continue
+        skipped["too_long"] += 1
+        while line and not line.endswith(b"\n"):  # drop the rest of it, a piece at a time
+            line = fh.readline(MAX_LINE_BYTES)
 
 
 def read_lines(lines: Iterable[bytes | str], name: str = "transcript") -> list[OperatorMessage]:
-    """The operator's messages in JSON Lines; lines that are not JSON objects are skipped.
+    """The operator's messages in JSON Lines (see :func:`read_transcript`)."""
+    return read_transcript(lines, name).messages
+
+
+def read_transcript(
+    lines: Iterable[bytes | str], name: str = "transcript", skipped: Counter[str] | None = None
+) -> Transcript:
+    """The operator's messages in JSON Lines; lines that are not JSON objects are skipped,
+    and lines too long or too deep, and messages that are not valid Unicode, are counted.
 
     Raises:
         InvalidInput: no line is a transcript entry (not a Claude Code transcript).
     """
+    skipped = Counter() if skipped is None else skipped
     entries: dict[str, _Entry] = {}
     order: list[_Entry] = []
     seen_any = False
     for line in lines:
         if len(line) > MAX_LINE_BYTES:
+            skipped["too_long"] += 1
             continue
-        raw = _json_object(line)
+        try:
+            raw = _json_object(line)
+        except RecursionError:
+            skipped["too_deep"] += 1
+            continue
         if raw is None:
             continue
         if isinstance(raw.get("type"), str) and ("uuid" in raw or "sessionId" in raw):
@@ -113,24 +180,38 @@ def read_lines(lines: Iterable[bytes | str], name: str = "transcript") -> list[O
     if not seen_any:
         message = f"{name} has no Claude Code transcript entries"
         raise InvalidInput([FieldError("transcript", "not_a_transcript", message)])
-    out = []
+    out: list[OperatorMessage] = []
     for entry in order:
         raw = entry.raw
         text = _typed_text(raw) if raw is not None else None
         if raw is None or text is None:
             continue
-        out.append(
-            OperatorMessage(
-                session_id=str(raw.get("sessionId") or "")[:ID_MAX],
-                uuid=entry.uuid,
-                parent_uuid=entry.parent,
-                timestamp=_str(raw.get("timestamp")),
-                cwd=_str(raw.get("cwd")),
-                text=text,
-                after_action=_answers_action(entry, entries),
-            )
+        typed = OperatorMessage(
+            session_id=str(raw.get("sessionId") or "")[:ID_MAX],
+            uuid=entry.uuid,
+            parent_uuid=entry.parent,
+            timestamp=_str(raw.get("timestamp")),
+            cwd=_str(raw.get("cwd")),
+            text=text,
+            after_action=_answers_action(entry, entries),
         )
-    return out
+        if not _unicode(typed):
+            skipped["not_unicode"] += 1
+            continue
+        out.append(typed)
+    return Transcript(out, skipped)
+
+
+def _unicode(m: OperatorMessage) -> bool:
+    """Whether every text of the message encodes as UTF-8 (no lone surrogate)."""
+    texts = (m.session_id, m.uuid, m.parent_uuid, m.timestamp, m.cwd, m.text)
+    try:
+        for text in texts:
+            if text is not None:
+                text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_object(line: bytes | str) -> dict[str, Any] | None:

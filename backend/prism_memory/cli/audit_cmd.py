@@ -24,7 +24,10 @@ def render_head(data: dict[str, Any]) -> str:
     for name, label in (("audit", "audit chain"), ("served", "served receipts")):
         head = data[name]
         lines.append(f"{label}: {head['seq']}:{head['hash']}  ({head['at'] or 'empty'})")
-    lines.append("keep the first line elsewhere; 'prism audit verify --head SEQ:HASH' checks it")
+    lines.append(
+        "keep both lines elsewhere; 'prism audit verify --head SEQ:HASH --served-head SEQ:HASH' "
+        "checks them"
+    )
     return "\n".join(lines)
 
 
@@ -59,7 +62,12 @@ def render_served(data: dict[str, Any]) -> str:
 @click.option("--until", help="events before this time (ISO 8601; no offset: UTC)")
 @click.option("--before", "before_seq", type=int, help="page cursor: events before this number")
 @click.option("--after", "after_seq", type=int, help="served: page cursor (a next_cursor)")
-@click.option("--head", "given_head", help="verify: the chain must extend this SEQ:HASH")
+@click.option("--head", "given_head", help="verify: the audit chain must extend this SEQ:HASH")
+@click.option(
+    "--served-head",
+    "served_head",
+    help="verify: the served-receipt chain must extend this SEQ:HASH",
+)
 @click.option(
     "--limit",
     type=int,
@@ -78,20 +86,24 @@ def audit(
     before_seq: int | None,
     after_seq: int | None,
     given_head: str | None,
+    served_head: str | None,
     limit: int | None,
 ) -> None:
     """List memorule audit events, newest first; 'verify' checks the chains; 'head' prints
     the chain heads to keep elsewhere; 'served' lists served receipts.
 
     verify recomputes the tenant's audit chain (every link, hash and content hash, its
-    length against the recorded head, and --head SEQ:HASH if given) and its served-receipt
-    chain, and exits 1 at the first flaw. served lists which memorule versions recalls and
-    briefs returned, oldest first (--session-id or --session, --memorule, --since, --until).
+    length against the recorded head, and --head SEQ:HASH if given), checks every memory's
+    status, current version, project and recall row against its events, then the
+    served-receipt chain (and --served-head SEQ:HASH if given), and exits 1 at the first
+    flaw. served lists which memorule versions recalls and briefs returned, oldest first
+    (--session-id or --session, --memorule, --since, --until).
     """
     access, me = as_operator(rt.services, rt.ctx)
     if action == "verify":
         head = parse_head(given_head) if given_head else None
-        report = access.verify_chain(me.key, me.ctx, head)
+        kept = parse_head(served_head, "served_head") if served_head else None
+        report = access.verify_chain(me.key, me.ctx, head, kept)
         rt.emit({**report.to_dict()}, render.chain_report)
         if not report.ok:
             sys.exit(EXIT_REFUSED)

@@ -25,7 +25,7 @@ from typing import Any
 import click
 
 from prism_memory.capture.proposals import candidates, project_slug
-from prism_memory.capture.transcript import read_file
+from prism_memory.capture.transcript import read
 from prism_memory.cli.acting import as_operator
 from prism_memory.cli.runtime import Runtime, common
 from prism_memory.serializers import capture_dict
@@ -96,7 +96,8 @@ def capture_group() -> click.Group:
 def _capture(
     rt: Runtime, transcript: Path, for_persona: str | None, dry_run: bool
 ) -> dict[str, Any]:
-    messages = read_file(transcript)
+    read_back = read(transcript)
+    messages = read_back.messages
     if rt.options.get("project") is None and "PRISM_PROJECT" not in os.environ:
         rt.options["project"] = project_slug(messages) or None
     ctx = rt.ctx
@@ -105,6 +106,7 @@ def _capture(
     report = capture_dict(access.capture(me.key, ctx, found, len(messages), dry_run=dry_run))
     report["transcript"] = str(transcript)
     report["project"] = str(ctx.project_id)
+    report["transcript_skipped"] = dict(sorted(read_back.skipped.items()))
     return report
 
 
@@ -116,6 +118,10 @@ def _human(report: dict[str, Any]) -> str:
         f"{report['already_captured']} already captured"
         + (f", {report['skipped']} skipped" if report["skipped"] else "")
     ]
+    unread = report.get("transcript_skipped") or {}
+    if unread:
+        why = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in unread.items())
+        lines.append(f"skipped transcript lines: {why}")
     for o in report["outcomes"]:
         target = f" -> {o['memorule_id']}" if o["memorule_id"] else ""
         lines.append(f"  {o['action']:16} {o['memorule_kind']:15} {o['subject']}{target}")

@@ -281,7 +281,10 @@ def _only_for(
 
 
 def _settings_result(
-    change: SettingsChange, dry_run: bool, as_json: bool, apply: Callable[[SettingsChange], None]
+    change: SettingsChange,
+    dry_run: bool,
+    as_json: bool,
+    apply: Callable[[SettingsChange], Path | None],
 ) -> None:
     if dry_run:
         if as_json:
@@ -289,10 +292,13 @@ def _settings_result(
         else:
             click.echo(change.diff() or f"no change to {change.path}", nl=not change.diff())
         return
-    apply(change)
+    through = apply(change)
     if as_json:
-        click.echo(json.dumps({"ok": True, **change.to_dict()}, indent=2))
+        link = {"written_through_link_to": str(through) if through else None}
+        click.echo(json.dumps({"ok": True, **change.to_dict(), **link}, indent=2))
         return
+    if through is not None:
+        click.echo(f"{change.path} is a symbolic link: wrote through it to {through}")
     for line in change.added:
         click.echo(f"added {line}\n  to {change.path}")
     for line in change.removed:

@@ -27,6 +27,7 @@ from prism_memory.errors import FieldError, InvalidInput, PrismError
 if TYPE_CHECKING:
     from prism_memory.bootstrap import Services
     from prism_memory.domain.records import SessionContext
+    from prism_memory.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_INVALID = 2
@@ -57,17 +58,30 @@ class Runtime:
     def __init__(self, options: dict[str, Any]) -> None:
         self.json = bool(options.pop("as_json"))
         self.options = options
+        self._settings: Settings | None = None
         self._services: Services | None = None
         self._ctx: SessionContext | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings of the command's flags and ``PRISM_*`` variables, judged once.
+
+        Raises:
+            InvalidInput: a flag or variable is not valid (each error names which).
+        """
+        if self._settings is None:
+            from prism_memory.settings import load_settings
+
+            self.options = _with_project_file(self.options)
+            self._settings = load_settings(**self.options)
+        return self._settings
 
     @property
     def services(self) -> Services:
         if self._services is None:
             from prism_memory.bootstrap import build_services
-            from prism_memory.settings import load_settings
 
-            self.options = _with_project_file(self.options)
-            self._services = build_services(load_settings(**self.options))
+            self._services = build_services(self.settings)
         return self._services
 
     @property
@@ -138,6 +152,13 @@ def common(func: F) -> F:
         )
         rt = Runtime({k: kwargs.pop(k) for k in keys})
         try:
+            if not kwargs.get("hook"):
+                # Every flag and PRISM_* variable is judged at start (not kept: a command may
+                # still fill an option, as capture does with the transcript's project). A
+                # client hook never fails the agent's turn: it reports bad settings its own way.
+                from prism_memory.settings import load_settings
+
+                load_settings(**rt.options)
             func(rt, **kwargs)
         except PrismError as exc:
             from prism_memory.cli import render

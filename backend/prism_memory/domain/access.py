@@ -190,6 +190,27 @@ def require_own_persona_rule(key: ApiKey, applies_to: Any) -> None:
         )
 
 
+TENANT_WIDE = frozenset({Scope.GLOBAL, Scope.ORG})
+
+
+def require_scope_within_reach(key: ApiKey, applies_to: Any) -> None:
+    """Raises PermissionDenied when a key restricted to projects names a tenant-wide scope.
+
+    A ``global``/``org`` memorule reaches every project of the tenant (their briefs and
+    recalls), so writing one, or widening a rule to one, needs a key of the whole tenant.
+    Checked on the request as sent (the scope values are exact: anything else is refused by
+    the validator); a malformed ``applies_to`` is left to the validator.
+    """
+    if not key.projects or not isinstance(applies_to, Mapping):
+        return
+    if applies_to.get("scope") in {s.value for s in TENANT_WIDE}:
+        raise PermissionDenied(
+            "a key restricted to projects cannot write a rule for every project of the "
+            f"tenant (scope '{applies_to['scope']}'); that needs a key of the whole tenant",
+            field="applies_to.scope",
+        )
+
+
 def can_see(key: ApiKey, memory: Memory, state: MemoryState) -> bool:
     """Whether the key may read this memory (else it is reported as not found)."""
     if memory.tenant_id != key.tenant_id:
@@ -204,11 +225,24 @@ def can_see(key: ApiKey, memory: Memory, state: MemoryState) -> bool:
     return True
 
 
-def require_change(key: ApiKey, memory: Memory) -> None:
-    """Raises PermissionDenied unless the key may change this (visible) memory."""
+def require_change(key: ApiKey, memory: Memory, state: MemoryState) -> None:
+    """Raises PermissionDenied unless the key may change this (visible) memory.
+
+    A key restricted to projects changes the memories of its projects, and not a
+    ``global``/``org`` memorule even of its own project: that rule reaches every project of
+    the tenant, so updating, retiring, restoring, correcting or deciding on it needs a key
+    of the whole tenant.
+    """
     require_role(key, Role.WRITER, "change memories")
     if key.projects and memory.project_id not in key.projects:
         raise PermissionDenied("this key cannot change memories of another project")
+    applies = state.applies_to if memory.kind is Kind.MEMORULE else None
+    if key.projects and applies is not None and applies.effective_scope in TENANT_WIDE:
+        raise PermissionDenied(
+            "a key restricted to projects cannot change a rule that reaches every project of "
+            f"the tenant (scope '{applies.effective_scope.value}'); that needs a key of the "
+            "whole tenant"
+        )
 
 
 def require_tenant_audit(key: ApiKey, action: str) -> None:

@@ -6,7 +6,11 @@ event also carries the ``content_hash`` of the state it names (a canonical encod
 an agent is served: kind, subject, body, applies_to, evidence, confidence, the writer and the
 version), inside its hash: editing a rule's text in ``memory_state`` no longer matches the
 event that recorded it. Events written before the migration ("legacy") have no content
-hash and keep their original hash format, so they verify as before.
+hash and keep their original hash format, so they verify as before. Since issue #32 the
+content hash also covers the memorule's project (``prism-state/2``): moving a rule to another
+project in ``memory`` no longer matches either. A stored content hash of the first format
+(``prism-state/1``) still verifies; the stored value says which format it is, since no state
+hashes alike under both.
 
 Verification works on row tuples of text (the engines select them so), not on rebuilt
 records: the same functions hash an event when it is written and when it is checked.
@@ -28,6 +32,7 @@ from prism_memory.domain.records import AuditDraft, MemoruleAudit, MemoryState, 
 GENESIS_HASH: Final = "0" * 64
 HEAD_FORM: Final = re.compile(r"([0-9]{1,19}):([0-9a-fA-F]{64})")  # what Head.parse reads
 STATE_FORMAT: Final = "prism-state/1"
+STATE_FORMAT_PROJECT: Final = "prism-state/2"
 EVENT_FORMAT: Final = "prism-audit/2"
 
 # One event as text, in this order (what the engines select for verification):
@@ -36,8 +41,9 @@ EVENT_FORMAT: Final = "prism-audit/2"
 # prev_hash, hash; then the state it names (None when the state is missing):
 # memory_id, state id, version, memorule_kind, subject, body, applies_to (dict or JSON
 # text), evidence_signal_id, confidence, written_by_session_id, written_by_persona,
-# written_at (ISO).
+# written_at (ISO); then the memorule's project (memory.project_id, None when missing).
 EVENT_WIDTH: Final = 14
+STATE_WIDTH: Final = 12
 EventRow = Sequence[Any]
 
 
@@ -56,20 +62,23 @@ def _applies(text: str) -> Any:
     return json.loads(text)
 
 
-def content_hash_of(values: Sequence[Any]) -> str:
+def content_hash_of(values: Sequence[Any], project_id: str | None = None) -> str:
     """The content hash of a state given as text: memory_id, id, version, memorule_kind,
     subject, body, applies_to (a dict, JSON text or None), evidence_signal_id, confidence,
-    written_by_session_id, written_by_persona, written_at (ISO)."""
+    written_by_session_id, written_by_persona, written_at (ISO); with ``project_id`` (its
+    memorule's project, as text) in the second format, without it in the first."""
     applies = values[6]
     if isinstance(applies, str):
         applies = _applies(applies)
-    payload = [STATE_FORMAT, *values[:6], applies, *values[7:12]]
-    payload[3] = int(payload[3])
+    head = [STATE_FORMAT] if project_id is None else [STATE_FORMAT_PROJECT, project_id]
+    payload = [*head, *values[:6], applies, *values[7:12]]
+    payload[len(head) + 2] = int(payload[len(head) + 2])
     return hashlib.sha256(_dumps(payload).encode()).hexdigest()
 
 
-def content_hash(s: MemoryState) -> str:
-    """The content hash of a state: what an agent is served, and who wrote it when."""
+def content_hash(s: MemoryState, project_id: UUID | None = None) -> str:
+    """The content hash of a state: what an agent is served, who wrote it when, and (given)
+    the project its memorule belongs to."""
     return content_hash_of(
         (
             str(s.memory_id),
@@ -84,7 +93,8 @@ def content_hash(s: MemoryState) -> str:
             str(s.written_by_session_id),
             s.written_by_persona,
             iso(s.written_at),
-        )
+        ),
+        None if project_id is None else str(project_id),
     )
 
 
@@ -294,13 +304,16 @@ class ChainCheck:
             self.legacy += 1
             return None
         self._seen_content = True
-        state = row[EVENT_WIDTH:]
+        state = row[EVENT_WIDTH : EVENT_WIDTH + STATE_WIDTH]
         if not state or state[0] is None:
             return f"its state {row[4]} is missing from memory_state (it was deleted)"
-        if content_hash_of(state) != row[11]:
+        project = row[EVENT_WIDTH + STATE_WIDTH] if len(row) > EVENT_WIDTH + STATE_WIDTH else None
+        with_project = project is not None and content_hash_of(state, str(project)) == row[11]
+        if not with_project and content_hash_of(state) != row[11]:
             return (
-                f"the content of its state {row[4]} (version {state[2]}) no longer matches "
-                "the event's content hash (memory_state was edited)"
+                f"the content of its state {row[4]} (version {state[2]}) or its memorule's "
+                "project no longer matches the event's content hash (memory_state was edited, "
+                "or memory.project_id)"
             )
         self.checked += 1
         return None

@@ -20,6 +20,25 @@ from typing import Final
 _FORBIDDEN: Final = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\ud800-\\udfff]")
 
 
+# What validators strip from the ends of a text: spaces, tab, line breaks (LF, CR) and the
+# Unicode space separators. Never a control character: Python's ``str.strip()`` would also drop
+# U+000B, U+000C, U+001C-U+001F and U+0085 from the ends, silently; here they stay, and the
+# one rule refuses them with a field error (issue #32, D11).
+_EDGE_SPACE_CLASS: Final = (
+    " \\t\\n\\r\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+EDGE_SPACE: Final = (
+    " \t\n\r\u00a0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000")
+)
+
+
+def strip_edges(value: str) -> str:
+    """``value`` without the spaces and line breaks around it (never a control character)."""
+    return value.strip(EDGE_SPACE)
+
+
 def forbidden_character(value: str) -> str | None:
     """What is wrong with ``value``'s characters under the one rule (None: nothing).
 
@@ -48,16 +67,17 @@ _FORBIDDEN_CLASS: Final = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
 def text_pattern(*, min_len: int, max_len: int, single_line: bool) -> str:
     """The JSON Schema ``pattern`` of a text field, exactly as the validators judge it.
 
-    Validators strip surrounding whitespace, then refuse forbidden characters (and line
-    breaks in one-line fields) in what remains and bound its length: so the pattern allows
-    any whitespace around a core of ``min_len`` to ``max_len`` characters that starts and
-    ends with a non-space. (``maxLength`` would count the whitespace too.)
+    Validators strip surrounding spaces (:func:`strip_edges`), then refuse forbidden
+    characters (and line breaks in one-line fields) in what remains and bound its length: so
+    the pattern allows those spaces around a core of ``min_len`` to ``max_len`` characters
+    that starts and ends with neither. (``maxLength`` would count the spaces too.) The space
+    class is spelled out: the ``\\s`` of Python's regexes and of ECMA's differ on controls.
     """
-    edge = rf"[^\s{_FORBIDDEN_CLASS}]"
+    edge = rf"[^{_EDGE_SPACE_CLASS}{_FORBIDDEN_CLASS}]"
     inner = rf"[^\n{_FORBIDDEN_CLASS}]" if single_line else rf"[^{_FORBIDDEN_CLASS}]"
     if min_len >= 2:
         core = rf"{edge}{inner}{{{min_len - 2},{max_len - 2}}}{edge}"
     else:
         core = rf"{edge}(?:{inner}{{0,{max_len - 2}}}{edge})?"
         core = f"(?:{core})?" if min_len == 0 else core
-    return rf"^\s*{core}\s*$"
+    return rf"^[{_EDGE_SPACE_CLASS}]*{core}[{_EDGE_SPACE_CLASS}]*$"

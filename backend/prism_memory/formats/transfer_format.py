@@ -2,8 +2,12 @@
 
 :class:`Reader` turns lines into dump items for :meth:`TriGraphStore.load`, checking as it
 goes: the header, every record's fields (unknown or missing ones are refused, never
-dropped), each tenant's audit hash chain link by link, and the end record's counts. The first
-flaw raises ``InvalidInput`` naming its line, which rolls the whole load back.
+dropped), each tenant's audit hash chain link by link, that no id comes twice (a memory, a
+state, an audit event, an idempotency key of one tenant), and the end record's counts. The
+first flaw raises ``InvalidInput`` naming its line and record, which rolls the whole load
+back. Nothing is allocated from a number the file states: a memory's ``current_version`` must
+equal the number of states it carries, and whole numbers are bounded (:data:`WHOLE_MAX`), so
+memory grows only with what the file holds.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ FORMAT: Final = "prism-memory-dump"
 VERSION: Final = 2
 READS: Final = (1, 2)  # version 1: before migration 4 (no content hashes, no receipts)
 COUNTS: Final = ("memories", "states", "audit_events", "idempotency", "served_receipts")
+WHOLE_MAX: Final = 2**31 - 1  # versions, ranks: what both engines' integer columns hold
 
 
 class ChainCheck:
@@ -78,6 +83,7 @@ class Reader:
         self.chains: dict[UUID, ChainCheck] = {}
         self.counts = dict.fromkeys(COUNTS, 0)
         self.version = VERSION
+        self.seen: dict[tuple[str, UUID, object], int] = {}  # (what, tenant, id) -> line
 
     def items(self, lines: Iterable[str]) -> Iterator[DumpItem]:
         number, ended, started = 0, False, False
@@ -103,12 +109,33 @@ class Reader:
             except (ValueError, KeyError, TypeError) as exc:
                 _fail(number, "invalid_record", f"{type(exc).__name__}: {exc}")
             tenant = item.memory.tenant_id if isinstance(item, MemoryDump) else item.tenant_id
+            self._once(number, tenant, item)
             check = self.chains.setdefault(tenant, ChainCheck())
             if isinstance(item, MemoruleAudit | ServedReceipt) and (problem := check.feed(item)):
                 _fail(number, "broken_chain", f"tenant {tenant}: {problem}")
             yield item
         if not ended:
             _fail(number + 1, "truncated", "the file ends without its end record (truncated?)")
+
+    def _once(self, number: int, tenant: UUID, item: DumpItem) -> None:
+        """Refuse an id this file already used (the store would refuse it mid-load)."""
+        if isinstance(item, MemoryDump):
+            ids: list[tuple[str, object]] = [("memory", item.memory.id)]
+            ids += [("state", s.id) for s in item.states]
+        elif isinstance(item, MemoruleAudit):
+            ids = [("audit event", item.id)]
+        elif isinstance(item, ServedReceipt):
+            ids = []  # numbered by its chain: a repeated seq already breaks it
+        else:
+            ids = [("idempotency key", item.key)]
+        for what, key in ids:
+            first = self.seen.setdefault((what, tenant, key), number)
+            if first != number:
+                _fail(
+                    number,
+                    "duplicate_id",
+                    f"{what} {key} of tenant {tenant} is already on line {first}",
+                )
 
     def _decode(self, kind: Any, data: dict[str, Any]) -> DumpItem:
         if kind == "memory":
@@ -188,6 +215,16 @@ _AUDIT_KEYS: Final = set(AUDIT_FIELDS)
 
 def _memory(d: dict[str, Any]) -> MemoryDump:
     _exact(d, _MEMORY_KEYS)
+    try:
+        return _memory_of(d)
+    except (ValueError, TypeError) as exc:  # name the record in every refusal
+        named = f"memory {d.get('id')}"
+        if str(exc).startswith(named):
+            raise
+        raise type(exc)(f"{named}: {exc}") from None
+
+
+def _memory_of(d: dict[str, Any]) -> MemoryDump:
     memory = Memory(
         id=UUID(d["id"]),
         tenant_id=UUID(d["tenant_id"]),
@@ -196,10 +233,17 @@ def _memory(d: dict[str, Any]) -> MemoryDump:
         kind=Kind(d["kind"]),
         status=Status(d["status"]),
         created_at=parse_iso(d["created_at"]),
-        current_version=int(d["current_version"]),
+        current_version=_whole(d, "current_version", 1),
     )
+    if not isinstance(d["states"], list):
+        raise TypeError(f"memory {memory.id}: 'states' must be a list")
+    if memory.current_version != len(d["states"]):
+        raise ValueError(
+            f"memory {memory.id}: current_version {memory.current_version} but "
+            f"{len(d['states'])} states (it must name the last of versions 1..n)"
+        )
     states = [_state_of(memory.id, s) for s in d["states"]]
-    if [s.version for s in states] != list(range(1, memory.current_version + 1)):
+    if any(s.version != n for n, s in enumerate(states, start=1)):
         raise ValueError(f"memory {memory.id} must have versions 1..{memory.current_version}")
     vector, model = None, None
     if d["vector"] is not None:
@@ -219,7 +263,7 @@ def _state_of(memory_id: UUID, d: dict[str, Any]) -> MemoryState:
     return MemoryState(
         id=UUID(d["id"]),
         memory_id=memory_id,
-        version=int(d["version"]),
+        version=_whole(d, "version", 1),
         body=_text(d, "body"),
         subject=_maybe(d, "subject"),
         written_by_session_id=UUID(d["written_by_session_id"]),
@@ -239,7 +283,7 @@ def _audit(d: dict[str, Any]) -> MemoruleAudit:
     return MemoruleAudit(
         id=UUID(d["id"]),
         tenant_id=UUID(d["tenant_id"]),
-        seq=int(d["seq"]),
+        seq=_whole(d, "seq", 1, 2**62),
         memorule_id=UUID(d["memorule_id"]),
         state_id=UUID(d["state_id"]),
         event=AuditEventType(d["event"]),
@@ -259,9 +303,9 @@ _RECEIPT_KEYS: Final = set(RECEIPT_FIELDS)
 
 def _receipt(d: dict[str, Any]) -> ServedReceipt:
     _exact(d, _RECEIPT_KEYS)
-    for key in ("seq", "version", "rank"):
-        if isinstance(d[key], bool) or not isinstance(d[key], int):
-            raise TypeError(f"'{key}' must be a whole number")
+    _whole(d, "seq", 1, 2**62)
+    _whole(d, "version", 1)
+    _whole(d, "rank", 1)
     return ServedReceipt(
         tenant_id=UUID(d["tenant_id"]),
         seq=d["seq"],
@@ -280,6 +324,16 @@ def _receipt(d: dict[str, Any]) -> ServedReceipt:
         prev_hash=_text(d, "prev_hash"),
         hash=_text(d, "hash"),
     )
+
+
+def _whole(d: dict[str, Any], key: str, low: int, high: int = WHOLE_MAX) -> int:
+    """A whole number from ``low`` to ``high`` (a JSON integer, not a boolean or a float)."""
+    value = d[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"'{key}' must be a whole number")
+    if not low <= value <= high:
+        raise ValueError(f"'{key}' must be from {low} to {high}")
+    return value
 
 
 def _claim(d: dict[str, Any]) -> IdempotencyRecord:

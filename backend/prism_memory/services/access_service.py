@@ -94,6 +94,7 @@ class AccessService:
         access.require_role(key, Role.WRITER, "write memories")
         if isinstance(raw, Mapping):
             access.require_own_persona_rule(key, raw.get("applies_to"))
+            access.require_scope_within_reach(key, raw.get("applies_to"))
         corrects = raw.get("corrects") if isinstance(raw, Mapping) else None
         if not isinstance(corrects, str):
             return  # absent, or a wrong type the validator reports with the other errors
@@ -104,7 +105,7 @@ class AccessService:
         found = self._visible(key, ctx, target)
         if found is None:
             raise NotFound(f"no memorule {target} to correct", id=str(target))
-        access.require_change(key, found[0])
+        access.require_change(key, *found)
 
     def recall(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> RecallResult:
         """``semantic_recall`` in ``ctx``'s project (already allowed for the key)."""
@@ -176,8 +177,7 @@ class AccessService:
             NotFound: the key cannot see the memory (or it does not exist).
         """
         access.require_role(key, Role.WRITER, "change memories")
-        memory, _ = self.get(key, ctx, memory_id)
-        access.require_change(key, memory)
+        access.require_change(key, *self.get(key, ctx, memory_id))
 
     def check_update(self, key: ApiKey, ctx: SessionContext, memory_id: UUID, changes: Any) -> None:
         """Whether the key may make this update (before it is validated).
@@ -189,6 +189,7 @@ class AccessService:
         self.check_change(key, ctx, memory_id)
         if isinstance(changes, Mapping):
             access.require_own_persona_rule(key, changes.get("applies_to"))
+            access.require_scope_within_reach(key, changes.get("applies_to"))
 
     def update(
         self,
@@ -244,11 +245,16 @@ class AccessService:
         return self.memorules.audit(ctx, flt)
 
     def verify_chain(
-        self, key: ApiKey, ctx: SessionContext, given: Head | None = None
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        given: Head | None = None,
+        served_given: Head | None = None,
     ) -> ChainReport:
-        """Recompute the tenant's audit chain (admin keys not restricted to projects)."""
+        """Recompute the tenant's chains (admin keys not restricted to projects); ``given``
+        and ``served_given`` are heads kept elsewhere that the chains must extend."""
         access.require_tenant_audit(key, "verify the audit chain")
-        return self.memorules.verify_chain(ctx, given)
+        return self.memorules.verify_chain(ctx, given, served_given)
 
     def _ledger(self) -> LedgerService:
         if self.memorules.ledger is None:
@@ -312,6 +318,9 @@ class AccessService:
     ) -> WriteResult:
         """Approve (see :meth:`ProposalService.approve`) as a writer of its project."""
         self._decider(key, ctx, proposal_id)
+        if isinstance(edits, Mapping):
+            access.require_own_persona_rule(key, edits.get("applies_to"))
+            access.require_scope_within_reach(key, edits.get("applies_to"))
         return self.proposals.approve(ctx, proposal_id, edits, reason)
 
     def reject(
@@ -377,5 +386,4 @@ class AccessService:
 
     def _decider(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
         access.require_role(key, Role.WRITER, "decide on proposals")
-        memory, _ = self.get(key, ctx, memory_id)
-        access.require_change(key, memory)
+        access.require_change(key, *self.get(key, ctx, memory_id))

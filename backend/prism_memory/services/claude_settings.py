@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from prism_memory.errors import FieldError, InvalidInput
+from prism_memory.services.atomic_file import write_atomically
 
 BRIEF_ARGS: Final = ("brief", "--hook", "claude-code")
 CAPTURE_ARGS: Final = ("capture", "claude-code", "--hook")
@@ -262,14 +263,22 @@ def uninstall(path: Path) -> SettingsChange:
     return SettingsChange(path, before, text, removed=tuple(removed))
 
 
-def apply(change: SettingsChange) -> None:
-    """Write the change (atomically), or delete the file when nothing is left in it."""
+def apply(change: SettingsChange) -> Path | None:
+    """Write the change, or delete the file when nothing is left in it.
+
+    Atomic, never through a planted link, keeping the file's mode; a settings file that is
+    a symbolic link is written through only to a regular file the user owns
+    (:func:`prism_memory.services.atomic_file.write_atomically`).
+
+    Returns:
+        The link's target when the file was written through a link, else None.
+
+    Raises:
+        InvalidInput: the settings file is a link Prism will not write through.
+    """
     if not change.changed:
-        return
+        return None
     if not change.after:
         change.path.unlink(missing_ok=True)
-        return
-    change.path.parent.mkdir(parents=True, exist_ok=True)
-    temp = change.path.with_name(f".{change.path.name}.prism-tmp")
-    temp.write_text(change.after, encoding="utf-8")
-    temp.replace(change.path)
+        return None
+    return write_atomically(change.path, change.after, field="settings")

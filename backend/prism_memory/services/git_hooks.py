@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import stat
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from prism_memory.errors import FieldError, InvalidInput
+from prism_memory.services.atomic_file import write_atomically
 
 MARKER: Final = "# prism-memory pre-commit hook (prism hooks install git)"
 CHAINED_NAME: Final = "pre-commit.before-prism"
@@ -143,7 +143,7 @@ def install(repo: Path, prism: str, checks: Sequence[Check]) -> GitHookChange:
     if hook.exists() and is_ours(hook):
         if hook.read_text(encoding="utf-8") == text:
             return GitHookChange(hook, "unchanged", chained if chained.exists() else None)
-        _write_executable(hook, text)
+        write_atomically(hook, text, executable=True, field="hook")
         return GitHookChange(hook, "updated", chained if chained.exists() else None)
     moved = None
     if hook.exists() or hook.is_symlink():
@@ -161,7 +161,7 @@ def install(repo: Path, prism: str, checks: Sequence[Check]) -> GitHookChange:
         os.replace(hook, chained)
         moved = chained
     folder.mkdir(parents=True, exist_ok=True)
-    _write_executable(hook, text)
+    write_atomically(hook, text, executable=True, field="hook", like=moved)
     return GitHookChange(hook, "installed", moved)
 
 
@@ -183,11 +183,3 @@ def uninstall(repo: Path) -> GitHookChange:
         os.replace(chained, hook)
         return GitHookChange(hook, "removed", chained)
     return GitHookChange(hook, "removed")
-
-
-def _write_executable(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.prism-tmp")
-    temp.write_text(text, encoding="utf-8")
-    mode = temp.stat().st_mode
-    temp.chmod(mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    temp.replace(path)

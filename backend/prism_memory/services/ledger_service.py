@@ -1,10 +1,12 @@
 """The audit ledger: verifying both chains, their heads, and served receipts.
 
 ``verify`` recomputes the tenant's audit chain from row tuples in one snapshot: every link,
-every event's hash, every content hash against the state in ``memory_state``, the chain's
-length against the store's recorded head (and, optionally, a head the operator kept
-elsewhere), every memorule state against the events that should record it; then the
-served-receipt chain the same way. ``record`` turns a recall's or a brief's memorule
+every event's hash, every content hash against the state in ``memory_state`` (and its
+memorule's project), the chain's length against the store's recorded head (and, optionally,
+a head the operator kept elsewhere), every memorule state against the events that should
+record it, every memory's status, current version and recall row against what its events say
+(:mod:`prism_memory.domain.audit_live`); then the served-receipt chain the same way (and,
+optionally, against a served head kept elsewhere). ``record`` turns a recall's or a brief's memorule
 matches into receipts for the :class:`ReceiptWriter`.
 """
 
@@ -16,6 +18,7 @@ from typing import Final
 from uuid import UUID
 
 from prism_memory.domain.audit import ChainCheck, ChainReport, Head
+from prism_memory.domain.audit_live import LiveCheck
 from prism_memory.domain.contract.audit import AuditQuery, ChainHead, ServedQuery
 from prism_memory.domain.contract.base import checked
 from prism_memory.domain.ids import new_id
@@ -41,14 +44,14 @@ from prism_memory.trigraph.port import AuditFilter
 SERVED_PAGE_MAX: Final = 500
 
 
-def parse_head(text: str) -> Head:
+def parse_head(text: str, field: str = "head") -> Head:
     """A head given as ``SEQ:HASH`` (``prism audit verify --head``), judged as
     :class:`~prism_memory.domain.contract.audit.VerifyQuery` judges ``?head=`` (an empty one too).
 
     Raises:
         InvalidInput: not of that form.
     """
-    head: Head = checked(ChainHead(), text, "head")
+    head: Head = checked(ChainHead(), text, field)
     return head
 
 
@@ -166,22 +169,26 @@ class LedgerService:
         )
         return ChainHeads(ctx.tenant_id, audit, served)
 
-    def verify(self, tenant_id: UUID, given: Head | None = None) -> ChainReport:
+    def verify(
+        self, tenant_id: UUID, given: Head | None = None, served_given: Head | None = None
+    ) -> ChainReport:
         """Recompute the tenant's audit chain and served receipts; report the first flaw.
 
         Args:
             tenant_id: whose chains.
-            given: a head kept elsewhere (``SEQ:HASH``): the chain must extend it.
+            given: an audit head kept elsewhere (``SEQ:HASH``): the chain must extend it.
+            served_given: a served-receipt head kept elsewhere: that chain must extend it.
         """
         self.flush()
-        return self.ledger.read(tenant_id, lambda snap: _verify(snap, given))
+        return self.ledger.read(tenant_id, lambda snap: _verify(snap, given, served_given))
 
 
-def _verify(snap: LedgerSnapshot, given: Head | None) -> ChainReport:
-    check = ChainCheck(given=given)
+def _verify(snap: LedgerSnapshot, given: Head | None, served_given: Head | None) -> ChainReport:
+    check, live = ChainCheck(given=given), LiveCheck()
     for row in snap.events():
         if not check.feed(row):
             break
+        live.feed(row)
     report = check.finish(snap.head(AUDIT_CHAIN))
     if report.ok:
         unrecorded = snap.unrecorded_states(1)
@@ -196,8 +203,21 @@ def _verify(snap: LedgerSnapshot, given: Head | None) -> ChainReport:
                     "audit event records (it was written behind the service's back)"
                 ),
             )
+    if report.ok:
+        found = live.problem(list(snap.live()))
+        if found is not None:
+            seq, _, problem = found
+            report = replace(
+                report, ok=False, broken_at_seq=seq, broken_event_id=None, problem=problem
+            )
     receipts = ChainCheck(
-        hasher=receipt_hash, content=False, hash_at=HASH_AT, id_at=ID_AT, seq_at=1, noun="receipt"
+        hasher=receipt_hash,
+        content=False,
+        given=served_given,
+        hash_at=HASH_AT,
+        id_at=ID_AT,
+        seq_at=1,
+        noun="receipt",
     )
     for row in snap.receipts():
         if not receipts.feed(row):

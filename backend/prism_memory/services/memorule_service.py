@@ -192,8 +192,8 @@ class MemoruleService:
             ctx, memorule_id, state, event, state.evidence_signal_id, when, reason
         )
 
-    @staticmethod
     def audit_draft(
+        self,
         ctx: SessionContext,
         memorule_id: UUID,
         state: MemoryState,
@@ -203,12 +203,13 @@ class MemoruleService:
         reason: str | None = None,
     ) -> AuditDraft:
         """The Watson hook: who wrote which memorule, on what evidence, when, and the
-        content hash of the state it names (so the chain commits to the rule's text)."""
+        content hash of the state it names and of the memorule's project (so the chain
+        commits to the rule's text and to where it lives)."""
         return AuditDraft(
             id=new_id(),
             memorule_id=memorule_id,
             state_id=state.id,
-            content_hash=chain.content_hash(state),
+            content_hash=chain.content_hash(state, self._project_of(ctx, memorule_id)),
             event=event,
             written_by_session_id=ctx.session_id,
             written_by_persona=ctx.persona,
@@ -216,6 +217,12 @@ class MemoruleService:
             written_at=when,
             reason=reason,
         )
+
+    def _project_of(self, ctx: SessionContext, memorule_id: UUID) -> UUID:
+        """A memorule's project: the stored one, else (a rule being created) the context's,
+        where every new memory is written. A project never changes, so no lock is needed."""
+        found = self.store.get(ctx.tenant_id, memorule_id)
+        return found[0].project_id if found is not None else ctx.project_id
 
     def near_duplicate_warnings(
         self,
@@ -280,15 +287,19 @@ class MemoruleService:
         return AuditPage(events, events[-1].seq if more and events else None)
 
     def verify_chain(
-        self, ctx: SessionContext, given: chain.Head | None = None
+        self,
+        ctx: SessionContext,
+        given: chain.Head | None = None,
+        served_given: chain.Head | None = None,
     ) -> chain.ChainReport:
         """Recompute the tenant's audit hash chain and report the first broken link.
 
         With a ledger: also every content hash, the recorded head, ``given`` (a head kept
-        elsewhere) and the served-receipt chain (see :meth:`LedgerService.verify`).
+        elsewhere), the live rows against the events, and the served-receipt chain (with
+        ``served_given``, a served head kept elsewhere; see :meth:`LedgerService.verify`).
         """
         if self.ledger is not None:
-            return self.ledger.verify(ctx.tenant_id, given)
+            return self.ledger.verify(ctx.tenant_id, given, served_given)
         return chain.verify(self.store.audit_chain(ctx.tenant_id))
 
 

@@ -54,6 +54,11 @@ class LedgerSnapshot(Protocol):
         """Memorule states no audit event names: (state id, memorule id, version)."""
         ...
 
+    def live(self) -> Iterator[Sequence[Any]]:
+        """Every memory of the tenant with its recall row, as text rows
+        (:data:`prism_memory.domain.audit_live.LIVE_WIDTH` values)."""
+        ...
+
     def receipts(self) -> Iterator[Sequence[Any]]:
         """The served-receipt chain oldest first, as text rows
         (:data:`prism_memory.domain.served.RECEIPT_FIELDS`)."""

@@ -44,7 +44,7 @@ from prism_memory.web.pages import (
     refusal,
     with_project,
 )
-from prism_memory.web.sessions import COOKIE, CSRF_COOKIE, CsrfSigner, SessionStore
+from prism_memory.web.sessions import COOKIE, CSRF_COOKIE, ConsoleFull, CsrfSigner, SessionStore
 
 router = APIRouter(include_in_schema=False)
 
@@ -55,7 +55,7 @@ def install_console(app: FastAPI, door: ConsoleDoor) -> None:
         loader=PackageLoader("prism_memory.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
-    sessions = SessionStore(max_sessions=door.max_sessions)
+    sessions = SessionStore(max_sessions=door.max_sessions, max_per_key=door.max_sessions_per_key)
     app.state.prism_console = Console(door, env, sessions, CsrfSigner())
     app.include_router(router)
     app.mount(
@@ -86,11 +86,17 @@ async def signin(request: Request) -> Response:
         return form
     secret = form.get("api_key", "").strip()
     try:
-        await anyio.to_thread.run_sync(page.console.door.sign_in, secret)
+        key = await anyio.to_thread.run_sync(page.console.door.sign_in, secret)
     except PrismError:
         return page.render("signin.html", status=401, message="That key was not accepted.")
     page.console.sessions.drop(page.session.sid if page.session else None)
-    page.session, page.new_cookie = page.console.sessions.create(secret), True
+    try:
+        page.session = page.console.sessions.create(secret, key.key_id)
+    except ConsoleFull:
+        page.session = None
+        message = "The console is full of signed-in sessions; try again later."
+        return page.render("signin.html", status=503, message=message)
+    page.new_cookie = True
     response = page.redirect("/memorules")
     response.delete_cookie(CSRF_COOKIE)  # the session's own token takes over
     return response

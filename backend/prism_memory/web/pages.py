@@ -38,19 +38,22 @@ class ConsoleDoor:
 
     Attributes:
         access: the guarded operations every page calls with its session's key.
-        sign_in: checks a key's secret at sign-in (blocking; raises ``PrismError``).
+        sign_in: checks a key's secret at sign-in and returns its key (blocking; raises
+            ``PrismError``).
         caller: the caller of a request: the session's secret (None: no session) and the
             context asked for, to a key and context — the same path as ``/v1`` (readiness,
             the key, its rate limit); blocking, raises ``PrismError``.
         local: ``--insecure-local``: nobody signs in, every page acts as the local key.
         max_sessions: at most this many signed-in browsers.
+        max_sessions_per_key: at most this many signed-in browsers of one key.
     """
 
     access: AccessService
-    sign_in: Callable[[str], object]
+    sign_in: Callable[[str], ApiKey]
     caller: Callable[[str | None, ContextRequest], Caller]
     local: bool
     max_sessions: int
+    max_sessions_per_key: int
 
 
 @dataclass

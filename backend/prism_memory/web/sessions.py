@@ -10,8 +10,15 @@ No server-side session exists before a successful sign-in, so visitors cannot fi
 and push signed-in operators out: the sign-in form (and, in ``--insecure-local`` mode where
 nobody signs in, every form) is protected by a signed double-submit token — a random nonce in
 its own strict cookie, and in the form the nonce's HMAC under a key this process drew at
-start. Only signed-in sessions count against ``console_max_sessions``
-(``PRISM_CONSOLE_MAX_SESSIONS``); beyond it the oldest is signed out.
+start.
+
+What one key opened no other key can end (DESIGN §10). Signed-in sessions count against the
+key that signed in: beyond ``console_max_sessions_per_key``
+(``PRISM_CONSOLE_MAX_SESSIONS_PER_KEY``) that key's own oldest session is signed out, never
+another key's. When the whole store holds ``console_max_sessions``
+(``PRISM_CONSOLE_MAX_SESSIONS``), expired sessions are dropped and, if it is still full, the
+sign-in is refused (503) rather than signing anybody out. Sign-in attempts are also limited
+per client address (``PRISM_HTTP_RATE_LIMIT_ANONYMOUS``, :mod:`prism_memory.api.rate_limit`).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ COOKIE = "prism_console"
 CSRF_COOKIE = "prism_console_csrf"
 SESSION_TTL_S = 12 * 3600
 MAX_SESSIONS = 10_000
+MAX_SESSIONS_PER_KEY = 8
 
 
 def _same(a: str | None, b: str) -> bool:
@@ -36,11 +44,12 @@ def _same(a: str | None, b: str) -> bool:
 
 @dataclass
 class ConsoleSession:
-    """One signed-in browser: its API key secret and CSRF token."""
+    """One signed-in browser: its API key secret, the key's id, and its CSRF token."""
 
     sid: str
     csrf: str
     secret: str
+    owner: str
     created: float = field(default_factory=time.monotonic)
 
     def csrf_ok(self, token: str | None) -> bool:
@@ -67,12 +76,28 @@ class CsrfSigner:
         return bool(nonce) and _same(token, self.token(nonce or ""))
 
 
-class SessionStore:
-    """In-memory signed-in sessions, oldest signed out beyond ``max_sessions``; thread-safe."""
+class ConsoleFull(Exception):
+    """The console holds as many signed-in sessions as it may; nobody is signed out for more."""
 
-    def __init__(self, ttl_s: float = SESSION_TTL_S, max_sessions: int = MAX_SESSIONS) -> None:
+
+class SessionStore:
+    """In-memory signed-in sessions, capped per key and in all; thread-safe.
+
+    Args:
+        ttl_s: a session's lifetime.
+        max_sessions: signed-in sessions in all (then sign-ins are refused).
+        max_per_key: signed-in sessions of one key (then that key's oldest is signed out).
+    """
+
+    def __init__(
+        self,
+        ttl_s: float = SESSION_TTL_S,
+        max_sessions: int = MAX_SESSIONS,
+        max_per_key: int = MAX_SESSIONS_PER_KEY,
+    ) -> None:
         self._ttl = ttl_s
         self._max = max_sessions
+        self._max_per_key = max_per_key
         self._items: OrderedDict[str, ConsoleSession] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -85,18 +110,30 @@ class SessionStore:
             return None
         with self._lock:
             found = self._items.get(sid)
-            if found is not None and time.monotonic() - found.created > self._ttl:
+            if found is not None and self._expired(found):
                 del self._items[sid]
                 return None
             return found
 
-    def create(self, secret: str) -> ConsoleSession:
-        """A new signed-in session with fresh id and CSRF token (called after sign-in only)."""
-        session = ConsoleSession(secrets.token_urlsafe(32), secrets.token_urlsafe(32), secret)
+    def create(self, secret: str, owner: str) -> ConsoleSession:
+        """A new signed-in session of the key ``owner`` (called after sign-in only).
+
+        Raises:
+            ConsoleFull: the store is full of live sessions (none of them is dropped).
+        """
+        session = ConsoleSession(
+            secrets.token_urlsafe(32), secrets.token_urlsafe(32), secret, owner
+        )
         with self._lock:
+            own = [s.sid for s in self._items.values() if s.owner == owner]
+            for sid in own[: max(0, len(own) - self._max_per_key + 1)]:
+                del self._items[sid]  # the key's own oldest, never another key's
+            if len(self._items) >= self._max:
+                for sid in [s.sid for s in self._items.values() if self._expired(s)]:
+                    del self._items[sid]
+            if len(self._items) >= self._max:
+                raise ConsoleFull(f"the console holds {self._max} signed-in sessions")
             self._items[session.sid] = session
-            while len(self._items) > self._max:
-                self._items.popitem(last=False)
         return session
 
     def drop(self, sid: str | None) -> None:
@@ -104,3 +141,6 @@ class SessionStore:
         if sid:
             with self._lock:
                 self._items.pop(sid, None)
+
+    def _expired(self, session: ConsoleSession) -> bool:
+        return time.monotonic() - session.created > self._ttl

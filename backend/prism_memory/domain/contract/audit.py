@@ -246,3 +246,11 @@ class VerifyQuery(_TrailQuery):
         ChainHead(),
         Field(description="SEQ:HASH from /v1/audit/head: the chain must extend it."),
     ] = None
+    served_head: Annotated[
+        Head | None,
+        ChainHead(),
+        Field(
+            description="SEQ:HASH of the served receipts from /v1/audit/head: that chain must "
+            "extend it."
+        ),
+    ] = None

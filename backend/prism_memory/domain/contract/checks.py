@@ -18,7 +18,7 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
-from prism_memory.domain.characters import forbidden_character, text_pattern
+from prism_memory.domain.characters import forbidden_character, strip_edges, text_pattern
 from prism_memory.domain.contract.bounds import FILTER_LIST_MAX, NAMESPACE_MAX, NAMESPACE_PATTERN
 from prism_memory.errors import contract_error
 
@@ -90,7 +90,7 @@ class Text(Check):
             return self.default
         if not isinstance(value, str):
             raise contract_error("wrong_type", "'{field}' must be a string", expected="string")
-        return self.judge(value.strip())
+        return self.judge(strip_edges(value))
 
     def judge(self, value: str) -> str:
         """The rules for text already stripped."""

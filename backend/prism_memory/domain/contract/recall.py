@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo
 
-from prism_memory.domain.characters import text_pattern
+from prism_memory.domain.characters import strip_edges, text_pattern
 from prism_memory.domain.contract.base import Operation
 from prism_memory.domain.contract.bounds import (
     QUERY_MAX,
@@ -105,7 +105,7 @@ class Task(Text):
                 max=TASK_MAX,
                 actual=len(value),
             )
-        return self.judge(value.strip())
+        return self.judge(strip_edges(value))
 
     def schema(self) -> dict[str, Any]:
         pattern = text_pattern(min_len=0, max_len=QUERY_MAX, single_line=False)

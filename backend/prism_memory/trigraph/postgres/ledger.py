@@ -41,9 +41,18 @@ _EVENTS: Final = (
     f"{_iso_sql('a.written_at')}, a.reason, a.content_hash, a.prev_hash, a.hash, "
     "s.memory_id::text, s.id::text, s.version, s.memorule_kind, s.subject, s.body, "
     "s.applies_to::text, s.evidence_signal_id, s.confidence, s.written_by_session_id::text, "
-    f"s.written_by_persona, {_iso_sql('s.written_at')} "
+    f"s.written_by_persona, {_iso_sql('s.written_at')}, m.project_id::text "
     "FROM memorule_audit a LEFT JOIN memory_state s "
-    "ON s.tenant_id = a.tenant_id AND s.id = a.state_id WHERE a.tenant_id = %s ORDER BY a.seq"
+    "ON s.tenant_id = a.tenant_id AND s.id = a.state_id "
+    "LEFT JOIN memory m ON m.tenant_id = a.tenant_id AND m.id = a.memorule_id "
+    "WHERE a.tenant_id = %s ORDER BY a.seq"
+)
+_LIVE: Final = (
+    "SELECT m.id::text, m.kind, m.project_id::text, m.status, m.current_version, "
+    "r.memory_id::text, r.project_id::text, r.active, r.kind, r.memorule_kind, r.confidence, "
+    "r.scope, r.a_persona, r.a_surface, r.a_specialization FROM memory m "
+    "LEFT JOIN recall_index r ON r.tenant_id = m.tenant_id AND r.memory_id = m.id "
+    "WHERE m.tenant_id = %s ORDER BY m.id"
 )
 _UNRECORDED: Final = (
     "SELECT s.id::text, s.memory_id::text, s.version FROM memory_state s JOIN memory m "
@@ -102,6 +111,9 @@ class _Snapshot:
     def unrecorded_states(self, limit: int) -> list[tuple[str, str, int]]:
         found = self.conn.execute(_UNRECORDED, (self.tenant, limit)).fetchall()
         return [(r[0], r[1], int(r[2])) for r in found]
+
+    def live(self) -> Iterator[Sequence[Any]]:
+        return self._stream("prism_verify_live", _LIVE)
 
     def receipts(self) -> Iterator[Sequence[Any]]:
         return self._stream(

@@ -27,9 +27,17 @@ _EVENTS: Final = (
     "a.written_by_session_id, a.written_by_persona, a.evidence_signal_id, a.written_at, "
     "a.reason, a.content_hash, a.prev_hash, a.hash, s.memory_id, s.id, s.version, "
     "s.memorule_kind, s.subject, s.body, s.applies_to, s.evidence_signal_id, s.confidence, "
-    "s.written_by_session_id, s.written_by_persona, s.written_at "
+    "s.written_by_session_id, s.written_by_persona, s.written_at, m.project_id "
     "FROM memorule_audit a LEFT JOIN memory_state s "
-    "ON s.tenant_id = a.tenant_id AND s.id = a.state_id WHERE a.tenant_id = ? ORDER BY a.seq"
+    "ON s.tenant_id = a.tenant_id AND s.id = a.state_id "
+    "LEFT JOIN memory m ON m.tenant_id = a.tenant_id AND m.id = a.memorule_id "
+    "WHERE a.tenant_id = ? ORDER BY a.seq"
+)
+_LIVE: Final = (
+    "SELECT m.id, m.kind, m.project_id, m.status, m.current_version, r.memory_id, "
+    "r.project_id, r.active, r.kind, r.memorule_kind, r.confidence, r.scope, r.a_persona, "
+    "r.a_surface, r.a_specialization FROM memory m LEFT JOIN recall_index r "
+    "ON r.tenant_id = m.tenant_id AND r.memory_id = m.id WHERE m.tenant_id = ? ORDER BY m.id"
 )
 _UNRECORDED: Final = (
     "SELECT s.id, s.memory_id, s.version FROM memory_state s JOIN memory m "
@@ -62,6 +70,9 @@ class _Snapshot:
 
     def unrecorded_states(self, limit: int) -> list[tuple[str, str, int]]:
         return [tuple(r) for r in self.conn.execute(_UNRECORDED, (self.tenant, limit))]
+
+    def live(self) -> Iterator[Sequence[Any]]:
+        return iter(self.conn.execute(_LIVE, (self.tenant,)))
 
     def receipts(self) -> Iterator[Sequence[Any]]:
         return iter(
