@@ -59,9 +59,7 @@ def tasks_of(clone: Path, repo: str) -> list[dict[str, str]]:
         match = PR.match(subject.strip())
         if match is None or SKIP.search(subject):
             continue
-        found.append(
-            {"title": match["title"], "ref": f"{repo}#{match['number']}", "commit": sha}
-        )
+        found.append({"title": match["title"], "ref": f"{repo}#{match['number']}", "commit": sha})
         if len(found) == NEWEST:
             break
     rng = random.Random(f"real-tasks:{repo}")
