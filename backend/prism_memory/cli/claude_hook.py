@@ -1,9 +1,11 @@
-"""``prism brief --hook claude-code``: Claude Code's ``SessionStart`` and ``UserPromptSubmit``
-hooks, which put the memorules that apply in front of the model without the model asking.
+"""``prism brief --hook claude-code``: Claude Code's ``SessionStart``, ``UserPromptSubmit`` and
+``SubagentStart`` hooks, which put the memorules that apply in front of the model without the
+model asking (the subagent's brief: :mod:`prism_memory.cli.claude_subagent`).
 
 Contract (Claude Code hooks reference): the hook input JSON arrives on stdin (``session_id``,
-``transcript_path``, ``cwd``, ``hook_event_name``, and ``source`` for SessionStart or
-``prompt`` for UserPromptSubmit); on exit 0, stdout holding
+``transcript_path``, ``cwd``, ``hook_event_name``, and ``source`` for SessionStart,
+``prompt`` for UserPromptSubmit, ``agent_id`` and ``agent_type`` for SubagentStart); on exit
+0, stdout holding
 ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`` adds
 ``additionalContext`` to the model's context (capped by Claude Code at 10,000 characters).
 
