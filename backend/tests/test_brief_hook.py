@@ -7,6 +7,7 @@ Claude Code documents, on a real SQLite file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
@@ -21,10 +22,12 @@ import pytest
 from click.testing import CliRunner
 
 from prism_memory.bootstrap import Services, build_services
+from prism_memory.cli.claude_subagent import subagent_session
 from prism_memory.cli.main import cli
 from prism_memory.domain.records import SessionContext
 from prism_memory.services.briefed_state import BriefedState
 from prism_memory.services.claude_settings import SESSION_START_TIMEOUT_S
+from prism_memory.services.project_config import session_uuid
 from prism_memory.settings import load_settings
 from tests.cli_run import BACKEND, run_prism
 
@@ -216,6 +219,39 @@ def test_the_prompt_hook_adds_only_relevant_rules_the_session_was_not_given(
     assert not added & {rules["texi"], rules["tenant"], rules["retired"]}
     again = run_hook(db_path, prompt, "--persona", "donna", state=state)
     assert again.returncode == 0 and again.stdout == "", "a rule is given once per session"
+    assert "already given in this session" in again.stderr
+
+
+def test_the_prompt_hook_says_on_stderr_why_it_added_nothing(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    state = tmp_path / "state"
+    prompt = hook_input("UserPromptSubmit", prompt="Run gofmt on the Go code before the review")
+    none = run_hook(db_path, prompt, "--persona", "donna", "--min-relevance", "1", state=state)
+    assert none.returncode == 0 and none.stdout == ""
+    assert re.search(r"no rule reaches relevance 1 to this prompt \(best 0\.\d\d;", none.stderr)
+    empty = run_hook(db_path, hook_input("UserPromptSubmit", prompt=" "), state=state)
+    assert empty.stdout == "" and "the prompt is empty" in empty.stderr
+    off = run_hook(db_path, prompt, "--prompt-rules", "0", state=state)
+    assert off.stdout == "" and "--prompt-rules is 0" in off.stderr
+
+
+def test_prompt_rules_bounds_how_many_rules_the_prompt_hook_adds(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    prompt = hook_input("UserPromptSubmit", prompt="Run gofmt on the Go code before the review")
+    one = run_hook(
+        db_path,
+        prompt,
+        "--persona",
+        "donna",
+        "--prompt-rules",
+        "1",
+        "--min-relevance",
+        "0",
+        state=tmp_path / "one",
+    )
+    assert len(ids_in(context_of(one, "UserPromptSubmit"))) == 1
 
 
 def test_a_missing_store_makes_the_hook_exit_0_with_empty_output(tmp_path: Path) -> None:
@@ -401,3 +437,131 @@ def test_an_unreachable_postgresql_makes_the_hook_exit_0_with_empty_output(
     )
     assert (proc.returncode, proc.stdout) == (0, "")
     assert "skipped: " in proc.stderr
+
+
+# SubagentStart, and the brief coming back after compaction (a transcript in Claude Code's
+# format drives both).
+
+AGENT_ID = "a1b2c3d4e5f6"
+
+
+def transcript(path: Path, *entries: dict[str, Any]) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    return path
+
+
+def user(text: str) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "sessionId": CLAUDE_SESSION,
+        "message": {"role": "user", "content": text},
+    }
+
+
+def task_call(agent_type: str, description: str, prompt: str) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "sessionId": CLAUDE_SESSION,
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "I'll delegate this."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01",
+                    "name": "Task",
+                    "input": {
+                        "subagent_type": agent_type,
+                        "description": description,
+                        "prompt": prompt,
+                    },
+                },
+            ],
+        },
+    }
+
+
+def receipts(db: Path) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT session_id, memorule_id, tool FROM served_receipt ORDER BY seq")
+        return [(str(s), str(m), str(t)) for s, m, t in rows]
+
+
+def test_a_subagent_gets_the_rules_for_its_task_under_its_own_session(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    log = transcript(
+        tmp_path / "session.jsonl",
+        user("Tidy the Go service before the review"),
+        task_call(
+            "code-reviewer", "Review Go formatting", "Run gofmt on the Go code and review it"
+        ),
+    )
+    start = hook_input(
+        "SubagentStart", agent_id=AGENT_ID, agent_type="code-reviewer", transcript_path=str(log)
+    )
+    proc = run_hook(db_path, start, "--persona", "donna", state=tmp_path / "state")
+    given = ids_in(context_of(proc, "SubagentStart"))
+    assert rules["go"] in given
+    assert not given & {rules["texi"], rules["tenant"], rules["retired"]}
+    task = "code-reviewer\nReview Go formatting\nRun gofmt on the Go code and review it"
+    with sqlite3.connect(db_path) as conn:
+        hashes = {h for (h,) in conn.execute("SELECT DISTINCT query_sha256 FROM served_receipt")}
+    assert hashes == {hashlib.sha256(task.encode()).hexdigest()}, "ranked by role and task"
+    own = str(subagent_session("claude-code", CLAUDE_SESSION, AGENT_ID))
+    served = receipts(db_path)
+    assert {m for s, m, _ in served if s == own} == given, "receipts are the subagent's"
+    parent = str(session_uuid("claude-code", CLAUDE_SESSION))
+    assert {m for s, m, _ in served if s == parent} != given
+
+
+def test_a_subagent_brief_is_smaller_and_needs_no_transcript(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    start = hook_input(
+        "SubagentStart",
+        agent_id=AGENT_ID,
+        agent_type="Explore",
+        transcript_path=str(tmp_path / "gone"),
+    )
+    proc = run_hook(db_path, start, "--subagent-token-budget", "100", state=tmp_path / "state")
+    text = context_of(proc, "SubagentStart")
+    assert len(text) <= 100 * 4
+    no_id = hook_input("SubagentStart", agent_type="Explore")
+    skipped = run_hook(db_path, no_id, state=tmp_path / "state")
+    assert skipped.returncode == 0 and skipped.stdout == ""
+    assert "no agent_id" in skipped.stderr
+
+
+def test_after_compaction_the_brief_comes_back_and_prompt_rules_are_served_again(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    state = tmp_path / "state"
+    log = transcript(tmp_path / "session.jsonl", user("Run gofmt on the Go code before the review"))
+    args = ("--persona", "donna", "--token-budget", "100")
+    start = run_hook(db_path, hook_input(transcript_path=str(log)), *args, state=state)
+    briefed = ids_in(context_of(start, "SessionStart"))
+    prompt = hook_input(
+        "UserPromptSubmit",
+        prompt="Run gofmt on the Go code before the review",
+        transcript_path=str(log),
+    )
+    added = ids_in(context_of(run_hook(db_path, prompt, *args, state=state), "UserPromptSubmit"))
+    assert rules["go"] in added
+    # Claude Code compacts: the conversation is summarised and SessionStart fires again
+    # with source "compact" for the same session.
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": "system", "subtype": "compact_boundary"}) + "\n")
+        handle.write(json.dumps(user("This session is being continued from a summary.")) + "\n")
+    again = run_hook(
+        db_path, hook_input(source="compact", transcript_path=str(log)), *args, state=state
+    )
+    assert ids_in(context_of(again, "SessionStart")) == briefed, "the brief comes back"
+    resumed = run_hook(
+        db_path, hook_input(source="resume", transcript_path=str(log)), *args, state=state
+    )
+    assert ids_in(context_of(resumed, "SessionStart")) == briefed
+    later = run_hook(db_path, prompt, *args, state=state)
+    assert rules["go"] in ids_in(context_of(later, "UserPromptSubmit")), (
+        "a rule the compaction dropped is served again when relevant"
+    )

@@ -184,3 +184,58 @@ def test_every_invalid_argument_is_reported_at_once(
     with pytest.raises(InvalidInput) as caught:
         services.brief.brief(ctx, task="x" * 5000, token_budget=5, namespace="a b", top_k=0)
     assert {e.field for e in caught.value.errors} == {"task", "token_budget", "namespace", "top_k"}
+
+
+def test_observed_corrections_and_feedback_are_briefed_before_better_ranked_rules(
+    services: Services, ctx: SessionContext
+) -> None:
+    for i in range(12):
+        services.memory.remember(ctx, rule(f"Ordinary rule number {i:02d}", confidence="observed"))
+    pinned = services.memory.remember(
+        ctx, rule("Never force-push to main", memorule_kind="correction", confidence="observed")
+    )
+    guessed = services.memory.remember(
+        ctx, rule("Maybe prefer rebases", memorule_kind="feedback", confidence="asserted")
+    )
+    short = services.brief.brief(ctx, token_budget=150)
+    kept = [m.memory.id for m in short.included]
+    assert kept[0] == pinned.id, "the must-include tier is spent first"
+    assert guessed.id not in kept, "feedback without observed confidence is ranked as usual"
+    assert short.omitted == 14 - len(kept) > 0
+
+
+def test_with_no_task_rules_of_equal_score_keep_the_order_they_were_written_in(
+    services: Services, ctx: SessionContext
+) -> None:
+    written = [services.memory.remember(ctx, rule(f"File rule {i:02d}")).id for i in range(40)]
+    brief = services.brief.brief(ctx, token_budget=300)
+    kept = [m.memory.id for m in brief.included]
+    assert kept == written[: len(kept)], "a file imported at once is briefed from its top"
+    tasked = services.brief.brief(ctx, task="File rule 39", token_budget=300)
+    assert tasked.included[0].memory.id == written[-1], "with a task, relevance decides"
+
+
+def test_the_brief_says_how_to_get_what_it_left_out(
+    services: Services, ctx: SessionContext
+) -> None:
+    for i in range(10):
+        services.memory.remember(ctx, rule(f"Rule number {i:02d}"))
+    markdown = services.brief.brief(ctx, token_budget=150).markdown
+    assert "semantic_recall(query=<your task>, source_type='memorule') ranks them" in markdown
+
+
+def test_a_body_that_opens_with_its_subject_is_not_briefed_twice(
+    services: Services, ctx: SessionContext
+) -> None:
+    services.memory.remember(
+        ctx,
+        rule(
+            "Testing: Run only the tests covering the files you changed",
+            body="Run only the tests covering the files you changed. Never the whole suite.",
+        ),
+    )
+    markdown = services.brief.brief(ctx).markdown
+    assert (
+        "- **Testing: Run only the tests covering the files you changed** — "
+        "Never the whole suite. (inferred;" in markdown
+    )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from prism_memory.cli.claude_subagent import SUBAGENT_TOKEN_BUDGET_DEFAULT
 from prism_memory.cli.runtime import Runtime, common
 from prism_memory.serializers import brief_dict
 from prism_memory.services.brief_service import (
@@ -22,7 +23,8 @@ from prism_memory.services.brief_service import (
 )
 
 HOOK_DEADLINE_DEFAULT_S = 5.0
-MIN_RELEVANCE_DEFAULT = 0.3
+MIN_RELEVANCE_DEFAULT = 0.2
+PROMPT_RULES_DEFAULT = 5
 
 
 def brief_command() -> click.Command:
@@ -73,6 +75,20 @@ def brief_command() -> click.Command:
         show_default=True,
         help="--hook, UserPromptSubmit: only rules at least this relevant to the prompt",
     )
+    @click.option(
+        "--prompt-rules",
+        type=click.IntRange(0, 10),
+        default=PROMPT_RULES_DEFAULT,
+        show_default=True,
+        help="--hook, UserPromptSubmit: add at most this many rules for the prompt",
+    )
+    @click.option(
+        "--subagent-token-budget",
+        type=click.IntRange(TOKEN_BUDGET_MIN, TOKEN_BUDGET_MAX),
+        default=SUBAGENT_TOKEN_BUDGET_DEFAULT,
+        show_default=True,
+        help="--hook, SubagentStart: the token budget of a subagent's brief",
+    )
     @common
     def command(
         rt: Runtime,
@@ -84,6 +100,8 @@ def brief_command() -> click.Command:
         deadline: str,
         state_dir: Path | None,
         min_relevance: float,
+        prompt_rules: int,
+        subagent_token_budget: int,
     ) -> None:
         """The memorules that apply to you now, grouped by kind, best first, within a budget.
 
@@ -107,6 +125,8 @@ def brief_command() -> click.Command:
                     min_relevance=min_relevance,
                     namespace=namespace,
                     top_k=top_k,
+                    prompt_rules=prompt_rules,
+                    subagent_token_budget=subagent_token_budget,
                 ),
             )
             return

@@ -1,9 +1,11 @@
-"""``prism brief --hook claude-code``: Claude Code's ``SessionStart`` and ``UserPromptSubmit``
-hooks, which put the memorules that apply in front of the model without the model asking.
+"""``prism brief --hook claude-code``: Claude Code's ``SessionStart``, ``UserPromptSubmit`` and
+``SubagentStart`` hooks, which put the memorules that apply in front of the model without the
+model asking (the subagent's brief: :mod:`prism_memory.cli.claude_subagent`).
 
 Contract (Claude Code hooks reference): the hook input JSON arrives on stdin (``session_id``,
-``transcript_path``, ``cwd``, ``hook_event_name``, and ``source`` for SessionStart or
-``prompt`` for UserPromptSubmit); on exit 0, stdout holding
+``transcript_path``, ``cwd``, ``hook_event_name``, and ``source`` for SessionStart,
+``prompt`` for UserPromptSubmit, ``agent_id`` and ``agent_type`` for SubagentStart); on exit
+0, stdout holding
 ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`` adds
 ``additionalContext`` to the model's context (capped by Claude Code at 10,000 characters).
 
@@ -24,9 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
+from prism_memory.cli.claude_subagent import SUBAGENT_TOKEN_BUDGET_DEFAULT
+
 if TYPE_CHECKING:
     from prism_memory.bootstrap import Services
-    from prism_memory.domain.records import SessionContext
+    from prism_memory.domain.records import RecallMatch, SessionContext
     from prism_memory.services.briefed_state import BriefedState
 
 CLIENT: Final = "claude-code"
@@ -34,9 +38,9 @@ INPUT_MAX_BYTES: Final = 1_048_576
 # Claude Code replaces context over 10,000 characters with a file preview; stay under it.
 HOOK_TOKEN_BUDGET_MAX: Final = 2_400
 PROMPT_TOKEN_BUDGET: Final = 300
-PROMPT_RULES_MAX: Final = 3
+PROMPT_RULES_MAX: Final = 5
 PROMPT_TOP_K: Final = 10
-EVENTS: Final = ("SessionStart", "UserPromptSubmit")
+EVENTS: Final = ("SessionStart", "UserPromptSubmit", "SubagentStart")
 
 
 class HookSkipped(Exception):
@@ -53,6 +57,8 @@ class HookOptions:
     min_relevance: float
     namespace: str | None = None
     top_k: int = 30
+    prompt_rules: int = PROMPT_RULES_MAX
+    subagent_token_budget: int = SUBAGENT_TOKEN_BUDGET_DEFAULT
 
 
 class Deadline:
@@ -179,10 +185,43 @@ def _answer(
             )
             _remember(state, ctx.session_id, [str(m.memory.id) for m in brief.included], True)
             return _output(event, brief.markdown)
+        if event == "SubagentStart":
+            return _output(event, _subagent_brief(services, ctx, data, hook, state))
         text = _prompt_context(services, ctx, data, hook, state)
-        return _output(event, text) if text else None
+        return _output(event, text)
     finally:
         services.close()
+
+
+def _subagent_brief(
+    services: Services,
+    ctx: SessionContext,
+    data: Mapping[str, Any],
+    hook: HookOptions,
+    state: BriefedState,
+) -> str:
+    """The brief for a subagent's role and task, under the subagent's own session."""
+    from dataclasses import replace
+
+    from prism_memory.cli.acting import as_operator
+    from prism_memory.cli.claude_subagent import subagent_session, subagent_task
+    from prism_memory.services.brief_service import TASK_MAX
+
+    agent_id = data.get("agent_id")
+    if not isinstance(agent_id, str) or not agent_id:
+        raise HookSkipped("SubagentStart input has no agent_id")
+    own = replace(ctx, session_id=subagent_session(CLIENT, str(data["session_id"]), agent_id))
+    access, me = as_operator(services, own)
+    brief = access.brief(
+        me.key,
+        me.ctx,
+        task=subagent_task(data, TASK_MAX),
+        token_budget=min(hook.subagent_token_budget, HOOK_TOKEN_BUDGET_MAX),
+        namespace=hook.namespace,
+        top_k=hook.top_k,
+    )
+    _remember(state, own.session_id, [str(m.memory.id) for m in brief.included], True)
+    return brief.markdown
 
 
 def _context_options(
@@ -216,13 +255,20 @@ def _prompt_context(
     hook: HookOptions,
     state: BriefedState,
 ) -> str:
-    """The few rules most relevant to the prompt that the session has not been given yet."""
+    """The few rules most relevant to the prompt that the session has not been given yet.
+
+    Raises:
+        HookSkipped: nothing to add; the message says why (no prompt, nothing relevant
+            enough and the best relevance seen, or all of it already given).
+    """
     from prism_memory.cli.acting import as_operator
     from prism_memory.services.brief_service import CHARS_PER_TOKEN, TASK_MAX, bullet
 
     prompt = data.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
-        return ""
+        raise HookSkipped("added nothing: the prompt is empty")
+    if hook.prompt_rules == 0:
+        raise HookSkipped("added nothing: --prompt-rules is 0")
     raw: dict[str, Any] = {
         "query": prompt[:TASK_MAX],
         "top_k": PROMPT_TOP_K,
@@ -233,25 +279,45 @@ def _prompt_context(
     access, me = as_operator(services, ctx)
     result = access.recall(me.key, me.ctx, raw)
     given = state.briefed(ctx.session_id)
-    fresh = [
-        m
-        for m in result.matches
-        if str(m.memory.id) not in given
-        and float(m.why.get("relevance", 0.0)) >= hook.min_relevance
-    ]
+    relevant = [m for m in result.matches if _relevance(m) >= hook.min_relevance]
+    fresh = [m for m in relevant if str(m.memory.id) not in given]
+    if not fresh:
+        raise HookSkipped(_why_nothing(result.matches, relevant, hook.min_relevance))
     lines = ["## Memorules relevant to this prompt"]
     kept = []
     limit = PROMPT_TOKEN_BUDGET * CHARS_PER_TOKEN
-    for match in fresh[:PROMPT_RULES_MAX]:
+    for match in fresh[: hook.prompt_rules]:
         line = bullet(match)
         if sum(len(x) + 1 for x in lines) + len(line) > limit:
             break
         lines.append(line)
         kept.append(str(match.memory.id))
     if not kept:
-        return ""
+        raise HookSkipped(
+            f"added nothing: the most relevant rule is over {PROMPT_TOKEN_BUDGET} tokens"
+        )
     _remember(state, ctx.session_id, kept, False)
     return "\n".join(lines)
+
+
+def _relevance(match: RecallMatch) -> float:
+    return float(match.why.get("relevance", 0.0))
+
+
+def _why_nothing(matches: list[RecallMatch], relevant: list[RecallMatch], floor: float) -> str:
+    """Why the prompt hook adds nothing, said on stderr (Claude Code shows it in debug)."""
+    if not matches:
+        return "added nothing: no memorule applies to this context"
+    if not relevant:
+        best = max(_relevance(m) for m in matches)
+        return (
+            f"added nothing: no rule reaches relevance {floor:g} to this prompt "
+            f"(best {best:.2f}; --min-relevance lowers the bar)"
+        )
+    return (
+        f"added nothing: the {len(relevant)} rules at relevance {floor:g} or more were already "
+        "given in this session"
+    )
 
 
 def _output(event: str, context: str) -> dict[str, Any]:

@@ -123,6 +123,11 @@ def _with(options: list[Callable[[F], F]]) -> Callable[[F], F]:
 @_with(_shared_options)
 @click.option("--on-prompt", is_flag=True, help="claude-code: also a UserPromptSubmit hook")
 @click.option(
+    "--on-subagent",
+    is_flag=True,
+    help="claude-code: also a SubagentStart hook (each subagent's rules for its role and task)",
+)
+@click.option(
     "--capture",
     is_flag=True,
     help="claude-code: also a Stop hook capturing the session's corrections (in the background)",
@@ -152,6 +157,7 @@ def install(
     as_json: bool,
     repo: Path | None,
     on_prompt: bool,
+    on_subagent: bool,
     capture: bool,
     prism_path: str | None,
     formats: tuple[str, ...],
@@ -167,6 +173,7 @@ def install(
             "user": ("claude-code", user or None),
             "settings": ("claude-code", settings),
             "on_prompt": ("claude-code", on_prompt or None),
+            "on_subagent": ("claude-code", on_subagent or None),
             "capture": ("claude-code", capture or None),
             "repo": ("git", repo),
             "format": ("git", formats or None),
@@ -181,7 +188,9 @@ def install(
 
         path = _settings_path(user, project_dir, settings)
         options = _capture_options(context) if capture else None
-        change = claude_settings.install(path, prism, on_prompt=on_prompt, capture=options)
+        change = claude_settings.install(
+            path, prism, on_prompt=on_prompt, capture=options, on_subagent=on_subagent
+        )
         _settings_result(change, dry_run, as_json, claude_settings.apply)
         return
     from prism_memory.services import git_hooks

@@ -3,13 +3,20 @@
 The memorules that apply to the session context (and to an optional task text), grouped by
 kind, best first, rendered as compact Markdown that fits a token budget. Every rule carries
 its id so the agent can cite it or correct it.
+
+The budget is spent in tiers (DESIGN §13): first the must-include tier — corrections and
+feedback an operator's observation stands behind (confidence ``observed``) — then the rest
+in rank order. With no task, rules of equal score keep the order they were written in (a
+rule file's own order), so a file imported at once is briefed from its top, not its tail.
+What did not fit is counted, and the brief says how to get it.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Final
 
 from prism_memory.domain.contract.bounds import TASK_MAX as TASK_MAX
@@ -20,6 +27,7 @@ from prism_memory.domain.contract.bounds import TOP_K_DEFAULT as TOP_K_DEFAULT
 from prism_memory.domain.contract.recall import BriefCreate
 from prism_memory.domain.records import (
     APPLIES_TO_KEYS,
+    Confidence,
     MemoruleKind,
     RecallMatch,
     SessionContext,
@@ -44,6 +52,9 @@ KIND_HEADINGS: Final = {
     MemoruleKind.PREFERENCE: "Preferences",
     MemoruleKind.FEEDBACK: "Feedback",
 }
+MUST_INCLUDE_KINDS: Final = frozenset({MemoruleKind.CORRECTION, MemoruleKind.FEEDBACK})
+# With no task every rule of a project scores alike; look past top_k to keep file order.
+NO_TASK_POOL: Final = 100
 _SPACE = re.compile(r"\s+")
 
 
@@ -107,8 +118,11 @@ class BriefService:
             {"task": task, "token_budget": token_budget, "namespace": namespace, "top_k": top_k}
         )
         query, token_budget = request.to_query(), request.token_budget
+        if not query.query:
+            query = replace(query, top_k=max(query.top_k, NO_TASK_POOL))
         result = self.memory.recall(ctx, query, served_as=None)
-        included, markdown = _fit(ctx, result.matches, token_budget, result.candidates)
+        ranked = tiered(result.matches, written_order=not query.query)[: request.top_k]
+        included, markdown = _fit(ctx, ranked, token_budget, result.candidates)
         if self.memory.served is not None:
             self.memory.served.record(ctx, "memorule_brief", query.query, included)
         return Brief(
@@ -118,6 +132,26 @@ class BriefService:
             token_budget=token_budget,
             estimated_tokens=estimate_tokens(markdown),
         )
+
+
+def must_include(match: RecallMatch) -> bool:
+    """A correction or feedback rule with observed confidence: briefed before anything else."""
+    state = match.state
+    return state.memorule_kind in MUST_INCLUDE_KINDS and state.confidence is Confidence.OBSERVED
+
+
+def tiered(matches: Sequence[RecallMatch], *, written_order: bool) -> list[RecallMatch]:
+    """The must-include tier first, then the rest; each in rank order.
+
+    Args:
+        matches: recall's matches, best first.
+        written_order: rules of equal score keep the order they were written in (ids are
+            time-ordered) instead of recall's newest first; for a brief with no task.
+    """
+    ordered = list(matches)
+    if written_order:
+        ordered.sort(key=lambda m: (not m.applicable, -m.score, m.memory.id.int))
+    return [m for m in ordered if must_include(m)] + [m for m in ordered if not must_include(m)]
 
 
 def estimate_tokens(text: str) -> int:
@@ -161,7 +195,7 @@ def _render(
         noun = "rule" if omitted == 1 else "rules"
         lines.append(
             f"_{omitted} more applicable {noun} left out to fit the token budget; "
-            "semantic_recall(source_type='memorule') lists them._"
+            "semantic_recall(query=<your task>, source_type='memorule') ranks them for it._"
         )
     return "\n".join(lines)
 
@@ -174,8 +208,18 @@ def _context_line(ctx: SessionContext) -> str:
 def bullet(m: RecallMatch) -> str:
     """One rule as a Markdown bullet: subject, body (shortened), confidence and id."""
     state = m.state
-    body = _SPACE.sub(" ", state.body).strip()
+    body = _without_subject(_SPACE.sub(" ", state.body).strip(), state.subject or "")
     if len(body) > BODY_PREVIEW_MAX:
         body = body[: BODY_PREVIEW_MAX - 1].rstrip() + "…"
     confidence = state.confidence.value if state.confidence else "inferred"
-    return f"- **{state.subject}** — {body} ({confidence}; id `{m.memory.id}`)"
+    text = f" — {body} " if body else " "
+    return f"- **{state.subject}**{text}({confidence}; id `{m.memory.id}`)"
+
+
+def _without_subject(body: str, subject: str) -> str:
+    """The body less its opening when that only repeats the subject (a rule file's subject is
+    its section heading and first sentence): the words are briefed once."""
+    lead = subject.rsplit(": ", 1)[-1].strip().rstrip(".")
+    if len(lead) >= 12 and body.startswith(lead):
+        return body[len(lead) :].lstrip(" .;:")
+    return body

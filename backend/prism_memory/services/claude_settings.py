@@ -161,10 +161,16 @@ def render(settings: Settings) -> str:
 
 
 def install(
-    path: Path, prism: str, *, on_prompt: bool, capture: Sequence[str] | None = None
+    path: Path,
+    prism: str,
+    *,
+    on_prompt: bool,
+    capture: Sequence[str] | None = None,
+    on_subagent: bool = False,
 ) -> SettingsChange:
     """The change that adds Prism's ``SessionStart`` (and, with ``on_prompt``,
-    ``UserPromptSubmit``) handlers to the settings file at ``path``; with ``capture`` (the
+    ``UserPromptSubmit``; with ``on_subagent``, ``SubagentStart``) handlers to the settings
+    file at ``path``; with ``capture`` (the
     capture command's options, possibly none) also the ``Stop`` handler that captures the
     session's transcript in the background.
 
@@ -179,6 +185,8 @@ def install(
     ]
     if on_prompt:
         wanted.append(("UserPromptSubmit", None, PROMPT_TIMEOUT_S, "brief", brief))
+    if on_subagent:
+        wanted.append(("SubagentStart", None, PROMPT_TIMEOUT_S, "brief", brief))
     if capture is not None:
         command = capture_command(prism, capture)
         wanted.append((CAPTURE_EVENT, None, CAPTURE_TIMEOUT_S, "capture", command))

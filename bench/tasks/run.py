@@ -1,0 +1,334 @@
+"""The real-task benchmark: what Claude Code is given on real tasks, through the real hooks.
+
+Every repository's rule file of ``sources.json`` is imported (``prism import-rules``, a
+subprocess) into its own project of one tenant, so the other twenty projects are
+distractors. For each task (a pull-request title of that repository):
+
+* **delivered** — Claude Code's two hooks run as subprocesses, exactly as
+  ``prism hooks install claude-code`` configures them: ``SessionStart`` (source ``startup``)
+  then ``UserPromptSubmit`` with the task title as the prompt, one new session per task.
+  The rule ids in their ``additionalContext`` are what the model is given. Scored against
+  the hand labels (``labels.txt``): recall of must-follow rules, precision (share of the
+  delivered rules labelled must-follow or useful), tokens (characters / 4, as the brief
+  counts them), rules the prompt hook added.
+* **ranking** — ``semantic_recall(query=title, source_type='memorule', top_k=10)`` in the
+  project: nDCG@10 (gain 2 must-follow, 1 useful) and recall@5 of the must-follow rules.
+
+Tasks with no must-follow rule count in precision and tokens, not in recall. Means come
+with their standard errors over tasks; ``--compare OLD.json`` adds the paired difference
+(bench/paired.py) per metric and split. The load average is recorded at start and end.
+
+    .venv/bin/python bench/tasks/run.py --out /tmp/real.json [--hook-arg=--token-budget=800]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from paired import paired  # noqa: E402
+
+ID = re.compile(r"id `([0-9a-f-]{36})`")
+CHARS_PER_TOKEN = 4
+METRICS = ("recall", "precision", "tokens", "prompt_added", "ndcg10", "recall5")
+
+
+def slug(repo: str) -> str:
+    return repo.replace("/", "__")
+
+
+def load_labels() -> dict[str, dict[str, Any]]:
+    """``labels.txt`` as {task ref: {"must": {key: reason}, "useful": set}}."""
+    labels: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for raw in (HERE / "labels.txt").read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("@"):
+            current = labels.setdefault(line[1:].strip(), {"must": {}, "useful": set()})
+        elif line.startswith("must ") and current is not None:
+            key, _, reason = line[5:].partition(" ")
+            current["must"][key] = reason
+        elif line.startswith("useful ") and current is not None:
+            current["useful"].update(line[7:].split())
+        else:
+            raise ValueError(f"labels.txt: cannot read {raw!r}")
+    return labels
+
+
+def import_repo(prism: str, db: Path, source: dict[str, Any]) -> dict[str, str]:
+    """Import one rule file into its project; the memorule id of each labelled key."""
+    path = HERE / "files" / slug(source["repo"]) / source["path"]
+    out = subprocess.run(
+        [
+            prism,
+            "import-rules",
+            "--json",
+            "--db",
+            str(db),
+            "--project",
+            slug(source["repo"]),
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    by_place = {
+        (tuple(i["lines"]), i["subject"]): i["id"]
+        for i in json.loads(out)["items"]
+        if i["record"] == "memorule"
+    }
+    rules = json.loads((HERE / "rules" / f"{slug(source['repo'])}.json").read_text())["rules"]
+    ids = {}
+    for rule in rules:
+        found = by_place.get((tuple(rule["lines"]), rule["subject"]))
+        if found is not None:
+            ids[rule["key"]] = found
+    return ids
+
+
+IN_PROCESS = False
+
+
+def hook(
+    prism: str,
+    db: Path,
+    project: str,
+    state: Path,
+    cwd: Path,
+    payload: dict[str, Any],
+    extra: list[str],
+) -> tuple[str, str]:
+    """One hook call as Claude Code makes it: JSON on stdin, JSON (or nothing) on stdout.
+
+    With ``--in-process`` (grids only) the same ``prism`` command runs through click's test
+    runner in this process: the same code, without the process start.
+    """
+    argv = [
+        "brief",
+        "--hook",
+        "claude-code",
+        "--db",
+        str(db),
+        "--project",
+        project,
+        "--state-dir",
+        str(state),
+        *extra,
+    ]
+    if IN_PROCESS:
+        from click.testing import CliRunner
+
+        from prism_memory.cli.main import cli
+
+        ran = CliRunner().invoke(cli, [*argv, "--deadline", "600"], input=json.dumps(payload))
+        stdout, stderr = ran.stdout, ran.stderr
+    else:
+        done = subprocess.run(
+            [prism, *argv],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            check=True,
+        )
+        stdout, stderr = done.stdout, done.stderr
+    if not stdout.strip():
+        return "", stderr
+    return json.loads(stdout)["hookSpecificOutput"]["additionalContext"], stderr
+
+
+def ndcg(ranked: list[str], gains: dict[str, int], k: int = 10) -> float:
+    dcg = sum(gains.get(r, 0) / math.log2(i + 2) for i, r in enumerate(ranked[:k]))
+    ideal = sorted(gains.values(), reverse=True)[:k]
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / best if best else 0.0
+
+
+def recaller(db: Path) -> Any:
+    """``semantic_recall`` in-process (one model load for every task), as the CLI runs it."""
+    from prism_memory.bootstrap import build_services, context_from
+    from prism_memory.cli.acting import as_operator
+    from prism_memory.settings import load_settings
+
+    cache: dict[str, Any] = {}
+
+    def recall(project: str, query: str) -> list[str]:
+        if project not in cache:
+            services = build_services(load_settings(db=db, project=project), migrate=False)
+            cache[project] = (services, as_operator(services, context_from(services.settings)))
+        _, (access, me) = cache[project]
+        result = access.recall(
+            me.key, me.ctx, {"query": query, "top_k": 10, "source_type": "memorule"}
+        )
+        return [str(m.memory.id) for m in result.matches]
+
+    return recall
+
+
+def mean_se(values: list[float]) -> dict[str, float]:
+    n = len(values)
+    if n == 0:
+        return {"mean": float("nan"), "se": float("nan"), "n": 0}
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return {"mean": round(mean, 4), "se": round(math.sqrt(var / n), 4), "n": n}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--prism", default=str(Path(sys.executable).with_name("prism")))
+    parser.add_argument(
+        "--hook-arg",
+        action="append",
+        default=[],
+        help="an extra flag for both hook commands, e.g. --hook-arg=--token-budget=800",
+    )
+    parser.add_argument("--compare", type=Path, help="an earlier --out to pair against")
+    parser.add_argument("--no-ranking", action="store_true", help="skip semantic_recall")
+    parser.add_argument(
+        "--split", choices=("dev", "set_aside"), help="only this part (tuning uses dev alone)"
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="hooks through click's runner in this process (grids; the "
+        "reported figures run them as subprocesses)",
+    )
+    args = parser.parse_args()
+    global IN_PROCESS
+    IN_PROCESS = args.in_process
+    sources = json.loads((HERE / "sources.json").read_text())["repos"]
+    if args.split:
+        sources = [s for s in sources if s["split"] == args.split]
+    labels = load_labels()
+    load_start = os.getloadavg()
+    started = time.time()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="real-tasks-") as tmp:
+        db, state, cwd = Path(tmp) / "store.db", Path(tmp) / "state", Path(tmp) / "cwd"
+        cwd.mkdir()
+        keys_by_repo = {s["repo"]: import_repo(args.prism, db, s) for s in sources}
+        recall = None if args.no_ranking else recaller(db)
+        for source in sources:
+            ids = keys_by_repo[source["repo"]]
+            key_of = {v: k for k, v in ids.items()}
+            project = slug(source["repo"])
+            for task in source["tasks"]:
+                label = labels[task["ref"]]
+                session = str(uuid.uuid4())
+                base = {"session_id": session, "transcript_path": "", "cwd": str(cwd)}
+                start_ctx, _ = hook(
+                    args.prism,
+                    db,
+                    project,
+                    state,
+                    cwd,
+                    {**base, "hook_event_name": "SessionStart", "source": "startup"},
+                    args.hook_arg,
+                )
+                prompt_ctx, prompt_err = hook(
+                    args.prism,
+                    db,
+                    project,
+                    state,
+                    cwd,
+                    {**base, "hook_event_name": "UserPromptSubmit", "prompt": task["title"]},
+                    args.hook_arg,
+                )
+                briefed = [key_of.get(i, "?") for i in ID.findall(start_ctx)]
+                added = [key_of.get(i, "?") for i in ID.findall(prompt_ctx)]
+                delivered = set(briefed) | set(added)
+                must, useful = set(label["must"]), label["useful"]
+                row: dict[str, Any] = {
+                    "ref": task["ref"],
+                    "repo": source["repo"],
+                    "split": source["split"],
+                    "must": sorted(must),
+                    "briefed": briefed,
+                    "added": added,
+                    "ceiling": len(must & set(ids)) / len(must) if must else None,
+                    "recall": len(must & delivered) / len(must) if must else None,
+                    "precision": len(delivered & (must | useful)) / len(delivered)
+                    if delivered
+                    else 0.0,
+                    "tokens": math.ceil((len(start_ctx) + len(prompt_ctx)) / CHARS_PER_TOKEN),
+                    "prompt_added": len(added),
+                    "prompt_stderr": prompt_err.strip()[-300:],
+                }
+                if recall is not None:
+                    ranked = [key_of.get(i, "?") for i in recall(project, task["title"])]
+                    gains = {k: 2 for k in must} | {k: 1 for k in useful - must}
+                    row["ndcg10"] = ndcg(ranked, gains) if gains else None
+                    row["recall5"] = len(must & set(ranked[:5])) / len(must) if must else None
+                    row["ranked"] = ranked
+                rows.append(row)
+                print(
+                    f"{task['ref']}: recall {row['recall']} added {len(added)} "
+                    f"tokens {row['tokens']}",
+                    file=sys.stderr,
+                )
+    summary: dict[str, Any] = {}
+    splits = [args.split] if args.split else ["dev", "set_aside"]
+    for split in splits:
+        part = [r for r in rows if r["split"] == split]
+        summary[split] = {m: mean_se([r[m] for r in part if r.get(m) is not None]) for m in METRICS}
+        summary[split]["ceiling"] = mean_se(
+            [r["ceiling"] for r in part if r["ceiling"] is not None]
+        )
+    result = {
+        "hook_args": args.hook_arg,
+        "in_process": args.in_process,
+        "load_average": {"start": load_start, "end": os.getloadavg()},
+        "wall_s": round(time.time() - started, 1),
+        "summary": summary,
+        "rows": rows,
+    }
+    if args.compare:
+        old = {r["ref"]: r for r in json.loads(args.compare.read_text())["rows"]}
+        result["paired"] = {split: {} for split in splits}
+        for split in splits:
+            for m in METRICS:
+                new = {
+                    r["ref"]: r[m]
+                    for r in rows
+                    if r["split"] == split and r.get(m) is not None and r["ref"] in old
+                }
+                before = {k: v[m] for k, v in old.items() if v.get(m) is not None}
+                if len(set(new) & set(before)) >= 2:
+                    result["paired"][split][m] = paired(new, before)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(
+        json.dumps(
+            {
+                k: result[k]
+                for k in (
+                    "hook_args",
+                    "load_average",
+                    "wall_s",
+                    "summary",
+                    *(["paired"] if args.compare else []),
+                )
+            },
+            indent=1,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
