@@ -67,6 +67,7 @@ def state_dict(s: MemoryState) -> dict[str, Any]:
             confidence=s.confidence.value if s.confidence else None,
             evidence_signal_id=s.evidence_signal_id,
         )
+        out.update(s.adherence_dict())  # only on a rule with checks or an enforcement
     return out
 
 

@@ -6,7 +6,9 @@ event also carries the ``content_hash`` of the state it names (a canonical encod
 an agent is served: kind, subject, body, applies_to, evidence, confidence, the writer and the
 version), inside its hash: editing a rule's text in ``memory_state`` no longer matches the
 event that recorded it. Events written before the migration ("legacy") have no content
-hash and keep their original hash format, so they verify as before.
+hash and keep their original hash format, so they verify as before. A memorule state with
+``checks`` or an ``enforcement`` other than ``remind`` (DESIGN §12) hashes in the state format
+2, which adds both; every other state hashes in format 1, exactly as before they existed.
 
 Verification works on row tuples of text (the engines select them so), not on rebuilt
 records: the same functions hash an event when it is written and when it is checked.
@@ -23,11 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
+from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.records import AuditDraft, MemoruleAudit, MemoryState, iso
 
 GENESIS_HASH: Final = "0" * 64
 HEAD_FORM: Final = re.compile(r"([0-9]{1,19}):([0-9a-fA-F]{64})")  # what Head.parse reads
 STATE_FORMAT: Final = "prism-state/1"
+GUARDED_STATE_FORMAT: Final = "prism-state/2"  # a state with checks or a non-default enforcement
 EVENT_FORMAT: Final = "prism-audit/2"
 
 # One event as text, in this order (what the engines select for verification):
@@ -36,7 +40,7 @@ EVENT_FORMAT: Final = "prism-audit/2"
 # prev_hash, hash; then the state it names (None when the state is missing):
 # memory_id, state id, version, memorule_kind, subject, body, applies_to (dict or JSON
 # text), evidence_signal_id, confidence, written_by_session_id, written_by_persona,
-# written_at (ISO).
+# written_at (ISO), checks (a list, JSON text or None), enforcement.
 EVENT_WIDTH: Final = 14
 EventRow = Sequence[Any]
 
@@ -59,13 +63,33 @@ def _applies(text: str) -> Any:
 def content_hash_of(values: Sequence[Any]) -> str:
     """The content hash of a state given as text: memory_id, id, version, memorule_kind,
     subject, body, applies_to (a dict, JSON text or None), evidence_signal_id, confidence,
-    written_by_session_id, written_by_persona, written_at (ISO)."""
+    written_by_session_id, written_by_persona, written_at (ISO), and optionally checks (a
+    list, JSON text or None) and enforcement (None is ``remind``).
+
+    No checks and ``remind``: the format of a state before checks existed, byte for byte (old
+    chains verify unchanged). Else format 2 covers both, so editing either is detected."""
     applies = values[6]
     if isinstance(applies, str):
         applies = _applies(applies)
-    payload = [STATE_FORMAT, *values[:6], applies, *values[7:12]]
+    checks = values[12] if len(values) > 12 else None
+    enforcement = (values[13] if len(values) > 13 else None) or "remind"
+    if isinstance(checks, str):
+        checks = _checks(checks)
+    if not checks and enforcement == "remind":
+        payload = [STATE_FORMAT, *values[:6], applies, *values[7:12]]
+    else:
+        payload = [GUARDED_STATE_FORMAT, *values[:6], applies, *values[7:12], checks, enforcement]
     payload[3] = int(payload[3])
     return hashlib.sha256(_dumps(payload).encode()).hexdigest()
+
+
+def _checks(text: str) -> Any:
+    """Stored checks JSON text, parsed; text that is no JSON (edited by hand) stays text, so
+    it hashes differently instead of failing the verification."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def content_hash(s: MemoryState) -> str:
@@ -84,6 +108,8 @@ def content_hash(s: MemoryState) -> str:
             str(s.written_by_session_id),
             s.written_by_persona,
             iso(s.written_at),
+            checks_json(s.checks) if s.checks else None,
+            s.enforcement.value,
         )
     )
 

@@ -87,13 +87,15 @@ class AccessService:
 
         Raises:
             PermissionDenied: the key cannot write; or a persona-bound key names another
-                persona in ``applies_to.persona``; or ``corrects`` names a memorule the key
+                persona in ``applies_to.persona``; or a key below admin sets ``enforcement``
+                ``ask``/``deny``; or ``corrects`` names a memorule the key
                 may see but not change (a correction retires the rule it corrects).
             NotFound: ``corrects`` names a memorule the key cannot see.
         """
         access.require_role(key, Role.WRITER, "write memories")
         if isinstance(raw, Mapping):
             access.require_own_persona_rule(key, raw.get("applies_to"))
+            access.require_enforcement_right(key, raw)
         corrects = raw.get("corrects") if isinstance(raw, Mapping) else None
         if not isinstance(corrects, str):
             return  # absent, or a wrong type the validator reports with the other errors
@@ -184,11 +186,16 @@ class AccessService:
 
         Raises:
             PermissionDenied, NotFound: as :meth:`check_change`; or a persona-bound key
-                names another persona in ``changes.applies_to.persona``.
+                names another persona in ``changes.applies_to.persona``; or a key below
+                admin sets ``enforcement`` ``ask``/``deny``, or changes the checks or the
+                enforcement of a rule at ``ask``/``deny``.
         """
-        self.check_change(key, ctx, memory_id)
+        access.require_role(key, Role.WRITER, "change memories")
+        memory, current = self.get(key, ctx, memory_id)
+        access.require_change(key, memory)
         if isinstance(changes, Mapping):
             access.require_own_persona_rule(key, changes.get("applies_to"))
+            access.require_enforcement_right(key, changes, current)
 
     def update(
         self,

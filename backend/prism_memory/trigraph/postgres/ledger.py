@@ -41,7 +41,7 @@ _EVENTS: Final = (
     f"{_iso_sql('a.written_at')}, a.reason, a.content_hash, a.prev_hash, a.hash, "
     "s.memory_id::text, s.id::text, s.version, s.memorule_kind, s.subject, s.body, "
     "s.applies_to::text, s.evidence_signal_id, s.confidence, s.written_by_session_id::text, "
-    f"s.written_by_persona, {_iso_sql('s.written_at')} "
+    f"s.written_by_persona, {_iso_sql('s.written_at')}, s.checks::text, s.enforcement "
     "FROM memorule_audit a LEFT JOIN memory_state s "
     "ON s.tenant_id = a.tenant_id AND s.id = a.state_id WHERE a.tenant_id = %s ORDER BY a.seq"
 )

@@ -27,7 +27,7 @@ _EVENTS: Final = (
     "a.written_by_session_id, a.written_by_persona, a.evidence_signal_id, a.written_at, "
     "a.reason, a.content_hash, a.prev_hash, a.hash, s.memory_id, s.id, s.version, "
     "s.memorule_kind, s.subject, s.body, s.applies_to, s.evidence_signal_id, s.confidence, "
-    "s.written_by_session_id, s.written_by_persona, s.written_at "
+    "s.written_by_session_id, s.written_by_persona, s.written_at, s.checks, s.enforcement "
     "FROM memorule_audit a LEFT JOIN memory_state s "
     "ON s.tenant_id = a.tenant_id AND s.id = a.state_id WHERE a.tenant_id = ? ORDER BY a.seq"
 )
