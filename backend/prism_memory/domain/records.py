@@ -75,6 +75,13 @@ class AuditEventType(StrEnum):
     MERGED = "merged"
     EVIDENCE = "evidence"
     PROMOTED = "promoted"
+    # Adherence (DESIGN §12, issue 28): a session's verdict on a rule with checks, and the
+    # PreToolUse guard putting a rule in front of the agent (reminded) or blocking the action.
+    # The event's reason holds the canonical, redacted verdict JSON (inside the chain hash).
+    FOLLOWED = "followed"
+    VIOLATED = "violated"
+    REMINDED = "reminded"
+    BLOCKED = "blocked"
 
 
 APPLIES_TO_KEYS = ("persona", "surface", "specialization")
