@@ -173,4 +173,5 @@ def import_dict(report: ImportReport) -> dict[str, Any]:
         "files": report.files,
         "items": [i.to_dict() for i in report.items],
         "warnings": [w.to_dict() for w in report.warnings],
+        **({"check_proposals": report.check_proposals} if report.check_proposals else {}),
     }

@@ -119,6 +119,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "The capture review queue: list proposals, or approve/reject/merge/promote one.",
     ),
     (
+        "checks",
+        "prism_memory.cli.checks_cmd:checks_group",
+        "Checks of memorules: propose them from the rules' own text (into the review queue).",
+    ),
+    (
         "keys",
         "prism_memory.cli.keys_cmd:keys_group",
         "API keys for 'prism serve': each is bound to one tenant, a role, maybe projects.",

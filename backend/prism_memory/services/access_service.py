@@ -12,7 +12,7 @@ Anything the key cannot see is reported exactly as a missing id would be (the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from prism_memory.capture.proposals import Candidate
     from prism_memory.formats.rules_io.exporter import Rule
     from prism_memory.services.capture_service import CaptureReport
+    from prism_memory.services.check_proposals import CheckProposalReport
     from prism_memory.services.proposal_service import Evidence, ProposalService
 from prism_memory.trigraph.ledger import ServedFilter
 from prism_memory.trigraph.port import AuditFilter
@@ -381,6 +382,35 @@ class AccessService:
 
         queue = CaptureService(self.memory.store, self.memory.embedder, self.memorules)
         return queue.capture(ctx, found, messages, dry_run=dry_run)
+
+    def propose_checks(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        memorule_ids: Sequence[UUID] | None = None,
+        dry_run: bool = False,
+    ) -> CheckProposalReport:
+        """Check proposals (into the review queue) for the active memorules of ``ctx``'s
+        project that have no checks, or for the named ones
+        (:class:`~prism_memory.services.check_proposals.CheckProposalService`).
+
+        Raises:
+            PermissionDenied: the key cannot write, or may not change a named rule.
+            NotFound: a named rule the key cannot see.
+        """
+        access.require_role(key, Role.WRITER, "propose checks")
+        from prism_memory.services.check_proposals import CheckProposalService
+
+        service = CheckProposalService(self.memory.store, self.memory.embedder, self.memorules)
+        if memorule_ids is None:
+            rules = [(m, s) for m, s in service.rules(ctx) if access.can_see(key, m, s)]
+        else:
+            rules = []
+            for memorule_id in memorule_ids:
+                memory, state = self.get(key, ctx, memorule_id)
+                access.require_change(key, memory)
+                rules.append((memory, state))
+        return service.propose(ctx, rules, dry_run)
 
     def _decider(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
         access.require_role(key, Role.WRITER, "decide on proposals")
