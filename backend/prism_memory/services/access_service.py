@@ -38,7 +38,10 @@ from prism_memory.services.memory_service import MemoryService
 
 if TYPE_CHECKING:
     from prism_memory.capture.proposals import Candidate
+    from prism_memory.domain.adherence.actions import SessionActions
     from prism_memory.formats.rules_io.exporter import Rule
+    from prism_memory.services.adherence_report import AdherenceReport
+    from prism_memory.services.adherence_service import SessionJudgement
     from prism_memory.services.capture_service import CaptureReport
     from prism_memory.services.check_proposals import CheckProposalReport
     from prism_memory.services.proposal_service import Evidence, ProposalService
@@ -416,3 +419,41 @@ class AccessService:
         access.require_role(key, Role.WRITER, "decide on proposals")
         memory, _ = self.get(key, ctx, memory_id)
         access.require_change(key, memory)
+
+    # -- adherence (DESIGN §12): judging a session writes verdicts; the report is a read ----
+
+    def judge_session(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        session: SessionActions,
+        client: str = "agent",
+        dry_run: bool = False,
+    ) -> SessionJudgement:
+        """Judge ``session`` against the rules with checks that apply to ``ctx`` (those the
+        key can see) and, unless ``dry_run``, record the verdicts as audit events
+        (:class:`~prism_memory.services.adherence_service.AdherenceService`).
+
+        Raises:
+            PermissionDenied: the key cannot write.
+        """
+        access.require_role(key, Role.WRITER, "judge a session")
+        from prism_memory.services.adherence_report import visible_to
+        from prism_memory.services.adherence_service import AdherenceService
+
+        service = AdherenceService(self.memory.store, self.memorules)
+        rules = [r for r in service.rules(ctx) if visible_to(r, key.persona)]
+        return service.judge(ctx, session, client=client, dry_run=dry_run, rules=rules)
+
+    def adherence_report(self, key: ApiKey, ctx: SessionContext) -> AdherenceReport:
+        """Adherence of ``ctx``'s project: per rule served / exercised / violated and the last
+        violation, the most-violated rules, rules never exercised, sessions with violations.
+
+        Raises:
+            PermissionDenied: the key cannot read.
+        """
+        access.require_role(key, Role.READER, "read the adherence report")
+        from prism_memory.services.adherence_report import AdherenceReporter
+
+        reporter = AdherenceReporter(self.memory.store, self.memorules)
+        return reporter.report(ctx, viewer_persona=key.persona)
