@@ -122,7 +122,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Store what you learned so you and other agents recall it in later tasks. "
         "kind='memorule' stores a typed behavioural rule: memorule_kind, subject, body and "
         "applies_to are required; confidence defaults to 'inferred'. To fix a wrong rule, write "
-        "memorule_kind='correction' with corrects=<its id>. kind='note' (the default) stores "
+        "memorule_kind='correction' with corrects=<its id>. A memorule may carry checks (what "
+        "can be checked from what an agent does: forbidden commands or edits, a command "
+        "required before another, an edit required with another) and an enforcement ('remind' "
+        "by default; 'ask'/'deny' need an admin key). kind='note' (the default) stores "
         "free text in body. A rejected write stores nothing and lists EVERY field error at once "
         'as JSON {"ok": false, "error": {"code": "validation_failed", "fields": [...]}}: fix '
         "them all and retry. Pass an idempotency_key if you might retry.",
