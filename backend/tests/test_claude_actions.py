@@ -9,16 +9,16 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from claude_transcripts import (
+
+from prism_memory.capture.claude_actions import read_lines, read_session
+from prism_memory.domain.adherence.actions import parse_session
+from prism_memory.errors import InvalidInput
+from tests.claude_transcripts import (
     USER_REJECTED,
     Transcript,
     hook_blocked,
     permission_denied,
 )
-
-from prism_memory.capture.claude_actions import read_lines, read_session
-from prism_memory.domain.adherence.actions import parse_session
-from prism_memory.errors import InvalidInput
 
 
 def actions_of(t: Transcript) -> list[tuple[str, str, bool, str | None]]:

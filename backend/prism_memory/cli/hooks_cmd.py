@@ -5,7 +5,9 @@ relying on the model, and keep checked-in rule files from going stale.
   ``UserPromptSubmit`` one) running ``prism brief --hook claude-code`` into Claude Code's
   ``settings.json`` (:mod:`prism_memory.services.claude_settings`); with ``--capture`` also a
   ``Stop``
-  handler running ``prism capture claude-code --hook`` (:mod:`prism_memory.cli.capture_cmd`).
+  handler running ``prism capture claude-code --hook`` (:mod:`prism_memory.cli.capture_cmd`);
+  with ``--adherence`` a ``Stop`` handler running ``prism adherence claude-code --hook`` that
+  judges the session in the background (:mod:`prism_memory.cli.adherence_cmd`).
 - ``git`` installs a ``pre-commit`` hook running ``prism export-rules --check``
   (:mod:`prism_memory.services.git_hooks`).
 
@@ -35,6 +37,7 @@ CLIENTS = ("claude-code", "git")
 DEFAULT_OUT = {"agents-md": ".", "claude-md": ".", "cursor": ".cursor/rules"}
 _CONTEXT = ("db", "tenant", "project", "persona", "surface", "specialization")
 _CAPTURE_CONTEXT = ("db", "tenant", "project", "persona")  # what the capture command takes
+# (and the adherence command: both Stop hooks take the same context)
 
 
 def _errors(func: F) -> F:
@@ -127,6 +130,12 @@ def _with(options: list[Callable[[F], F]]) -> Callable[[F], F]:
     is_flag=True,
     help="claude-code: also a Stop hook capturing the session's corrections (in the background)",
 )
+@click.option(
+    "--adherence",
+    is_flag=True,
+    help="claude-code: also a Stop hook judging the session against the rules' checks "
+    "(in the background)",
+)
 @click.option("--prism", "prism_path", help="the prism executable hooks run [default: this one]")
 @click.option(
     "--format",
@@ -153,6 +162,7 @@ def install(
     repo: Path | None,
     on_prompt: bool,
     capture: bool,
+    adherence: bool,
     prism_path: str | None,
     formats: tuple[str, ...],
     out: str | None,
@@ -168,20 +178,27 @@ def install(
             "settings": ("claude-code", settings),
             "on_prompt": ("claude-code", on_prompt or None),
             "capture": ("claude-code", capture or None),
+            "adherence": ("claude-code", adherence or None),
             "repo": ("git", repo),
             "format": ("git", formats or None),
             "out": ("git", out),
             **{key: ("git", value) for key, value in context.items() if key not in own},
         },
-        _needs_capture(capture, context) if client == "claude-code" else [],
+        _needs_capture(capture or adherence, context) if client == "claude-code" else [],
     )
     prism = prism_executable(prism_path)
     if client == "claude-code":
         from prism_memory.services import claude_settings
 
         path = _settings_path(user, project_dir, settings)
-        options = _capture_options(context) if capture else None
-        change = claude_settings.install(path, prism, on_prompt=on_prompt, capture=options)
+        options = _capture_options(context)
+        change = claude_settings.install(
+            path,
+            prism,
+            on_prompt=on_prompt,
+            capture=options if capture else None,
+            adherence=options if adherence else None,
+        )
         _settings_result(change, dry_run, as_json, claude_settings.apply)
         return
     from prism_memory.services import git_hooks
@@ -240,7 +257,9 @@ def _needs_capture(capture: bool, context: dict[str, str | None]) -> list[FieldE
     """For claude-code the context options belong to the capture hook: one given without
     ``--capture`` is an error."""
     return [
-        FieldError(key, "needs_capture", f"--{key} for claude-code goes with --capture")
+        FieldError(
+            key, "needs_capture", f"--{key} for claude-code goes with --capture or --adherence"
+        )
         for key in _CAPTURE_CONTEXT
         if context.get(key) is not None and not capture
     ]

@@ -124,6 +124,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Checks of memorules: propose them from the rules' own text (into the review queue).",
     ),
     (
+        "adherence",
+        "prism_memory.cli.adherence_cmd:adherence_group",
+        "Judge agent sessions against the checks of the rules they were told, and report.",
+    ),
+    (
         "keys",
         "prism_memory.cli.keys_cmd:keys_group",
         "API keys for 'prism serve': each is bound to one tenant, a role, maybe projects.",

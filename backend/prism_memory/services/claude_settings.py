@@ -25,12 +25,14 @@ from prism_memory.errors import FieldError, InvalidInput
 
 BRIEF_ARGS: Final = ("brief", "--hook", "claude-code")
 CAPTURE_ARGS: Final = ("capture", "claude-code", "--hook")
+ADHERENCE_ARGS: Final = ("adherence", "claude-code", "--hook")
 COMMAND_TAIL: Final = " " + " ".join(BRIEF_ARGS)
 SESSION_START_MATCHER: Final = "startup|resume|clear|compact"
 SESSION_START_TIMEOUT_S: Final = 10
 PROMPT_TIMEOUT_S: Final = 10
 CAPTURE_EVENT: Final = "Stop"
 CAPTURE_TIMEOUT_S: Final = 10  # the command returns at once; the capture runs detached
+ADHERENCE_TIMEOUT_S: Final = 10  # likewise: the judging runs detached
 SETTINGS_MAX_BYTES: Final = 4_194_304
 
 Settings = dict[str, Any]
@@ -78,7 +80,7 @@ class SettingsChange:
         }
 
 
-Kind = Literal["brief", "capture"]
+Kind = Literal["brief", "capture", "adherence"]
 
 
 def hook_command(prism: str) -> str:
@@ -90,6 +92,12 @@ def capture_command(prism: str, options: Sequence[str] = ()) -> str:
     """The capture handler's command: ``PRISM capture claude-code --hook`` and ``options``
     (e.g. ``("--persona", "donna")``), each word shell-quoted."""
     return " ".join(shlex.quote(word) for word in (prism, *CAPTURE_ARGS, *options))
+
+
+def adherence_command(prism: str, options: Sequence[str] = ()) -> str:
+    """The adherence handler's command: ``PRISM adherence claude-code --hook`` and
+    ``options``, each word shell-quoted."""
+    return " ".join(shlex.quote(word) for word in (prism, *ADHERENCE_ARGS, *options))
 
 
 def handler_kind(handler: Any) -> Kind | None:
@@ -109,6 +117,11 @@ def handler_kind(handler: Any) -> Kind | None:
         return "brief"
     if len(words) > len(CAPTURE_ARGS) and tuple(words[1 : len(CAPTURE_ARGS) + 1]) == CAPTURE_ARGS:
         return "capture"
+    if (
+        len(words) > len(ADHERENCE_ARGS)
+        and tuple(words[1 : len(ADHERENCE_ARGS) + 1]) == ADHERENCE_ARGS
+    ):
+        return "adherence"
     return None
 
 
@@ -160,12 +173,18 @@ def render(settings: Settings) -> str:
 
 
 def install(
-    path: Path, prism: str, *, on_prompt: bool, capture: Sequence[str] | None = None
+    path: Path,
+    prism: str,
+    *,
+    on_prompt: bool,
+    capture: Sequence[str] | None = None,
+    adherence: Sequence[str] | None = None,
 ) -> SettingsChange:
     """The change that adds Prism's ``SessionStart`` (and, with ``on_prompt``,
     ``UserPromptSubmit``) handlers to the settings file at ``path``; with ``capture`` (the
     capture command's options, possibly none) also the ``Stop`` handler that captures the
-    session's transcript in the background.
+    session's transcript in the background; with ``adherence`` (the adherence command's
+    options) also the ``Stop`` handler that judges the session in the background.
 
     Raises:
         InvalidInput: see :func:`read_settings`.
@@ -181,6 +200,9 @@ def install(
     if capture is not None:
         command = capture_command(prism, capture)
         wanted.append((CAPTURE_EVENT, None, CAPTURE_TIMEOUT_S, "capture", command))
+    if adherence is not None:
+        command = adherence_command(prism, adherence)
+        wanted.append((CAPTURE_EVENT, None, ADHERENCE_TIMEOUT_S, "adherence", command))
     added = []
     for event, matcher, timeout, kind, command in wanted:
         handler = {"type": "command", "command": command, "timeout": timeout}
