@@ -141,10 +141,10 @@ def pending(
 def _pending_why(check: Check, ran: list[Action], action: Action, cwd: str | None) -> str | None:
     if check.kind == "forbid_command" and action.type == "command":
         if check.regexes[0].search(action.text):
-            return f"a command matching {check.pattern!r} is forbidden"
+            return f"a command matching `{check.pattern}` is forbidden"
     elif check.kind == "forbid_edit" and action.type == "edit":
         if glob_matches(check.pattern, session_path(action.text, cwd)):
-            return f"editing files matching {check.pattern!r} is forbidden"
+            return f"editing files matching `{check.pattern}` is forbidden"
     elif check.kind == "require_before" and action.type == "command":
         command, before = check.regexes
         if before.search(action.text) and not _satisfied_now(ran, command):
@@ -163,7 +163,7 @@ def _satisfied_now(ran: list[Action], command: re.Pattern[str]) -> bool:
 
 
 def _missing(check: Check) -> str:
-    return f"{check.trigger!r} needs {check.pattern!r} first, run after the last edit"
+    return f"`{check.trigger}` needs `{check.pattern}` first, run after the last edit"
 
 
 def _verdict(rule: RuleChecks, ran: list[tuple[int, Action]], cwd: str | None) -> Verdict:
@@ -200,7 +200,7 @@ def _forbid_command(check: Check, ran: list[tuple[int, Action]], found: _Finding
     for i, action in ran:
         if action.type == "command" and regex.search(action.text):
             found.violations.append(
-                Evidence(check, action, i, f"ran a command matching {check.pattern!r}")
+                Evidence(check, action, i, f"ran a command matching `{check.pattern}`")
             )
 
 
@@ -210,7 +210,7 @@ def _forbid_edit(
     for i, action in ran:
         if action.type == "edit" and glob_matches(check.pattern, session_path(action.text, cwd)):
             found.violations.append(
-                Evidence(check, action, i, f"edited a file matching {check.pattern!r}")
+                Evidence(check, action, i, f"edited a file matching `{check.pattern}`")
             )
 
 
@@ -225,7 +225,7 @@ def _require_before(check: Check, ran: list[tuple[int, Action]], found: _Finding
             if satisfier is None:
                 found.violations.append(Evidence(check, action, i, _missing(check)))
             else:
-                why = f"preceded by action {satisfier} matching {check.pattern!r}"
+                why = f"preceded by action {satisfier} matching `{check.pattern}`"
                 found.satisfied.append(Evidence(check, action, i, why))
         # Checked after the trigger: a command matching both does not precede itself.
         if command.search(action.text):
@@ -248,8 +248,8 @@ def _require_edit_with(
             partner = i
     for i, action in triggers:
         if partner is None:
-            why = f"edited {check.trigger!r} with no edit of {check.pattern!r} in the session"
+            why = f"edited `{check.trigger}` with no edit of `{check.pattern}` in the session"
             found.violations.append(Evidence(check, action, i, why))
         else:
-            why = f"an edit matching {check.pattern!r} came with it (action {partner})"
+            why = f"an edit matching `{check.pattern}` came with it (action {partner})"
             found.satisfied.append(Evidence(check, action, i, why))
