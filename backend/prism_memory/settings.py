@@ -13,17 +13,14 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from platformdirs import user_data_path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prism_memory.domain.ranking import RankingWeights
 from prism_memory.domain.records import APPLIES_TO_KEYS
 from prism_memory.errors import field_errors
+from prism_memory.locations import default_db_path
 
-
-def default_db_path() -> Path:
-    """``prism.db`` in the user's data directory (e.g. ``~/.local/share/prism-memory``)."""
-    return user_data_path("prism-memory", appauthor=False) / "prism.db"
+__all__ = ["ENV_PREFIX", "Settings", "default_db_path", "load_settings"]
 
 
 ENV_PREFIX = "PRISM_"

@@ -264,6 +264,9 @@ REVIEWED_LONG_MODULES: dict[str, str] = {
     "doors two paths to keep in step",
     "prism_memory.domain.records": "the typed records of the TriGraph topology and the "
     "contract's vocabulary (memory, state, audit event, context, enums) every layer imports",
+    "prism_memory.domain.adherence.propose": "candidate checks from the text of a rule: the "
+    "shapes people write (replacements, prohibitions, git's, orders, companion edits) and the "
+    "escaped patterns built from them; one derivation, read as a whole when a check is wrong",
 }
 
 

@@ -129,6 +129,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Judge agent sessions against the checks of the rules they were told, and report.",
     ),
     (
+        "guard",
+        "prism_memory.cli.guard_hook:guard_group",
+        "Put memorules in front of an agent before it runs a command or edits a file.",
+    ),
+    (
         "keys",
         "prism_memory.cli.keys_cmd:keys_group",
         "API keys for 'prism serve': each is bound to one tenant, a role, maybe projects.",

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from prism_memory.services.adherence_service import SessionJudgement
     from prism_memory.services.capture_service import CaptureReport
     from prism_memory.services.check_proposals import CheckProposalReport
+    from prism_memory.services.guard_service import GuardDecision
     from prism_memory.services.proposal_service import Evidence, ProposalService
 from prism_memory.trigraph.ledger import ServedFilter
 from prism_memory.trigraph.port import AuditFilter
@@ -414,6 +415,30 @@ class AccessService:
                 access.require_change(key, memory)
                 rules.append((memory, state))
         return service.propose(ctx, rules, dry_run)
+
+    def record_guard(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        decision: GuardDecision,
+        *,
+        client: str,
+        session: str,
+        tool_use_id: str | None,
+    ) -> int:
+        """Record what the ``PreToolUse`` guard did (``reminded``/``blocked`` audit events of
+        the rules hit; :class:`~prism_memory.services.guard_service.GuardRecorder`).
+
+        Raises:
+            PermissionDenied: the key cannot write.
+        """
+        access.require_role(key, Role.WRITER, "record guard decisions")
+        from prism_memory.services.guard_service import GuardRecorder
+
+        recorder = GuardRecorder(self.memory.store, self.memorules)
+        return recorder.record(
+            ctx, decision, client=client, session=session, tool_use_id=tool_use_id
+        )
 
     def _decider(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
         access.require_role(key, Role.WRITER, "decide on proposals")
