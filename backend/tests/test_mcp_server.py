@@ -148,6 +148,8 @@ async def test_prism_remember_publishes_exactly_the_write_contract(client: Clien
         "idempotency_key",
         "corrects",
         "strict",
+        "checks",
+        "enforcement",
     }
     assert props["memorule_kind"]["enum"] == [
         "behavioral_rule",
