@@ -357,3 +357,41 @@ def _events(db: Path, tenant: UUID) -> list[str]:
     finally:
         services.close()
     return [e.event.value for e in found if e.event.value in ("reminded", "blocked")]
+
+
+# -- installing it ------------------------------------------------------------------------
+
+
+def test_install_guard_adds_one_pretooluse_handler_for_the_action_tools_and_uninstall_removes_it(
+    db_path: Path, tmp_path: Path
+) -> None:
+    from tests.cli_run import invoke_prism
+
+    settings = tmp_path / "settings.json"
+    args = ("hooks", "install", "claude-code", "--guard", "--settings", str(settings))
+    done = invoke_prism(db_path, *args, "--db", str(db_path), "--persona", "donna")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (group,) = json.loads(settings.read_text())["hooks"]["PreToolUse"]
+    assert group["matcher"] == "Bash|Edit|MultiEdit|Write|NotebookEdit"
+    (handler,) = group["hooks"]
+    assert handler["command"].endswith(
+        f"-m prism_memory guard claude-code --db {db_path} --persona donna"
+    )
+    again = invoke_prism(db_path, *args, "--db", str(db_path), "--persona", "donna")
+    assert "no change" in again.stdout
+    done = invoke_prism(db_path, "hooks", "uninstall", "claude-code", "--settings", str(settings))
+    assert done.returncode == 0 and "removed PreToolUse" in done.stdout
+    assert not settings.exists()  # it held only Prism's handlers
+
+
+def test_the_fast_entry_takes_the_same_flags_and_fails_open_on_a_bad_one(
+    store_with_rule: Path, tmp_path: Path
+) -> None:
+    data = json.dumps(hook_input("Bash", {"command": "npm i"}))
+    flags = ("--db", str(store_with_rule), "--tenant=acme", "--project", "api", "--no-record")
+    done = run_prism(tmp_path / "unused.db", "guard", "claude-code", *flags, stdin=data)
+    assert done.returncode == 0 and "No npm" in done.stdout, done.stderr
+    done = run_prism(store_with_rule, "guard", "claude-code", "--bogus", stdin=data)
+    assert (done.returncode, done.stdout) == (0, "") and "unknown option" in done.stderr
+    done = run_prism(store_with_rule, "guard", "claude-code", "--help")
+    assert done.returncode == 0 and "PreToolUse" in done.stdout

@@ -35,9 +35,9 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
-import click
-
 if TYPE_CHECKING:
+    import click
+
     from prism_memory.domain.adherence.actions import Action, SessionActions
     from prism_memory.guard_bootstrap import GuardSettings
     from prism_memory.services.guard_service import GuardDecision
@@ -59,8 +59,12 @@ class GuardSkipped(Exception):
     """The guard says nothing this time; the message says why (printed on stderr)."""
 
 
+FLAGS: Final = ("db", "database-url", "tenant", "project", "persona")
+
+
 def guard_group() -> click.Group:
     """``prism guard``."""
+    import click  # here, not at import: the hook's own path (:func:`main_fast`) needs none
 
     @click.group("guard")
     def group() -> None:
@@ -88,6 +92,33 @@ def guard_group() -> click.Group:
         record_decision(json.loads(sys.stdin.read()), db, database_url)
 
     return group
+
+
+def main_fast(argv: list[str]) -> None:
+    """``python -m prism_memory guard claude-code [FLAGS]`` without the CLI framework (the
+    command ``prism hooks install claude-code --guard`` writes): the same flags as the click
+    command, parsed here because the hook runs before every tool use. ``--help`` goes to
+    the full CLI. Never raises; a bad flag fails open like any other problem."""
+    if any(a in ("-h", "--help") for a in argv):
+        from prism_memory.cli.main import main
+
+        sys.argv[1:] = ["guard", "claude-code", *argv]
+        main()
+        return
+    flags: dict[str, str | None] = {}
+    record = True
+    rest = list(argv)
+    while rest:
+        word = rest.pop(0)
+        name, _, value = word.partition("=")
+        if name == "--no-record" and not value:
+            record = False
+        elif name.startswith("--") and name[2:] in FLAGS and (value or rest):
+            flags[name[2:].replace("-", "_")] = value or rest.pop(0)
+        else:
+            _say(f"unknown option {word[:40]!r}", "failed open")
+            return
+    run_hook(flags, record=record)
 
 
 def run_hook(
@@ -251,7 +282,7 @@ def _start_recorder(
         redact_action(decision.action), decision.hits, decision.rules, decision.rules_read
     )
     payload = json.dumps(decision_payload(redacted, ctx, session, tool_use_id))
-    args = [sys.executable, "-m", "prism_memory", "guard", "record"]
+    args = [sys.executable, "-m", "prism_memory", "guard", "record"]  # the full CLI
     if settings.database_url:
         args += ["--database-url", settings.database_url]
     else:

@@ -7,7 +7,10 @@ relying on the model, and keep checked-in rule files from going stale.
   ``Stop``
   handler running ``prism capture claude-code --hook`` (:mod:`prism_memory.cli.capture_cmd`);
   with ``--adherence`` a ``Stop`` handler running ``prism adherence claude-code --hook`` that
-  judges the session in the background (:mod:`prism_memory.cli.adherence_cmd`).
+  judges the session in the background (:mod:`prism_memory.cli.adherence_cmd`); with
+  ``--guard`` a ``PreToolUse`` handler running ``python -m prism_memory guard claude-code``
+  that puts the rules a command or edit would break in front of the agent
+  (:mod:`prism_memory.cli.guard_hook`).
 - ``git`` installs a ``pre-commit`` hook running ``prism export-rules --check``
   (:mod:`prism_memory.services.git_hooks`).
 
@@ -136,6 +139,12 @@ def _with(options: list[Callable[[F], F]]) -> Callable[[F], F]:
     help="claude-code: also a Stop hook judging the session against the rules' checks "
     "(in the background)",
 )
+@click.option(
+    "--guard",
+    is_flag=True,
+    help="claude-code: also a PreToolUse hook putting the rules a command or edit would break "
+    "in front of the agent before it runs",
+)
 @click.option("--prism", "prism_path", help="the prism executable hooks run [default: this one]")
 @click.option(
     "--format",
@@ -163,6 +172,7 @@ def install(
     on_prompt: bool,
     capture: bool,
     adherence: bool,
+    guard: bool,
     prism_path: str | None,
     formats: tuple[str, ...],
     out: str | None,
@@ -179,12 +189,13 @@ def install(
             "on_prompt": ("claude-code", on_prompt or None),
             "capture": ("claude-code", capture or None),
             "adherence": ("claude-code", adherence or None),
+            "guard": ("claude-code", guard or None),
             "repo": ("git", repo),
             "format": ("git", formats or None),
             "out": ("git", out),
             **{key: ("git", value) for key, value in context.items() if key not in own},
         },
-        _needs_capture(capture or adherence, context) if client == "claude-code" else [],
+        _needs_capture(capture or adherence or guard, context) if client == "claude-code" else [],
     )
     prism = prism_executable(prism_path)
     if client == "claude-code":
@@ -198,6 +209,9 @@ def install(
             on_prompt=on_prompt,
             capture=options if capture else None,
             adherence=options if adherence else None,
+            guard=options if guard else None,
+            # the fast path of `python -m prism_memory` unless a prism was named
+            guard_runner=None if prism_path else (sys.executable, "-m", "prism_memory"),
         )
         _settings_result(change, dry_run, as_json, claude_settings.apply)
         return
