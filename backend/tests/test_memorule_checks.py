@@ -420,3 +420,21 @@ def test_a_version_2_dump_without_checks_still_imports(
         assert target.memorules.verify_chain(ctx).ok
     finally:
         target.close()
+
+
+def test_on_sqlite_the_read_starts_from_the_few_states_with_checks(db_path: Path) -> None:
+    """The guard's read walks migration 6's partial index, not every memory of the tenant."""
+    import sqlite3
+
+    from prism_memory.trigraph.sqlite import checked_rules
+
+    build_services(load_settings(db=db_path, embedder="fake", database_url="")).close()
+    conn = sqlite3.connect(db_path)
+    try:
+        plan = [
+            r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + checked_rules._SELECT, ("t", "p"))
+        ]
+    finally:
+        conn.close()
+    assert plan[0].startswith("SEARCH s USING INDEX memory_state_with_checks")
+    assert plan[1].startswith("SEARCH m USING PRIMARY KEY")
