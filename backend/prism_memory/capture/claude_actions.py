@@ -267,7 +267,7 @@ def _time(value: object) -> datetime | None:
         return None
     try:
         return parse_iso(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 

@@ -26,9 +26,10 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from prism_memory.domain.access import Caller
+from prism_memory.domain.contract.adherence import JudgeCreate
 from prism_memory.errors import PrismError
+from prism_memory.mcp_server import adherence, proposals
 from prism_memory.mcp_server import arguments as a
-from prism_memory.mcp_server import proposals
 from prism_memory.mcp_server.parsing import decode_json_strings, parse
 from prism_memory.mcp_server.session import OVERRIDE_SETTING, Sessions
 from prism_memory.serializers import (
@@ -224,6 +225,22 @@ TOOLS: tuple[ToolSpec, ...] = (
         "'after' for more.",
         a.ServedArguments,
         _served,
+        read_only=True,
+    ),
+    ToolSpec(
+        "adherence_judge",
+        "Judge a session against the rules",
+        adherence.JUDGE_DESCRIPTION,
+        JudgeCreate,
+        adherence.judge,
+        read_only=False,
+    ),
+    ToolSpec(
+        "adherence_report",
+        "Adherence of this project's rules",
+        adherence.REPORT_DESCRIPTION,
+        adherence.ReportArguments,
+        adherence.report,
         read_only=True,
     ),
 )

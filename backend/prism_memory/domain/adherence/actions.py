@@ -187,7 +187,7 @@ def _action(item: Any, loc: str, errors: list[FieldError]) -> Action | None:
     if item.get("at") is not None:
         try:
             at = parse_iso(str(item["at"]))
-        except ValueError:
+        except (ValueError, OverflowError):  # a year-1 or year-9999 time off UTC overflows
             errors.append(FieldError(f"{loc}.at", "invalid_time", "at must be ISO 8601"))
     optional: dict[str, str | None] = {}
     for name in ("tool", "id", "refusal"):
