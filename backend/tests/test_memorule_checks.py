@@ -9,6 +9,7 @@ listed for the judge and the guard by ``memorules_with_checks`` without any mode
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -438,3 +439,40 @@ def test_on_sqlite_the_read_starts_from_the_few_states_with_checks(db_path: Path
         conn.close()
     assert plan[0].startswith("SEARCH s USING INDEX memory_state_with_checks")
     assert plan[1].startswith("SEARCH m USING PRIMARY KEY")
+
+
+@pytest.mark.postgres
+def test_checks_move_from_sqlite_to_postgres_and_back_with_every_content_hash_intact(
+    tmp_path: Path, pg_url: str, make_ctx: ContextFactory
+) -> None:
+    """PostgreSQL keeps checks as jsonb (its own key order); the hash reads them canonically."""
+    engines = [
+        load_settings(db=tmp_path / "first.db", embedder="fake", database_url=""),
+        load_settings(database_url=pg_url, embedder="fake"),
+        load_settings(db=tmp_path / "back.db", embedder="fake", database_url=""),
+    ]
+    stores = [build_services(s) for s in engines]
+    ctx = make_ctx(persona="donna")
+    try:
+        first = stores[0].memory
+        written = first.remember(ctx, rule("Every kind of check", checks=CHECKS))
+        first.update(ctx, written.id, {"enforcement": "deny", "checks": CHECKS[::-1]})
+        dumps = []
+        for source, target in itertools.pairwise(stores):
+            out = io.StringIO()
+            export_store(source.store, out, None)
+            dumps.append(out.getvalue().splitlines()[1:])
+            import_store(target.store, io.StringIO(out.getvalue()))
+        out = io.StringIO()
+        export_store(stores[2].store, out, None)
+        assert dumps[0] == dumps[1] == out.getvalue().splitlines()[1:]
+        for s in stores:
+            report = s.memorules.verify_chain(ctx)
+            assert (report.ok, report.content_checked) == (True, 2)
+            listed = s.store.memorules_with_checks(ctx.tenant_id, ctx.project_id)
+            assert [(r.checks, r.enforcement) for r in listed] == [
+                (parse_checks(CHECKS[::-1]), Enforcement.DENY)
+            ]
+    finally:
+        for s in stores:
+            s.close()
