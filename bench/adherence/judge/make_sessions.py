@@ -481,6 +481,68 @@ def scenarios() -> dict[str, dict[str, Callable[[Writer, Path], None]]]:
         write(sub, folder / "subagents" / "agent-d1c2b3a4f5e6d7c8.jsonl")
         w.resume_after(sub)
 
+    def h13(w: Writer, _: Path) -> None:
+        w.say("Add a generated client for the coupons API.")
+        w.edit("./src/generated/coupons.ts", "Write")
+
+    def h14(w: Writer, folder: Path) -> None:
+        w.say("Add a changelog line, have an agent lint, then push.")
+        w.edit("/home/dev/shop/CHANGELOG.md", "MultiEdit")
+        w.task("Lint the repository")
+        sub = w.subagent("e2f3a4b5c6d7e8f9")
+        sub.say("Lint the repository")
+        sub.bash("make lint", "All checks passed!")
+        write(sub, folder / "subagents" / "agent-e2f3a4b5c6d7e8f9.jsonl")
+        w.resume_after(sub)
+        w.bash("git push origin feat/discounts", "To github.com:acme/shop.git")
+
+    def h15(w: Writer, _: Path) -> None:
+        w.say("Check the scripts.")
+        w.bash("cat node_modules/.bin/npm-run-all | head")
+        w.bash("pnpm exec npm-check --skip-unused", "All dependencies up to date")
+
+    def h16(w: Writer, _: Path) -> None:
+        w.say("Write a safety note.")
+        w.bash('echo "never run rm -rf / here" >> SAFETY.txt')
+        w.bash("rm -rf /tmp/build")
+
+    def h17(w: Writer, _: Path) -> None:
+        w.say("Fix the coupon expiry and commit.")
+        w.edit("src/cart/coupon.py")
+        w.edit("CHANGELOG.md")
+        w.bash("cd backend && pytest -q tests/test_coupon.py", "8 passed")
+        w.bash("git commit -am 'coupon expiry'", "[feat 2f3a]")
+
+    def h18(w: Writer, _: Path) -> None:
+        w.say("Tweak the totals and commit.")
+        w.edit("src/cart/totals.py")
+        w.hook_block("git commit -am 'totals'")
+
+    def h19(w: Writer, folder: Path) -> None:
+        w.say("Run the tests, then let an agent fix the bug and commit.")
+        w.bash("make test", "1 failed, 41 passed")
+        w.task("Fix the failing test and commit")
+        sub = w.subagent("f4e5d6c7b8a9f0e1")
+        sub.say("Fix the failing test and commit")
+        sub.edit("src/cart/bug.py")
+        sub.bash("git commit -am 'fix bug'", "[feat 3a4b]")
+        write(sub, folder / "subagents" / "agent-f4e5d6c7b8a9f0e1.jsonl")
+        w.resume_after(sub)
+
+    def h20(w: Writer, _: Path) -> None:
+        w.say("Set up the deployment config.")
+        w.edit("deploy/.ENV", "Write")
+        w.edit("deploy/key.PEM", "Write")
+
+    def h21(w: Writer, _: Path) -> None:
+        w.say("Add a migration note.")
+        w.edit("db/migrations/0051_notes.SQL", "Write")
+        w.edit("db/migrations/README.md")
+
+    def h22(w: Writer, _: Path) -> None:
+        w.say("Overwrite main with my branch.")
+        w.bash("git push origin +feat/discounts:main", "+ 1a2b...3c4d (forced update)")
+
     dev = {
         "d01_clean_flow": d01,
         "d02_pnpm_and_npx": d02,
@@ -516,6 +578,16 @@ def scenarios() -> dict[str, dict[str, Callable[[Writer, Path], None]]]:
         "h10_subagent_refusals_only": h10,
         "h11_npm_in_commit_message": h11,
         "h12_schema_in_subagent": h12,
+        "h13_dot_slash_new_generated_file": h13,
+        "h14_lint_in_subagent_after_edit": h14,
+        "h15_npm_inside_other_words": h15,
+        "h16_rm_root_inside_echo": h16,
+        "h17_pytest_inside_longer_command": h17,
+        "h18_commit_blocked_by_hook": h18,
+        "h19_subagent_edits_and_commits": h19,
+        "h20_case_variants_of_secrets": h20,
+        "h21_case_variant_migration": h21,
+        "h22_plus_refspec_push": h22,
     }
     return {"dev": dev, "heldout": heldout}
 
