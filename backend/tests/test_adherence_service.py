@@ -315,3 +315,17 @@ def test_a_persona_bound_key_judges_only_against_rules_it_can_see(
     assert [v.verdict.rule.subject for v in donna.verdicts] == ["Everyone: never npm"]
     seen = doors.adherence_report(key(team, Role.READER, persona="donna"), team).to_dict()
     assert [r["subject"] for r in seen["rules"]] == ["Everyone: never npm"]
+
+
+def test_a_recorded_verdict_is_bounded_however_long_the_commands(
+    services: Services, ctx: SessionContext, rules: dict[str, UUID]
+) -> None:
+    long = [cmd(f"npm run step{i} -- " + "x" * 5_000) for i in range(30)]
+    found = AdherenceService(services.store, services.memorules).judge(ctx, session(*long))
+    npm = next(v for v in found.verdicts if UUID(v.verdict.rule.memorule_id) == rules["npm"])
+    assert npm.verdict.evidence_count == 30
+    (event,) = verdict_events(services, ctx)
+    record = json.loads(event.reason)
+    assert len(event.reason) <= 16_000 and len(record["evidence"]) <= 5
+    assert record["evidence_count"] == 30
+    assert all(len(e["action"]["command"]) <= 2_000 for e in record["evidence"])
