@@ -13,8 +13,9 @@ on stdin, interleaving four kinds of tool use:
 - ``order``: ``git commit`` under a ``require_before`` rule (the transcript is read).
 
 Three untimed runs first write the bytecode cache (as an install from a wheel has it;
-``PYTHONDONTWRITEBYTECODE`` is dropped from the hook's environment). Each run's wall time covers the process from start to exit (reading the rules, judging,
-answering, and starting the detached recorder on a hit). Before the next run the bench waits,
+``PYTHONDONTWRITEBYTECODE`` is dropped from the hook's environment). Each run's wall time
+covers the process from start to exit (reading the rules, judging, answering, and starting
+the detached recorder on a hit). Before the next run the bench waits,
 untimed, for a hit's recorder to write its event, so one run's background work never lands in
 another's time; that wait is reported on its own. Reports p50/p99 per kind and overall, the
 interpreter floor (``python -c pass``), the 1-minute load average before and after, and
@@ -79,9 +80,7 @@ def build_store(path: Path, rules: int, checked: int) -> None:
 
     services = build_services(load_settings(db=path, embedder="fake", database_url=""))
     try:
-        ctx = SessionContext(
-            uuid_for("tenant", "acme"), uuid_for("project", "shop"), new_id()
-        )
+        ctx = SessionContext(uuid_for("tenant", "acme"), uuid_for("project", "shop"), new_id())
         access, key = build_access(services), operator_key(ctx.tenant_id)
         for i in range(rules):
             raw: dict[str, Any] = {
@@ -140,9 +139,7 @@ def build_transcript(path: Path, actions: int) -> None:
                 "type": "user",
                 "message": {
                     "role": "user",
-                    "content": [
-                        {"type": "tool_result", "tool_use_id": use, "content": "ok"}
-                    ],
+                    "content": [{"type": "tool_result", "tool_use_id": use, "content": "ok"}],
                 },
             }
         )
@@ -226,9 +223,7 @@ def main() -> None:
             check=True,
         )
         imported = {
-            line.split("|")[-1].strip()
-            for line in probe.stderr.splitlines()
-            if "|" in line
+            line.split("|")[-1].strip() for line in probe.stderr.splitlines() if "|" in line
         }
         heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY)
         assert json.loads(probe.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -250,9 +245,7 @@ def main() -> None:
         kinds = ["pass"] * 14 + ["edit"] * 2 + ["hit"] * 2 + ["order"] * 2
         rng = random.Random(args.seed)
         plan = [rng.choice(kinds) for _ in range(args.runs)]
-        times: dict[str, list[float]] = {
-            k: [] for k in ("pass", "edit", "hit", "order")
-        }
+        times: dict[str, list[float]] = {k: [] for k in ("pass", "edit", "hit", "order")}
         cpu: dict[str, list[float]] = {k: [] for k in times}  # the hook's own CPU time
         recorded_ms: list[float] = []
         answered: dict[str, int] = {k: 0 for k in times}
@@ -339,9 +332,7 @@ def main() -> None:
             f"({part['runs']} runs, {part['answered']} answered, "
             f"CPU p50 {part['cpu_p50_ms']} ms)"
         )
-    print(
-        f"  recorder event written after p50 {report['recorder_done_after_ms_p50']} ms (untimed)"
-    )
+    print(f"  recorder event written after p50 {report['recorder_done_after_ms_p50']} ms (untimed)")
     print(f"  python -c pass floor p50 {report['python_floor_p50_ms']} ms")
     print(f"  heavy imports in the hook: {heavy or 'none'}")
     print(

@@ -32,9 +32,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "backend"))
 
-from prism_memory.domain.adherence.checks import Check, parse_checks
-from prism_memory.domain.adherence.paths import glob_matches, session_path
-from prism_memory.domain.adherence.propose import propose
+from prism_memory.domain.adherence.checks import Check, parse_checks  # noqa: E402
+from prism_memory.domain.adherence.paths import glob_matches, session_path  # noqa: E402
+from prism_memory.domain.adherence.propose import propose  # noqa: E402
 
 CWD = "/repo"  # the session folder the example paths are relative to
 
@@ -84,26 +84,18 @@ def score(items: list[dict[str, Any]]) -> dict[str, Any]:
         for check in checks:
             proposed += 1
             hit = next(
-                (
-                    i
-                    for i, e in enumerate(expected)
-                    if i not in used and satisfies(check, e)
-                ),
+                (i for i, e in enumerate(expected) if i not in used and satisfies(check, e)),
                 None,
             )
             if hit is None:
-                errors.append(
-                    {"id": item["id"], "text": item["text"], "wrong": check.to_json()}
-                )
+                errors.append({"id": item["id"], "text": item["text"], "wrong": check.to_json()})
             else:
                 used.add(hit)
                 correct += 1
         matched += len(used)
         for i, e in enumerate(expected):
             if i not in used:
-                errors.append(
-                    {"id": item["id"], "text": item["text"], "missed": e["check"]}
-                )
+                errors.append({"id": item["id"], "text": item["text"], "missed": e["check"]})
     return {
         "sentences": len(items),
         "sentences_with_checks": sum(1 for i in items if i["expected"]),
@@ -122,24 +114,19 @@ def verify_labels(items: list[dict[str, Any]]) -> None:
         for e in item["expected"]:
             (check,) = parse_checks([e["check"]])
             if not satisfies(check, e):
-                raise SystemExit(
-                    f"label {item['id']} ({item['text'][:60]!r}): reference fails"
-                )
+                raise SystemExit(f"label {item['id']} ({item['text'][:60]!r}): reference fails")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument(
-        "--show-errors", action="store_true", help="list wrong and missed checks"
-    )
+    parser.add_argument("--show-errors", action="store_true", help="list wrong and missed checks")
     args = parser.parse_args()
     data = json.loads((HERE / "proposal_sentences.json").read_text(encoding="utf-8"))
     items = data["items"]
     verify_labels(items)
     report = {
-        split: score([i for i in items if i["split"] == split])
-        for split in ("dev", "held_out")
+        split: score([i for i in items if i["split"] == split]) for split in ("dev", "held_out")
     }
     if args.json:
         if not args.show_errors:
@@ -149,7 +136,8 @@ def main() -> None:
         return
     for split, part in report.items():
         print(
-            f"{split:9} sentences {part['sentences']:3} (with checks {part['sentences_with_checks']:2})"
+            f"{split:9} sentences {part['sentences']:3} "
+            f"(with checks {part['sentences_with_checks']:2})"
             f"  expected {part['expected']:2}  proposed {part['proposed']:2}"
             f"  correct {part['correct']:2}  precision {part['precision']}  recall {part['recall']}"
         )
