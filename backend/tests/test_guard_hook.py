@@ -395,3 +395,27 @@ def test_the_fast_entry_takes_the_same_flags_and_fails_open_on_a_bad_one(
     assert (done.returncode, done.stdout) == (0, "") and "unknown option" in done.stderr
     done = run_prism(store_with_rule, "guard", "claude-code", "--help")
     assert done.returncode == 0 and "PreToolUse" in done.stdout
+
+
+def test_edits_are_anchored_at_the_session_s_first_cwd_not_the_hook_s(
+    db_path: Path, make_ctx: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prism_memory.bootstrap import build_services
+    from prism_memory.settings import load_settings
+
+    services = build_services(load_settings(db=db_path, embedder="fake", database_url=""))
+    try:
+        ctx = make_ctx(tenant="acme", project="api")
+        rule(services, ctx, "Generated code is generated", [{"forbid_edit": "src/generated/**"}])
+    finally:
+        services.close()
+    transcript = Transcript(cwd="/home/dev/shop").say("regenerate nothing")
+    path = transcript.write(tmp_path / "s.jsonl")
+    edit = {"file_path": "/home/dev/shop/src/generated/api.ts"}
+    data = hook_input("Edit", edit, transcript_path=str(path), cwd="/home/dev/shop/src")
+    flags = {"db": str(db_path), "tenant": "acme", "project": "api"}
+    out, _ = call(data, flags, capsys)
+    assert "Generated code is generated" in out
+    data["transcript_path"] = str(tmp_path / "missing.jsonl")  # only the hook's cwd is known
+    out, _ = call(data, flags, capsys)
+    assert out == ""

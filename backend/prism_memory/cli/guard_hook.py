@@ -51,7 +51,8 @@ EDIT_TOOLS: Final = {
     "Write": "file_path",
     "NotebookEdit": "notebook_path",
 }
-HEAD_LINES_MAX: Final = 200  # transcript lines read for the session's first cwd
+HEAD_LINES_MAX: Final = 200  # transcript lines read for the session's first cwd...
+HEAD_BYTES_MAX: Final = 1_048_576  # ...and bytes
 LOG_NAME: Final = "guard.log"
 
 
@@ -239,8 +240,8 @@ def _first_cwd(path: Path | None) -> str | None:
         return None
     with path.open("rb") as f:
         for _ in range(HEAD_LINES_MAX):
-            line = f.readline(1_048_576)
-            if not line:
+            line = f.readline(HEAD_BYTES_MAX)
+            if not line or f.tell() > HEAD_BYTES_MAX:
                 return None
             try:
                 entry = json.loads(line)
