@@ -136,6 +136,9 @@ def test_an_order_gives_require_before_and_a_companion_gives_require_edit_with()
         "Use `const` instead of `var`",
         "Avoid `console.log` in production code",
         "NEVER modify or touch ~/.config/git/ignore",
+        "Don't forget to run `npm test` before you hand over",  # an order, not a prohibition
+        "Never skip `make lint`",
+        "Never push `main` without running the tests first",
         "Never edit generated/output folders.",
         "",
     ],

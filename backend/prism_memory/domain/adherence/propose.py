@@ -19,7 +19,8 @@ the checks a careful operator would attach, or ``[]``:
 A wrong check is worse than none (it reminds, asks or blocks at the wrong moment), so a rule
 with an exception ("unless asked", "without approval", "when possible", "prefer", "ask
 before"), a conditional adverb ("proactively", "automatically") or a subject no command or path
-shows ("never commit to `main`": the branch is not in the command) gets no check. Every regex
+shows ("never commit to `main`": the branch is not in the command) gets no check; nor does a
+negated omission ("don't forget to run `x`", "never skip `y`": orders to run them). Every regex
 is built from escaped literals, never from the rule's text as a pattern, and passes
 :func:`~prism_memory.domain.adherence.checks.parse_checks`.
 """
@@ -51,8 +52,7 @@ _BRANCHES: Final = ("main", "master", "develop", "trunk", "production", "prod", 
 
 # What makes a prohibition conditional, so that no check can say when it applies.
 _EXCEPTION = re.compile(
-    r"\bunless\b|\bexcept\b|\bwithout\s+(?:\w+\s+){0,3}?(?:approval|permission|confirmation|"
-    r"consent|asking|instruction|request|review)\b|\b(?:when|where|if)(?:ever)?\s+possible\b|"
+    r"\bunless\b|\bexcept\b|\bwithout\b|\b(?:when|where|if)(?:ever)?\s+possible\b|"
     r"\bprefer(?:red|ably|s)?\b|\bask\b[^.]*?\bbefore\b|\bif\s+(?:needed|necessary|required)\b|"
     r"\b(?:explicitly|specifically)\s+(?:asked|requested|told|instructed)\b",
     re.IGNORECASE,
@@ -229,6 +229,8 @@ def _prohibitions(clause: str) -> tuple[list[str], list[str]]:
     if negation is None:
         return [], []
     scope = clause[negation.end() :]
+    if _NEGATED_NEGATIVE.match(scope):
+        return [], []  # "don't forget to run `x`": an order to run it, not a prohibition
     positive = _POSITIVE.search(scope)  # "never use `npm`, use `pnpm`": the scope ends there
     if positive is not None:
         scope = scope[: positive.start()]
@@ -282,6 +284,9 @@ def _prohibitions(clause: str) -> tuple[list[str], list[str]]:
     return commands, edits
 
 
+_NEGATED_NEGATIVE = re.compile(
+    r"\s*(?:ever\s+)?(?:forget|skip|omit|neglect|fail|hesitate|miss|leave\s+out)\b", re.I
+)
 _POSITIVE = re.compile(
     r"[,(]\s*(?:and\s+|but\s+)?(?:use|always|instead|rather|prefer|run|only)\b|\bbut\b|\binstead\b",
     re.I,
