@@ -59,6 +59,14 @@ def test_http_writes_reads_and_updates_checks(world: World) -> None:
         {"changes": {"checks": CHECKS[:1]}, "reason": "one is enough"},
     )
     assert changed.status_code == 200 and changed.json()["version"] == 2
+    refused = world.call(
+        "a_writer", "PATCH", f"/v1/memories/{memory_id}", {"changes": {"checks": BAD}}
+    )
+    assert refused.status_code == 422
+    assert [f["field"] for f in refused.json()["error"]["fields"]] == [
+        "checks.0.forbid_command",
+        "checks.1",
+    ]
     recalled = world.call(
         "a_reader", "POST", "/v1/recall", {"query": "npm", "source_type": "memorule"}
     ).json()["matches"]
