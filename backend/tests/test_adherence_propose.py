@@ -248,11 +248,19 @@ def test_a_rejected_proposal_leaves_the_rule_and_a_stale_one_cannot_be_approved(
     (second,) = access.propose_checks(key, ctx).proposals  # v2: a new proposal
     assert second.action == "proposed" and second.version == 2
     assert second.proposal_id is not None
-    access.update(key, ctx, rule, {"body": "Never run `make release` from any laptop."})
+    access.update(key, ctx, rule, {"body": "Never run `make ship` from a laptop."})
+    (third,) = access.propose_checks(key, ctx).proposals  # v3 closes v2's, still pending
+    assert third.proposal_id is not None
+    assert [p.id for p, _, _ in access.pending(key, ctx)] == [third.proposal_id]
+    assert events(services, ctx, second.proposal_id) == [
+        AuditEventType.PROPOSED,
+        AuditEventType.REJECTED,
+    ]
+    access.update(key, ctx, rule, {"body": "Never run `make ship` from any laptop."})
     with pytest.raises(Conflict, match="changed since"):
-        access.approve(key, ctx, second.proposal_id, None, None)
+        access.approve(key, ctx, third.proposal_id, None, None)
     with pytest.raises(InvalidInput) as err:
-        access.approve(key, ctx, second.proposal_id, {"body": "edited"}, None)
+        access.approve(key, ctx, third.proposal_id, {"body": "edited"}, None)
     assert err.value.errors[0].field == "body"
 
 

@@ -17,7 +17,9 @@ project that repeats the rule's text, kind and ``applies_to`` and carries the ca
 
 Proposing is idempotent per rule version: the key ``checks:<rule id>:v<version>`` is claimed
 in the transaction that writes the proposal, so a second run, or a run after a rejection,
-writes nothing for the same version. The proposal copies the rule's stored vector: proposing
+writes nothing for the same version. A proposal for a new version of a rule closes the
+pending ones read from its older versions (``rejected``, saying why): they could no longer be
+approved. The proposal copies the rule's stored vector: proposing
 loads no embedding model unless a rule has none.
 """
 
@@ -160,6 +162,7 @@ class CheckProposalService:
             StorageError: the engine failed.
         """
         report = CheckProposalReport(dry_run=dry_run)
+        stale = self._pending_by_rule(ctx) if not dry_run else {}
         for memory, state in rules:
             if memory.kind is not Kind.MEMORULE or memory.status is not Status.ACTIVE:
                 continue
@@ -179,10 +182,30 @@ class CheckProposalService:
             elif dry_run:
                 report.proposals.append(_outcome(state, checks, "would_propose"))
             else:
-                proposal_id, fresh = self._write(ctx, memory, state, checks, key)
+                older = [p for p in stale.get(memory.id, []) if p[2] < state.version]
+                proposal_id, fresh = self._write(ctx, memory, state, checks, key, older)
                 action = "proposed" if fresh else "already_proposed"
                 report.proposals.append(_outcome(state, checks, action, proposal_id))
         return report
+
+    def _pending_by_rule(
+        self, ctx: SessionContext
+    ) -> dict[UUID, list[tuple[Memory, MemoryState, int]]]:
+        """The pending check proposals of ``ctx``'s project, by the rule they are for (with
+        the rule version each was read from)."""
+        flt = ListFilter(
+            project_id=ctx.project_id,
+            status=Status.PROPOSED,
+            memorules_only=True,
+            tenant_wide=False,
+            limit=PAGE,
+        )
+        out: dict[UUID, list[tuple[Memory, MemoryState, int]]] = {}
+        for memory, state in self.store.list_memories(ctx.tenant_id, flt):
+            target = proposal_target(state)
+            if target is not None:
+                out.setdefault(target[0], []).append((memory, state, target[1]))
+        return out
 
     def _write(
         self,
@@ -191,7 +214,10 @@ class CheckProposalService:
         state: MemoryState,
         checks: tuple[Check, ...],
         key: str,
+        older: Sequence[tuple[Memory, MemoryState, int]] = (),
     ) -> tuple[UUID, bool]:
+        """Write the proposal; close the pending ones read from older versions of the rule
+        (``rejected``: they can no longer be approved), in the same transaction."""
         now = utcnow()
         vector = self.store.vector(ctx.tenant_id, rule.id)
         model = state.embedding_model
@@ -232,6 +258,24 @@ class CheckProposalService:
             states=[StateWrite(proposed, vector)],
             audits=[draft],
         )
+        for old, old_state, old_version in older:
+            why = (
+                f"memorule {rule.id} changed (v{old_version} -> v{state.version}); "
+                f"proposal {memory.id} proposes checks for its new text"
+            )
+            batch.status_changes.append((old.id, Status.RETIRED))
+            batch.expected_versions[old.id] = old.current_version
+            batch.audits.append(
+                self.memorules.audit_draft(
+                    ctx,
+                    old.id,
+                    old_state,
+                    AuditEventType.REJECTED,
+                    old_state.evidence_signal_id,
+                    now,
+                    why,
+                )
+            )
         digest = hashlib.sha256(key.encode()).hexdigest()
         batch.idempotency = IdempotencyClaim(key, digest, result.to_dict())
         replay = self.store.write(batch).replay
