@@ -233,6 +233,7 @@ def main() -> None:
                 command,
                 input=json.dumps(hook_input("pass", transcript, n)),
                 capture_output=True,
+                text=True,
                 env=env,
                 check=True,
             )
