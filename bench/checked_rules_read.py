@@ -63,17 +63,11 @@ def build(path: Path, rules: int, plain: int, notes: int) -> tuple[str, str]:
     services = build_services(load_settings(db=path, embedder="fake", database_url=""))
     try:
         for project in ("api", "web"):
-            ctx = SessionContext(
-                uuid_for("tenant", "acme"), uuid_for("project", project), new_id()
-            )
+            ctx = SessionContext(uuid_for("tenant", "acme"), uuid_for("project", project), new_id())
             surfaces = ("python", "go", None)
             raws = []
             for i in range(rules + plain):
-                applies = (
-                    {"surface": surfaces[i % 3]}
-                    if surfaces[i % 3]
-                    else {"scope": "project"}
-                )
+                applies = {"surface": surfaces[i % 3]} if surfaces[i % 3] else {"scope": "project"}
                 raw = {
                     "kind": "memorule",
                     "memorule_kind": "convention",
@@ -112,9 +106,7 @@ def main() -> None:
                 if case == "read":
                     cmd += [str(db), tenant, project]
                 start = time.perf_counter()
-                done = subprocess.run(
-                    cmd, env=env, capture_output=True, text=True, check=True
-                )
+                done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
                 times.append((time.perf_counter() - start) * 1000)
                 if case == "read":
                     listed, kept, ms = done.stdout.split()
