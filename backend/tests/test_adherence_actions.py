@@ -80,6 +80,56 @@ def test_a_session_that_is_not_an_object_is_refused(raw: Any) -> None:
     assert list(codes(raw).values()) == ["invalid_type"]
 
 
+def test_a_command_names_no_path_and_an_edit_no_command() -> None:
+    raw = {
+        "session": "s",
+        "actions": [
+            {"type": "command", "command": "ls", "path": "a"},
+            {"type": "edit", "path": "a", "command": "ls"},
+        ],
+    }
+    assert codes(raw) == {"actions[0].path": "unknown_field", "actions[1].command": "unknown_field"}
+
+
+@pytest.mark.parametrize(
+    ("field", "action"),
+    [
+        ("actions[0].command", {"type": "command", "command": "echo \x00"}),
+        ("actions[0].command", {"type": "command", "command": "echo \ud800"}),
+        ("actions[0].path", {"type": "edit", "path": "a\x07b"}),
+        ("actions[0].tool", {"type": "command", "command": "ls", "tool": "B\x1bash"}),
+    ],
+)
+def test_characters_no_store_keeps_are_refused(field: str, action: dict[str, Any]) -> None:
+    assert codes({"session": "s", "actions": [action]}) == {field: "invalid_characters"}
+    assert codes({"session": "s\x00", "actions": []}) == {"session": "invalid_characters"}
+
+
+def test_a_command_keeps_tabs_newlines_and_escapes() -> None:
+    command = "printf '\\033[1m'\tx\r\nmake test\x1b"
+    (action,) = parse_session(
+        {"session": "s", "actions": [{"type": "command", "command": command}]}
+    ).actions
+    assert action.text == command
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2026-12-05T10:00:00Z",
+        "2026-12-05t10:00:00z",
+        "2026-12-05T10:00:60Z",
+        "2026-12-05T10:00:00.123456789+02:00",
+        "2026-12-05 10:00:00",
+        "2026-12-05",
+    ],
+)
+def test_times_as_clients_write_them_are_read(at: str) -> None:
+    raw = {"session": "s", "actions": [{"type": "command", "command": "ls", "at": at}]}
+    (action,) = parse_session(raw).actions
+    assert action.at is not None and action.at.tzinfo is not None
+
+
 def test_too_many_actions_are_refused() -> None:
     raw = {"session": "s", "actions": [{"type": "command", "command": "ls"}] * (ACTIONS_MAX + 1)}
     assert codes(raw) == {"actions": "too_many"}

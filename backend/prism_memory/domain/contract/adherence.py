@@ -28,6 +28,8 @@ from prism_memory.domain.contract.checks import Check, Flag, Text
 from prism_memory.errors import InvalidInput, contract_error
 
 CLIENT_MAX = 100
+_F = r"\x00-\x08\x0b-\x1f\x7f-\x9f"  # the characters no text may hold (domain.characters)
+_CLEAN = rf"^[^{_F}]*$"
 _INDEX = re.compile(r"^(\w+)\[(\d+)\]$")
 
 SESSION_DOC = (
@@ -60,42 +62,68 @@ class SessionCheck(Check):
             raise ValidationError.from_exception_data("session", errors) from None
 
     def schema(self) -> dict[str, Any]:
-        text = {"type": "string", "maxLength": 200}
-        action = {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["type"],
-            "properties": {
-                "type": {"type": "string", "enum": ["command", "edit"]},
-                "command": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": COMMAND_MAX,
-                    "description": "type 'command': the shell command as sent",
-                },
-                "path": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": PATH_MAX,
-                    "description": "type 'edit': the file created or edited",
-                },
-                "ran": {"type": "boolean", "description": "false: refused (an attempt)"},
-                "at": {"type": "string", "format": "date-time"},
-                "tool": text,
-                "id": text,
-                "sidechain": {"type": "boolean"},
-                "refusal": text,
-            },
+        # Exactly what parse_session takes: a command names no path, an edit no command; the
+        # one character rule of every text (a command: anything a store keeps).
+        text = {"type": ["string", "null"], "maxLength": 200, "pattern": _CLEAN}
+        common: dict[str, Any] = {
+            "ran": {"type": "boolean", "description": "false: refused (an attempt)"},
+            "at": {"type": ["string", "null"], "format": "date-time"},
+            "tool": text,
+            "id": text,
+            "sidechain": {"type": "boolean"},
+            "refusal": text,
         }
+
+        def action(kind: str, key: str, bound: int, pattern: str, what: str) -> dict[str, Any]:
+            return {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["type", key],
+                "properties": {
+                    "type": {"type": "string", "const": kind},
+                    key: {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": bound,
+                        "pattern": pattern,
+                        "description": what,
+                    },
+                    **common,
+                },
+            }
+
         return {
             "type": "object",
             "additionalProperties": False,
             "required": ["session", "actions"],
             "description": SESSION_DOC,
             "properties": {
-                "session": {"type": "string", "minLength": 1, "maxLength": SESSION_MAX},
-                "cwd": {"type": ["string", "null"], "maxLength": PATH_MAX},
-                "actions": {"type": "array", "maxItems": ACTIONS_MAX, "items": action},
+                "session": {
+                    "type": "string",
+                    "maxLength": SESSION_MAX,
+                    "pattern": rf"^[^{_F}]*[^\s{_F}][^{_F}]*$",
+                },
+                "cwd": {
+                    "type": ["string", "null"],
+                    "maxLength": PATH_MAX,
+                    "pattern": f"^/{_CLEAN[1:]}",
+                },
+                "actions": {
+                    "type": "array",
+                    "maxItems": ACTIONS_MAX,
+                    "items": {
+                        "oneOf": [
+                            action(
+                                "command",
+                                "command",
+                                COMMAND_MAX,
+                                "^[^\\x00]*$",
+                                "the shell command as sent",
+                            ),
+                            action("edit", "path", PATH_MAX, _CLEAN, "the file created or edited"),
+                        ]
+                    },
+                },
             },
         }
 
