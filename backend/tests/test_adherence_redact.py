@@ -90,3 +90,8 @@ def test_an_action_is_redacted_as_stored_and_keeps_its_other_fields() -> None:
     assert GHP not in stored.text and stored.ran is False and stored.refusal == "denied"
     path = Action("edit", "/a/" + "b" * 3000)
     assert len(redact_action(path).text) <= 1000
+
+
+def test_characters_no_store_keeps_are_replaced_in_what_is_stored() -> None:
+    assert redact_command("echo a\x00b\ud800c") == "echo a\ufffdb\ufffdc"
+    assert redact_action(Action("edit", "src/\x00x.py")).text == "src/\ufffdx.py"

@@ -329,3 +329,15 @@ def test_a_recorded_verdict_is_bounded_however_long_the_commands(
     assert len(event.reason) <= 16_000 and len(record["evidence"]) <= 5
     assert record["evidence_count"] == 30
     assert all(len(e["action"]["command"]) <= 2_000 for e in record["evidence"])
+
+
+def test_a_command_with_characters_no_store_keeps_is_recorded_readably(
+    services: Services, ctx: SessionContext, rules: dict[str, UUID]
+) -> None:
+    found = AdherenceService(services.store, services.memorules).judge(
+        ctx, session(cmd("npm i \x00\ud800"), name="odd\x00session")
+    )
+    assert found.recorded == 1
+    (event,) = verdict_events(services, ctx)
+    assert json.loads(event.reason)["evidence"][0]["action"]["command"] == "npm i \ufffd\ufffd"
+    assert services.memorules.verify_chain(ctx).ok

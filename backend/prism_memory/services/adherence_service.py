@@ -33,7 +33,7 @@ from prism_memory.domain.adherence.judge import (
     Verdict,
     judge,
 )
-from prism_memory.domain.adherence.redact import redact_action
+from prism_memory.domain.adherence.redact import redact_action, storable
 from prism_memory.domain.adherence.rules import CheckedRule, applicable
 from prism_memory.domain.records import AuditEventType, SessionContext, iso, utcnow
 from prism_memory.domain.served import ServedReceipt
@@ -142,8 +142,8 @@ def verdict_record(
     while True:
         body = {
             "format": RECORD_FORMAT,
-            "client": client,
-            "session": session,
+            "client": storable(client),
+            "session": storable(session),
             "session_uuid": str(session_id),
             "project_id": str(ctx.project_id),
             "persona": ctx.persona,
@@ -259,7 +259,7 @@ class AdherenceService:
             judged.rule.memorule_id,
             state,
             _EVENTS[judged.verdict.verdict],
-            f"{client}:{session}"[:EVIDENCE_SIGNAL_MAX],
+            storable(f"{client}:{session}")[:EVIDENCE_SIGNAL_MAX],
             now,
             reason=reason,
         )

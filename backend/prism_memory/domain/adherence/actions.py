@@ -17,7 +17,10 @@ Claude Code transcript reader produces it, so any agent or framework can be judg
 
 Actions are in the order they happened. ``ran: false`` marks an *attempt* (refused by the
 user, a hook or a permission rule): listed, never a violation, trigger or satisfier.
-``at``, ``tool``, ``id``, ``sidechain`` and ``refusal`` are optional. :func:`parse_session`
+``at``, ``tool``, ``id``, ``sidechain`` and ``refusal`` are optional; a command names no
+``path`` and an edit no ``command``. Text follows the one character rule of every text
+(:mod:`prism_memory.domain.characters`); a command may hold any character a shell takes but
+NUL and lone surrogates. :func:`parse_session`
 refuses a bad shape with every field error at once; :meth:`SessionActions.to_json` gives the
 shape back.
 """

@@ -87,10 +87,19 @@ _RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
 )
 
 
+_UNSTORABLE: Final = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """``text`` with the characters no store keeps (NUL, lone surrogates) as U+FFFD: a
+    transcript's JSON can carry them, a verdict record cannot."""
+    return _UNSTORABLE.sub("\ufffd", text)
+
+
 def redact_command(command: str, *, limit: int = STORED_MAX) -> str:
     """``command`` with every secret replaced by :data:`MASK`, cut to ``limit`` characters
     (the cut says how many were dropped)."""
-    text = command
+    text = storable(command)
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return bounded(text, limit)
@@ -107,4 +116,4 @@ def redact_action(action: Action) -> Action:
     """The action as it is stored: a command redacted and bounded, a path bounded."""
     if action.type == "command":
         return dataclasses.replace(action, text=redact_command(action.text))
-    return dataclasses.replace(action, text=bounded(action.text, PATH_STORED_MAX))
+    return dataclasses.replace(action, text=bounded(storable(action.text), PATH_STORED_MAX))
