@@ -272,7 +272,9 @@ def _needs_capture(capture: bool, context: dict[str, str | None]) -> list[FieldE
     ``--capture`` is an error."""
     return [
         FieldError(
-            key, "needs_capture", f"--{key} for claude-code goes with --capture or --adherence"
+            key,
+            "needs_capture",
+            f"--{key} for claude-code goes with --capture, --adherence or --guard",
         )
         for key in _CAPTURE_CONTEXT
         if context.get(key) is not None and not capture
