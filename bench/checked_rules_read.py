@@ -9,8 +9,9 @@ again in a second project, then times, ``--runs`` times each and interleaved:
   checks and keeps those that apply to a context (``domain.adherence.rules.applicable``);
 - ``python_only``: an interpreter that does nothing (the floor).
 
-Reports p50/p99 wall time per case, the median in-process time of the read itself, and the
-1-minute load average before and after. Not part of the test suite.
+Reports p50/p99 wall time per case, the child's CPU time (user + system: less sensitive to
+other work on the machine than wall time), the median in-process time of the read itself, and
+the 1-minute load average before and after. Not part of the test suite.
 
     python bench/checked_rules_read.py --rules 1000 --runs 30
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -97,6 +99,7 @@ def main() -> None:
         tenant, project = build(db, args.rules, args.plain, args.notes)
         env = {**os.environ, "PYTHONPATH": str(BACKEND)}
         cases: dict[str, list[float]] = {"read": [], "python_only": []}
+        cpu: dict[str, list[float]] = {"read": [], "python_only": []}
         inner: list[float] = []
         found = ""
         load_before = os.getloadavg()[0]
@@ -105,9 +108,13 @@ def main() -> None:
                 cmd = [sys.executable, "-c", READ if case == "read" else "pass"]
                 if case == "read":
                     cmd += [str(db), tenant, project]
+                used = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
                 done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
                 times.append((time.perf_counter() - start) * 1000)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                spent = after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime
+                cpu[case].append(spent * 1000)
                 if case == "read":
                     listed, kept, ms = done.stdout.split()
                     inner.append(float(ms))
@@ -126,6 +133,7 @@ def main() -> None:
         for case, times in cases.items():
             ordered = sorted(times)
             report[f"{case}_ms_p50"] = round(statistics.median(ordered), 1)
+            report[f"{case}_cpu_ms_p50"] = round(statistics.median(cpu[case]), 1)
             report[f"{case}_ms_p99"] = round(
                 ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 1
             )
