@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING, Final
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import FieldError, InvalidInput
-from prism_memory.locations import default_db_path
+from prism_memory.locations import store_location
 from prism_memory.services.project_config import CONTEXT_KEYS, find_project_config
 
 if TYPE_CHECKING:  # the port module imports numpy; the guard never runs it
     from prism_memory.trigraph.port import AdherenceStore
 
 ENV_PREFIX: Final = "PRISM_"  # as prism_memory.settings reads them
-STORE_KEYS: Final = ("db", "database_url")
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def guard_settings(flags: Mapping[str, str | None], start: Path) -> GuardSetting
     """
     environ = {key.upper(): value for key, value in os.environ.items()}
     values: dict[str, str | None] = {}
-    for name in (*STORE_KEYS, *CONTEXT_KEYS):
+    for name in CONTEXT_KEYS:
         given = flags.get(name)
         values[name] = given if given else environ.get(f"{ENV_PREFIX}{name.upper()}") or None
     config = find_project_config(start)
@@ -85,10 +84,10 @@ def guard_settings(flags: Mapping[str, str | None], start: Path) -> GuardSetting
             values[key] = value
     if values.get("surface") is None:
         values["surface"] = config.derived_surface()
-    db = values.get("db")
+    db, url = store_location(flags)
     return GuardSettings(
-        db=Path(db).expanduser() if db else default_db_path(),
-        database_url=values.get("database_url"),
+        db=db,
+        database_url=url,
         tenant=values.get("tenant") or "default",
         project=values.get("project") or "default",
         persona=values.get("persona"),

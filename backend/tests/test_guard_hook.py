@@ -419,3 +419,87 @@ def test_edits_are_anchored_at_the_session_s_first_cwd_not_the_hook_s(
     data["transcript_path"] = str(tmp_path / "missing.jsonl")  # only the hook's cwd is known
     out, _ = call(data, flags, capsys)
     assert out == ""
+
+
+def test_a_tool_use_no_rule_could_hit_is_answered_before_the_domain_is_imported(
+    store_with_rule: Path, tmp_path: Path
+) -> None:
+    def imported(command: str, *extra: str) -> tuple[str, set[str]]:
+        data = json.dumps(hook_input("Bash", {"command": command}))
+        done = run_prism(
+            store_with_rule,
+            "guard",
+            "claude-code",
+            "--tenant",
+            "acme",
+            "--project",
+            "api",
+            *extra,
+            stdin=data,
+            PYTHONPROFILEIMPORTTIME="1",
+        )
+        assert done.returncode == 0, done.stderr
+        lines = [x.split("|")[-1].strip() for x in done.stderr.splitlines() if "|" in x]
+        return done.stdout, set(lines)
+
+    out, modules = imported("pnpm install")
+    assert out == "" and "prism_memory.domain.records" not in modules
+    assert "prism_memory.trigraph.sqlite.guard_prefilter" in modules
+    out, modules = imported("npm install")  # a possible hit: the full path decides
+    assert "No npm" in out and "prism_memory.domain.records" in modules
+
+
+@pytest.mark.parametrize(
+    ("checks", "kind", "text", "maybe"),
+    [
+        ([{"forbid_command": r"\bnpm\b"}], "command", "pnpm i", False),
+        ([{"forbid_command": r"\bnpm\b"}], "command", "npm i", True),
+        (
+            [{"require_before": {"command": "make test", "before": "git commit"}}],
+            "command",
+            "git commit -m x",
+            True,
+        ),
+        (
+            [{"require_before": {"command": "make test", "before": "git commit"}}],
+            "command",
+            "make test",
+            False,
+        ),
+        ([{"forbid_edit": "src/generated/**"}], "edit", "/x/README.md", True),  # globs: full path
+        ([{"forbid_command": r"\bnpm\b"}], "edit", "/x/npm", False),
+        (
+            [{"require_edit_with": {"edit": "src/**", "also": "CHANGELOG.md"}}],
+            "edit",
+            "/x/src/a",
+            False,
+        ),
+        ([{"forbid_command": "(unclosed"}], "command", "ls", True),  # broken: full path says so
+        ([{"nope": 1}], "command", "ls", True),
+    ],
+)
+def test_the_prefilter_only_clears_what_no_check_could_hit(
+    db_path: Path, checks: list[dict[str, Any]], kind: str, text: str, maybe: bool
+) -> None:
+    from prism_memory.bootstrap import build_services
+    from prism_memory.settings import load_settings
+    from prism_memory.trigraph.sqlite.guard_prefilter import may_hit
+
+    services = build_services(load_settings(db=db_path, embedder="fake", database_url=""))
+    try:
+        ctx = SessionContext(uuid_for("tenant", "other"), uuid_for("project", "x"), UUID(SESSION))
+        rule(services, ctx, "Some rule of another tenant", [{"forbid_command": r"\bzz\b"}])
+        ctx = SessionContext(uuid_for("tenant", "acme"), uuid_for("project", "api"), UUID(SESSION))
+        valid = all(next(iter(c)) != "nope" and "(unclosed" not in str(c) for c in checks)
+        rule(services, ctx, "The rule", checks if valid else [{"forbid_command": "x"}])
+    finally:
+        services.close()
+    if not valid:  # a check broken in the database after it was written
+        conn = sqlite3.connect(db_path)
+        conn.execute(
+            "UPDATE memory_state SET checks = ? WHERE subject = 'The rule'", (json.dumps(checks),)
+        )
+        conn.commit()
+        conn.close()
+    assert may_hit(db_path, kind, text) is maybe
+    assert may_hit(db_path.with_name("missing.db"), kind, text) is True

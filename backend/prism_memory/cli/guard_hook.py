@@ -29,6 +29,7 @@ record``, started detached so the agent never waits for the write.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -119,7 +120,43 @@ def main_fast(argv: list[str]) -> None:
         else:
             _say(f"unknown option {word[:40]!r}", "failed open")
             return
-    run_hook(flags, record=record)
+    raw = sys.stdin.read(INPUT_MAX_BYTES + 1)
+    if _nothing_to_say(flags, raw):
+        return
+    run_hook(flags, record=record, stdin=io.StringIO(raw))
+
+
+def _nothing_to_say(flags: dict[str, str | None], raw: str) -> bool:
+    """True when the store certainly has no check the pending action could break
+    (:func:`prism_memory.trigraph.sqlite.guard_prefilter.may_hit`), decided before anything of
+    the domain is imported; False leaves every decision (and every message) to the full path."""
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("hook_event_name") != EVENT:
+            return False
+        if not isinstance(data.get("session_id"), str) or not data["session_id"]:
+            return False
+        tool, tool_input = data.get("tool_name"), data.get("tool_input")
+        if not isinstance(tool, str) or not isinstance(tool_input, dict):
+            return False
+        if tool == "Bash":
+            kind, text = "command", tool_input.get("command")
+        elif tool in EDIT_TOOLS:
+            kind, text = "edit", tool_input.get(EDIT_TOOLS[tool])
+        else:
+            return True  # not an action: nothing to guard
+        if not isinstance(text, str) or not text.strip():
+            return True
+        from prism_memory.locations import store_location
+
+        db, url = store_location(flags)
+        if url:
+            return False  # PostgreSQL: the full path reads it
+        from prism_memory.trigraph.sqlite.guard_prefilter import may_hit
+
+        return not may_hit(db, kind, text)
+    except Exception:  # any doubt: the full path decides, and says why
+        return False
 
 
 def run_hook(
