@@ -342,8 +342,24 @@ class CheckList(Check):
             raise ValidationError.from_exception_data("checks", errors) from None
 
     def schema(self) -> dict[str, Any]:
-        regex = {"type": "string", "minLength": 1, "maxLength": PATTERN_MAX}
-        glob = dict(regex)
+        # What parse_checks refuses that a schema can say: blank, control characters, a
+        # backslash in a glob, a regex that does not compile. (Whether a glob's brackets
+        # close or a regex could run away, only the server judges.)
+        allowed = r"[^\x00-\x1f\x7f-\x9f]"
+        regex = {
+            "type": "string",
+            "format": "regex",
+            "minLength": 1,
+            "maxLength": PATTERN_MAX,
+            "pattern": rf"^{allowed}*[^\s\x00-\x1f\x7f-\x9f]{allowed}*$",
+        }
+        in_glob = r"[^\x00-\x1f\x7f-\x9f\\]"
+        glob = {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": PATTERN_MAX,
+            "pattern": rf"^{in_glob}*[^\s\x00-\x1f\x7f-\x9f\\]{in_glob}*$",
+        }
 
         def pair(first: str, second: str, what: dict[str, Any]) -> dict[str, Any]:
             return {
