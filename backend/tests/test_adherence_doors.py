@@ -176,3 +176,11 @@ def test_mcp_judge_and_report_with_the_callers_key(world: World) -> None:
     assert not is_error and {r["memorule_id"] for r in theirs["rules"]} == {world.ids["beta_npm"]}
     is_error, extra = world.tool("a_reader", "adherence_report", {"limit": 3})
     assert is_error and extra["error"]["fields"][0]["code"] == "unknown_field"
+
+
+def test_a_session_past_the_doors_action_bound_is_a_field_error(world: World) -> None:
+    many = body(f"many-{uuid.uuid4()}", *(["ls"] * 1_001))
+    response = world.call("a_writer", "POST", "/v1/adherence/judge", many)
+    assert response.status_code == 422
+    (error,) = response.json()["error"]["fields"]
+    assert (error["field"], error["code"], error["max"]) == ("session.actions", "too_many", 1_000)

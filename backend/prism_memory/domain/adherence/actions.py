@@ -128,7 +128,7 @@ def parse_session(raw: Any, *, field_prefix: str = "") -> SessionActions:
     for extra in sorted(str(k)[:40] for k in raw if k not in _SESSION_FIELDS):
         errors.append(FieldError(f"{p}{extra}", "unknown_field", f"unknown field {extra!r}"))
     session = raw.get("session")
-    if not isinstance(session, str) or not session.strip() or len(session) > SESSION_MAX:
+    if not isinstance(session, str) or not session or len(session) > SESSION_MAX:
         errors.append(
             FieldError(
                 f"{p}session",

@@ -16,7 +16,6 @@ from pydantic import Field, ValidationError, ValidationInfo
 from pydantic_core import InitErrorDetails
 
 from prism_memory.domain.adherence.actions import (
-    ACTIONS_MAX,
     COMMAND_MAX,
     PATH_MAX,
     SESSION_MAX,
@@ -28,6 +27,9 @@ from prism_memory.domain.contract.checks import Check, Flag, Text
 from prism_memory.errors import InvalidInput, contract_error
 
 CLIENT_MAX = 100
+# Actions one request to a door may carry: what surely fits the HTTP body limit (256 KB), so
+# a request over it is a field error, not a refused body. The CLI reads up to ACTIONS_MAX.
+DOOR_ACTIONS_MAX = 1_000
 _F = r"\x00-\x08\x0b-\x1f\x7f-\x9f"  # the characters no text may hold (domain.characters)
 _CLEAN = rf"^[^{_F}]*$"
 _INDEX = re.compile(r"^(\w+)\[(\d+)\]$")
@@ -49,7 +51,7 @@ class SessionCheck(Check):
         if value is None:
             raise self.missing()
         try:
-            return parse_session(value)
+            found = parse_session(value)
         except InvalidInput as exc:
             errors = [
                 InitErrorDetails(
@@ -60,6 +62,16 @@ class SessionCheck(Check):
                 for e in exc.errors
             ]
             raise ValidationError.from_exception_data("session", errors) from None
+        if len(found.actions) > DOOR_ACTIONS_MAX:
+            error = contract_error(
+                "too_many",
+                f"at most {DOOR_ACTIONS_MAX} actions in one request ({len(found.actions)} given)",
+                max=DOOR_ACTIONS_MAX,
+            )
+            raise ValidationError.from_exception_data(
+                "session", [InitErrorDetails(type=error, loc=("actions",), input=None)]
+            )
+        return found
 
     def schema(self) -> dict[str, Any]:
         # Exactly what parse_session takes: a command names no path, an edit no command; the
@@ -100,8 +112,9 @@ class SessionCheck(Check):
             "properties": {
                 "session": {
                     "type": "string",
+                    "minLength": 1,
                     "maxLength": SESSION_MAX,
-                    "pattern": rf"^[^{_F}]*[^\s{_F}][^{_F}]*$",
+                    "pattern": _CLEAN,
                 },
                 "cwd": {
                     "type": ["string", "null"],
@@ -110,7 +123,7 @@ class SessionCheck(Check):
                 },
                 "actions": {
                     "type": "array",
-                    "maxItems": ACTIONS_MAX,
+                    "maxItems": DOOR_ACTIONS_MAX,
                     "items": {
                         "oneOf": [
                             action(
