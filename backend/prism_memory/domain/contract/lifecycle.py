@@ -17,13 +17,14 @@ from prism_memory.domain.contract.bounds import (
     SUBJECT_MAX,
     SUBJECT_MIN,
 )
-from prism_memory.domain.contract.checks import CheckList, Choice, Text
+from prism_memory.domain.contract.checks import Choice, Text
 from prism_memory.domain.contract.remember import (
     CHECKS,
     ENFORCEMENT,
     IDEMPOTENCY,
     AppliesToCreate,
 )
+from prism_memory.domain.contract.rule_checks import CheckList
 from prism_memory.domain.records import Confidence, Enforcement, MemoruleKind
 from prism_memory.errors import contract_error
 

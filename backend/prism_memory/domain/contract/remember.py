@@ -26,13 +26,13 @@ from prism_memory.domain.contract.bounds import (
     SUBJECT_MIN,
 )
 from prism_memory.domain.contract.checks import (
-    CheckList,
     Choice,
     Flag,
     MemoryId,
     Namespace,
     Text,
 )
+from prism_memory.domain.contract.rule_checks import CheckList
 from prism_memory.domain.records import (
     AppliesTo,
     Confidence,
