@@ -291,4 +291,4 @@ def test_context_options_without_a_stop_hook_are_refused(db_path: Path, tmp_path
         "prism",
     )
     assert result.returncode == 2
-    assert "--capture or --adherence" in result.stderr
+    assert "goes with --capture, --adherence" in result.stderr

@@ -48,9 +48,7 @@ class Writer:
 
     def envelope(self, kind: str, *, sidechain: bool | None = None) -> dict[str, Any]:
         self.tick += 1
-        entry_id = str(
-            uuid.uuid5(uuid.NAMESPACE_URL, f"{self.session}/{self.agent}/{self.tick}")
-        )
+        entry_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.session}/{self.agent}/{self.tick}"))
         entry: dict[str, Any] = {
             "parentUuid": self.parent,
             "isSidechain": self.sidechain if sidechain is None else sidechain,
@@ -95,9 +93,7 @@ class Writer:
             "id": f"msg_01{self.session[:4]}{self.ids:05d}",
             "type": "message",
             "role": "assistant",
-            "content": [
-                {"type": "tool_use", "id": use_id, "name": name, "input": tool_input}
-            ],
+            "content": [{"type": "tool_use", "id": use_id, "name": name, "input": tool_input}],
             "stop_reason": None,
             "stop_sequence": None,
             "usage": {"input_tokens": 12, "output_tokens": 40},
@@ -275,9 +271,7 @@ def scenarios() -> dict[str, dict[str, Callable[[Writer, Path], None]]]:
     def d08(w: Writer, _: Path) -> None:
         w.say("Compare our client with the one in the old checkout.")
         w.edit("/home/dev/old-shop/src/generated/client.ts")
-        w.bash(
-            "diff -u /home/dev/old-shop/src/generated/client.ts src/generated/client.ts"
-        )
+        w.bash("diff -u /home/dev/old-shop/src/generated/client.ts src/generated/client.ts")
 
     def d09(w: Writer, _: Path) -> None:
         w.say("The generated client has a typo, fix it.")
@@ -295,13 +289,9 @@ def scenarios() -> dict[str, dict[str, Callable[[Writer, Path], None]]]:
 
     def d12(w: Writer, _: Path) -> None:
         w.say("Ship it.")
-        w.reject(
-            "Bash", {"command": "git push --force origin main", "description": "push"}
-        )
+        w.reject("Bash", {"command": "git push --force origin main", "description": "push"})
         w.hook_block("npm publish --access public")
-        w.deny(
-            "Write", {"file_path": "/home/dev/shop/.env", "content": "X=1"}, "path .env"
-        )
+        w.deny("Write", {"file_path": "/home/dev/shop/.env", "content": "X=1"}, "path .env")
         w.say("No. Leave it for now.")
 
     def d13(w: Writer, folder: Path) -> None:
@@ -406,9 +396,7 @@ def scenarios() -> dict[str, dict[str, Callable[[Writer, Path], None]]]:
         w.say("WIP commit of the shipping calculator.")
         w.edit("src/shipping/calc.py", "Write")
         w.edit("CHANGELOG.md")
-        w.bash(
-            "make test", "FAILED tests/test_shipping.py::test_zone - KeyError", code=2
-        )
+        w.bash("make test", "FAILED tests/test_shipping.py::test_zone - KeyError", code=2)
         w.bash("git commit -am 'wip: shipping'", "[feat 9c0d]")
 
     def h05(w: Writer, _: Path) -> None:
@@ -604,9 +592,7 @@ def main() -> None:
     start = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
     for part, found in scenarios().items():
         for n, (name, build) in enumerate(sorted(found.items())):
-            session = str(
-                uuid.uuid5(uuid.NAMESPACE_URL, f"prism-adherence-bench/{name}")
-            )
+            session = str(uuid.uuid5(uuid.NAMESPACE_URL, f"prism-adherence-bench/{name}"))
             w = Writer(session, start + timedelta(hours=n))
             path = out / part / f"{name}.jsonl"
             build(w, path.with_suffix(""))

@@ -49,9 +49,7 @@ def score_part(
             elif expected == "violated":
                 fn += 1
             if got != expected:
-                misses.append(
-                    {"session": name, "rule": rid, "expected": expected, "got": got}
-                )
+                misses.append({"session": name, "rule": rid, "expected": expected, "got": got})
     return {
         "sessions": len(labels),
         "pairs": pairs,
@@ -73,9 +71,7 @@ def main() -> int:
     labels = json.loads((HERE / "labels.json").read_text(encoding="utf-8"))
     rules = load_rules()
     report = {
-        "parts": {
-            part: score_part(part, labels[part], rules) for part in ("dev", "heldout")
-        },
+        "parts": {part: score_part(part, labels[part], rules) for part in ("dev", "heldout")},
         "rules": len(rules),
         "load_average_1m": round(os.getloadavg()[0], 2),
     }
