@@ -30,7 +30,7 @@ from prism_memory.domain.access import Caller
 from prism_memory.mcp_server.server import MCPHttpApp, build_mcp_asgi_app
 from prism_memory.services.auth_service import ContextRequest
 from prism_memory.settings import Settings
-from prism_memory.web import proposals_page
+from prism_memory.web import adherence_page, proposals_page
 from prism_memory.web.console import install_console
 from prism_memory.web.pages import ConsoleDoor
 
@@ -70,6 +70,7 @@ def create_app(
     app = create_api(state, lifespan=lifespan)
     install_console(app, _console_door(state))  # the operator console at /
     proposals_page.install(app)  # its review queue (issue 20)
+    adherence_page.install(app)  # its adherence report (issue 28)
     # A Route (not a Mount) so other paths keep their own 404/405; Starlette serves a
     # non-function endpoint as a plain ASGI app.
     route = Route(mcp_mount.MCP_PATH, mcp_mount.McpAuth(mcp.app, state), include_in_schema=False)

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from pydantic_core import PydanticCustomError
+from typing import TYPE_CHECKING, Any
 
 from prism_memory.domain.characters import printable
+
+if TYPE_CHECKING:  # imported where used: the guard hook's process never loads pydantic
+    from pydantic_core import PydanticCustomError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,6 +230,8 @@ def contract_error(code: str, message: str, **details: Any) -> PydanticCustomErr
         message: for people; ``{field}`` is replaced by the field's dotted name.
         details: extra keys of the field error (``max``, ``allowed``...).
     """
+    from pydantic_core import PydanticCustomError
+
     return PydanticCustomError(CONTRACT_ERROR + code, "{message}", {"message": message, **details})
 
 

@@ -67,6 +67,7 @@ def state_dict(s: MemoryState) -> dict[str, Any]:
             confidence=s.confidence.value if s.confidence else None,
             evidence_signal_id=s.evidence_signal_id,
         )
+        out.update(s.adherence_dict())  # only on a rule with checks or an enforcement
     return out
 
 
@@ -172,4 +173,5 @@ def import_dict(report: ImportReport) -> dict[str, Any]:
         "files": report.files,
         "items": [i.to_dict() for i in report.items],
         "warnings": [w.to_dict() for w in report.warnings],
+        **({"check_proposals": report.check_proposals} if report.check_proposals else {}),
     }

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Literal
 from uuid import UUID
 
-from platformdirs import user_data_path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prism_memory.domain.characters import forbidden_character
@@ -31,14 +30,12 @@ from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.ranking import RankingWeights
 from prism_memory.domain.records import APPLIES_TO_KEYS
 from prism_memory.errors import FieldError, InvalidInput, contract_error, field_errors
+from prism_memory.locations import default_db_path
 
 # The ranking weights' defaults are stated once, in RankingWeights; the settings take them.
 _W = RankingWeights()
 
-
-def default_db_path() -> Path:
-    """``prism.db`` in the user's data directory (e.g. ``~/.local/share/prism-memory``)."""
-    return user_data_path("prism-memory", appauthor=False) / "prism.db"
+__all__ = ["ENV_PREFIX", "Settings", "default_db_path", "load_settings"]
 
 
 ENV_PREFIX = "PRISM_"

@@ -68,6 +68,8 @@ OPERATIONS = [
     ("POST", "/v1/proposals/{memory_id}/merge"),
     ("POST", "/v1/memories/{memory_id}/promote"),
     ("GET", "/v1/memories/{memory_id}/evidence"),
+    ("POST", "/v1/adherence/judge"),
+    ("GET", "/v1/adherence/report"),
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("GET", "/metrics"),

@@ -136,7 +136,8 @@ def test_a_state_inserted_behind_the_services_back_is_caught(store: Store) -> No
     columns = (
         "memory_id, 2, memorule_kind, subject, 'Smuggled instructions for agents.', applies_to, "
         "evidence_signal_id, confidence, written_by_session_id, written_by_persona, written_at, "
-        "embedding_model, reason FROM memory_state WHERE tenant_id = ? AND memory_id = ?"
+        "embedding_model, reason, checks, enforcement FROM memory_state "
+        "WHERE tenant_id = ? AND memory_id = ?"
     )
     store.sql(
         f"INSERT INTO memory_state SELECT tenant_id, ?, {columns}",

@@ -44,7 +44,7 @@ def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path
 
     again = build_services(load_settings(db=db, embedder="fake", database_url=""))
     try:
-        assert again.store.migrate() == 5
+        assert again.store.migrate() == MIGRATIONS[-1][0]  # 5 and later ones
         memory, state = again.memory.get(ctx, written.id)
         assert (memory.status.value, state.subject) == ("active", "We use uv")
         assert again.memorules.verify_chain(ctx).ok

@@ -117,6 +117,8 @@ def test_memorule_update_changes_has_a_real_schema(openapi: dict[str, Any]) -> N
         "applies_to",
         "evidence_signal_id",
         "confidence",
+        "checks",
+        "enforcement",
     }
     assert changes["properties"]["memorule_kind"]["enum"] == [k.value for k in MemoruleKind]
     assert set(changes["properties"]["applies_to"]["properties"]) == set(

@@ -69,6 +69,8 @@ DESIGN_STATE = SPEC_STATE - {"applies_to"} | {
     "applies_to_scope",
     "embedding_model",
     "reason",
+    "checks",  # DESIGN §3/§12 (issue 28): JSON text, left out when the rule has none
+    "enforcement",
 }
 DESIGN_AUDIT = SPEC_AUDIT | {"id", "tenant_id", "seq", "event", "state_id", "reason"}
 DESIGN_AUDIT |= {"prev_hash", "hash", "content_hash"}  # DESIGN §3 (issue 14)

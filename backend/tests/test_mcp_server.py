@@ -25,7 +25,13 @@ from prism_memory.mcp_server.server import build_mcp_server
 from prism_memory.settings import Settings, load_settings
 
 ContextFactory = Callable[..., SessionContext]
-WRITES = {"prism_remember", "memorule_update", "memorule_retire", "memorule_restore"}
+WRITES = {
+    "prism_remember",
+    "memorule_update",
+    "memorule_retire",
+    "memorule_restore",
+    "adherence_judge",
+}
 TOOLS = {
     "prism_remember",
     "semantic_recall",
@@ -37,6 +43,8 @@ TOOLS = {
     "memorule_audit",
     "memorule_proposals",
     "memorule_served",
+    "adherence_judge",
+    "adherence_report",
 }
 
 
@@ -148,6 +156,8 @@ async def test_prism_remember_publishes_exactly_the_write_contract(client: Clien
         "idempotency_key",
         "corrects",
         "strict",
+        "checks",
+        "enforcement",
     }
     assert props["memorule_kind"]["enum"] == [
         "behavioral_rule",

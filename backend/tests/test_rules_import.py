@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from prism_memory.bootstrap import Services
-from prism_memory.domain.records import AuditEventType, Kind, MemoruleKind, SessionContext
+from prism_memory.domain.records import (
+    AuditEventType,
+    Kind,
+    MemoruleKind,
+    SessionContext,
+    Status,
+)
 from prism_memory.errors import InvalidInput
 from prism_memory.formats.rules_io.frontmatter import parse_front_matter
 from prism_memory.formats.rules_io.kinds import guess_kind
@@ -130,10 +136,12 @@ def counts(services: Services, ctx: SessionContext) -> dict[str, int]:
 
 
 def by_evidence(services: Services, ctx: SessionContext) -> dict[str, MemoryDump]:
+    """The imported memorules by their evidence (not the check proposals an import puts in
+    the review queue: tests/test_adherence_propose.py)."""
     return {
         d.states[-1].evidence_signal_id or "": d
         for d in stored(services, ctx)
-        if d.memory.kind is Kind.MEMORULE
+        if d.memory.kind is Kind.MEMORULE and d.memory.status is not Status.PROPOSED
     }
 
 

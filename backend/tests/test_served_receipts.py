@@ -16,6 +16,7 @@ from prism_memory.domain.records import SessionContext
 from prism_memory.serializers import served_page_dict
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.ledger import ServedFilter
+from prism_memory.trigraph.sqlite.rows import STATE_COLUMNS
 from prism_memory.trigraph.sqlite.schema import MIGRATIONS
 from tests.cli_run import run_prism
 from tests.conftest import ContextFactory
@@ -169,7 +170,10 @@ def _as_written_before_migration_4(source: Path, target: Path) -> None:
     )
     conn.execute("ATTACH ? AS src", (str(source),))
     for table in ("memory", "memory_state", "recall_index", "tenant_clock"):
-        conn.execute(f"INSERT INTO {table} SELECT * FROM src.{table}")
+        # memory_state as migration 1 made it (migration 6 added checks and enforcement)
+        columns = "tenant_id, " + STATE_COLUMNS.rsplit(", checks", 1)[0]
+        picked = columns if table == "memory_state" else "*"
+        conn.execute(f"INSERT INTO {table} SELECT {picked} FROM src.{table}")
     prev = chain.GENESIS_HASH
     events = conn.execute(
         "SELECT id, tenant_id, seq, memorule_id, state_id, event, written_by_session_id, "

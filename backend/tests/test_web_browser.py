@@ -200,3 +200,27 @@ def test_an_xss_probe_renders_inert(served: tuple[World, str], chromium: Any) ->
     assert page.evaluate("() => window.pwned") is None
     assert page.locator("main script, main img").count() == 0
     shot(page, "xss")
+
+
+def test_the_adherence_report_shows_a_rules_violation(
+    served: tuple[World, str], chromium: Any
+) -> None:
+    from prism_memory.domain.adherence.actions import Action, SessionActions
+    from prism_memory.services.adherence_service import AdherenceService
+
+    world, base = served
+    ctx = world.ctx("acme", "p1")
+    subject = "Browser: never run npm " + uuid.uuid4().hex[:4]
+    raw = {**rule(subject, "This repository uses pnpm."), "checks": [{"forbid_command": "npm"}]}
+    rule_id = world.services.memory.remember(ctx, raw).id
+    session = SessionActions("browser-session", "/srv/agent", (Action("command", "npm ci"),))
+    AdherenceService(world.services.store, world.services.memorules).judge(ctx, session)
+    page = sign_in(chromium, base, world.keys["a_reader"])
+    page.goto(f"{base}/memorules/{rule_id}?project=p1")
+    page.get_by_role("link", name="served, exercised and violated in sessions").click()
+    page.wait_for_url(f"**/adherence?project=p1#rule-{rule_id}")
+    sync_api.expect(page.locator(f"#rule-{rule_id}")).to_contain_text("npm ci")
+    sync_api.expect(page.locator("#most-violated")).to_contain_text(subject)
+    sync_api.expect(page.locator("#violating-sessions")).to_contain_text("browser-session")
+    shot(page, "adherence")
+    assert page.errors == []

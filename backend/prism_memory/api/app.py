@@ -18,7 +18,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from pydantic.json_schema import models_json_schema
 
-from prism_memory.api import audit_routes, proposals, routes
+from prism_memory.api import adherence_routes, audit_routes, proposals, routes
 from prism_memory.api.deps import ApiState, StateDep
 from prism_memory.api.docs import install_docs
 from prism_memory.api.errors import InternalErrors, error_response, install_error_handlers
@@ -108,6 +108,7 @@ def create_api(state: ApiState, *, lifespan: Lifespan | None = None) -> FastAPI:
     app.include_router(routes.router)
     app.include_router(proposals.router)  # the capture review queue (issue 20)
     app.include_router(audit_routes.router)
+    app.include_router(adherence_routes.router)  # judging sessions, the report (issue 28)
     _install_probes(app)
     # Outermost last: headers on every answer; metrics see every status (429/503 too);
     # unexpected errors end as a 500 that keeps the connection; the address limit runs

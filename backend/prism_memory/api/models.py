@@ -23,6 +23,7 @@ from prism_memory.domain.contract.remember import NoteCreate as NoteCreate
 from prism_memory.domain.records import (
     AuditEventType,
     Confidence,
+    Enforcement,
     Kind,
     MemoruleKind,
     SourceType,
@@ -94,6 +95,17 @@ class MemoryPublic(BaseModel):
     current_version: int
 
 
+# A memorule's checks (DESIGN §12), as written; only on a rule that has checks or an
+# enforcement other than 'remind' (null otherwise).
+ChecksList = Annotated[
+    list[dict[str, Any]],
+    Field(
+        description="The rule's checks: each one key (forbid_command, forbid_edit, "
+        "require_before, require_edit_with)."
+    ),
+]
+
+
 class StatePublic(BaseModel):
     """One version (``:MemoryState``); memorule fields only on memorules."""
 
@@ -110,6 +122,8 @@ class StatePublic(BaseModel):
     applies_to: AppliesToMap | None = None
     confidence: Confidence | None = None
     evidence_signal_id: str | None = None
+    checks: ChecksList | None = None
+    enforcement: Enforcement | None = None
 
 
 class MemoryWithStatePublic(BaseModel):
@@ -221,6 +235,8 @@ class RecallMatchPublic(BaseModel):
     applies_to: AppliesToMap | None = None
     confidence: Confidence | None = None
     evidence_signal_id: str | None = None
+    checks: ChecksList | None = None
+    enforcement: Enforcement | None = None
     applicable: bool
     why: dict[str, Any]
 

@@ -5,7 +5,12 @@ relying on the model, and keep checked-in rule files from going stale.
   ``UserPromptSubmit`` one) running ``prism brief --hook claude-code`` into Claude Code's
   ``settings.json`` (:mod:`prism_memory.services.claude_settings`); with ``--capture`` also a
   ``Stop``
-  handler running ``prism capture claude-code --hook`` (:mod:`prism_memory.cli.capture_cmd`).
+  handler running ``prism capture claude-code --hook`` (:mod:`prism_memory.cli.capture_cmd`);
+  with ``--adherence`` a ``Stop`` handler running ``prism adherence claude-code --hook`` that
+  judges the session in the background (:mod:`prism_memory.cli.adherence_cmd`); with
+  ``--guard`` a ``PreToolUse`` handler running ``python -m prism_memory guard claude-code``
+  that puts the rules a command or edit would break in front of the agent
+  (:mod:`prism_memory.cli.guard_hook`).
 - ``git`` installs a ``pre-commit`` hook running ``prism export-rules --check``
   (:mod:`prism_memory.services.git_hooks`).
 
@@ -35,6 +40,7 @@ CLIENTS = ("claude-code", "git")
 DEFAULT_OUT = {"agents-md": ".", "claude-md": ".", "cursor": ".cursor/rules"}
 _CONTEXT = ("db", "tenant", "project", "persona", "surface", "specialization")
 _CAPTURE_CONTEXT = ("db", "tenant", "project", "persona")  # what the capture command takes
+# (and the adherence command: both Stop hooks take the same context)
 
 
 def _errors(func: F) -> F:
@@ -132,6 +138,18 @@ def _with(options: list[Callable[[F], F]]) -> Callable[[F], F]:
     is_flag=True,
     help="claude-code: also a Stop hook capturing the session's corrections (in the background)",
 )
+@click.option(
+    "--adherence",
+    is_flag=True,
+    help="claude-code: also a Stop hook judging the session against the rules' checks "
+    "(in the background)",
+)
+@click.option(
+    "--guard",
+    is_flag=True,
+    help="claude-code: also a PreToolUse hook putting the rules a command or edit would break "
+    "in front of the agent before it runs",
+)
 @click.option("--prism", "prism_path", help="the prism executable hooks run [default: this one]")
 @click.option(
     "--format",
@@ -159,6 +177,8 @@ def install(
     on_prompt: bool,
     on_subagent: bool,
     capture: bool,
+    adherence: bool,
+    guard: bool,
     prism_path: str | None,
     formats: tuple[str, ...],
     out: str | None,
@@ -175,21 +195,31 @@ def install(
             "on_prompt": ("claude-code", on_prompt or None),
             "on_subagent": ("claude-code", on_subagent or None),
             "capture": ("claude-code", capture or None),
+            "adherence": ("claude-code", adherence or None),
+            "guard": ("claude-code", guard or None),
             "repo": ("git", repo),
             "format": ("git", formats or None),
             "out": ("git", out),
             **{key: ("git", value) for key, value in context.items() if key not in own},
         },
-        _needs_capture(capture, context) if client == "claude-code" else [],
+        _needs_capture(capture or adherence or guard, context) if client == "claude-code" else [],
     )
     prism = prism_executable(prism_path)
     if client == "claude-code":
         from prism_memory.services import claude_settings
 
         path = _settings_path(user, project_dir, settings)
-        options = _capture_options(context) if capture else None
+        options = _capture_options(context)
         change = claude_settings.install(
-            path, prism, on_prompt=on_prompt, capture=options, on_subagent=on_subagent
+            path,
+            prism,
+            on_prompt=on_prompt,
+            capture=options if capture else None,
+            adherence=options if adherence else None,
+            on_subagent=on_subagent,
+            guard=options if guard else None,
+            # the fast path of `python -m prism_memory` unless a prism was named
+            guard_runner=None if prism_path else (sys.executable, "-P", "-m", "prism_memory"),
         )
         _settings_result(change, dry_run, as_json, claude_settings.apply)
         return
@@ -249,7 +279,11 @@ def _needs_capture(capture: bool, context: dict[str, str | None]) -> list[FieldE
     """For claude-code the context options belong to the capture hook: one given without
     ``--capture`` is an error."""
     return [
-        FieldError(key, "needs_capture", f"--{key} for claude-code goes with --capture")
+        FieldError(
+            key,
+            "needs_capture",
+            f"--{key} for claude-code goes with --capture, --adherence or --guard",
+        )
         for key in _CAPTURE_CONTEXT
         if context.get(key) is not None and not capture
     ]

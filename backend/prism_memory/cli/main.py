@@ -120,6 +120,21 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "The capture review queue: list proposals, or approve/reject/merge/promote one.",
     ),
     (
+        "checks",
+        "prism_memory.cli.checks_cmd:checks_group",
+        "Checks of memorules: propose them from the rules' own text (into the review queue).",
+    ),
+    (
+        "adherence",
+        "prism_memory.cli.adherence_cmd:adherence_group",
+        "Judge agent sessions against the checks of the rules they were told, and report.",
+    ),
+    (
+        "guard",
+        "prism_memory.cli.guard_hook:guard_group",
+        "Put memorules in front of an agent before it runs a command or edits a file.",
+    ),
+    (
         "keys",
         "prism_memory.cli.keys_cmd:keys_group",
         "API keys for 'prism serve': each is bound to one tenant, a role, maybe projects.",

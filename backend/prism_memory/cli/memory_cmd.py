@@ -8,8 +8,10 @@ only when a command runs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -19,6 +21,50 @@ from prism_memory.cli.acting import as_operator
 from prism_memory.cli.runtime import Runtime, common, parse_id
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.serializers import recall_dict, write_dict
+
+CHECKS_HELP = (
+    "memorules: what can be checked, as a JSON list of at most 8 one-key objects: "
+    '\'[{"forbid_command": "\\\\bnpm\\\\b"}, {"forbid_edit": "src/generated/**"}, '
+    '{"require_before": {"command": "make test", "before": "git commit"}}, '
+    '{"require_edit_with": {"edit": "src/**", "also": "CHANGELOG.md"}}]\''
+)
+ENFORCEMENT_HELP = (
+    "memorules: what the guard hook does on a hit: remind (default), ask or deny "
+    "(ask and deny need an admin; the CLI acts as the local admin)"
+)
+
+
+def checks_option(text: str) -> Any:
+    """``--checks`` as JSON (the contract judges what it holds).
+
+    Raises:
+        InvalidInput: the text is no JSON, named by its flag.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            [FieldError("checks", "invalid_json", f"--checks must be a JSON list of checks: {exc}")]
+        ) from None
+
+
+_FLAGGED = ("checks", "enforcement")  # fields whose errors name their flag
+
+
+@contextlib.contextmanager
+def flags_named() -> Iterator[None]:
+    """The errors of ``checks`` and ``enforcement`` (``checks.2.forbid_command``) say which
+    flag to fix (``--checks``); the field names and codes stay the contract's."""
+    try:
+        yield
+    except InvalidInput as exc:
+        named = [
+            FieldError(e.field, e.code, f"--{e.field.split('.')[0]}: {e.message}", e.details)
+            if e.field.split(".")[0] in _FLAGGED
+            else e
+            for e in exc.errors
+        ]
+        raise InvalidInput(named) from None
 
 
 @click.command()
@@ -40,6 +86,8 @@ from prism_memory.serializers import recall_dict, write_dict
 @click.option("--corrects", help="(correction) id of the memorule this one corrects")
 @click.option("--strict", is_flag=True, default=None, help="refuse near-duplicate memorules")
 @click.option("--idempotency-key", help="a retried write with the same key writes nothing")
+@click.option("--checks", help=CHECKS_HELP)
+@click.option("--enforcement", help=ENFORCEMENT_HELP)
 @click.option(
     "--input",
     "input_file",
@@ -72,8 +120,11 @@ def remember(rt: Runtime, input_file: Any, **fields: Any) -> None:
         raw = {k: v for k, v in fields.items() if v is not None}
         if any(v is not None for v in applies.values()):
             raw["applies_to"] = {k: v for k, v in applies.items() if v is not None}
+        if raw.get("checks") is not None:
+            raw["checks"] = checks_option(raw["checks"])
     access, me = as_operator(rt.services, rt.ctx)
-    result = access.remember(me.key, me.ctx, raw)
+    with flags_named():
+        result = access.remember(me.key, me.ctx, raw)
     rt.emit(write_dict(result), render.write_result)
 
 
@@ -142,6 +193,8 @@ def show(rt: Runtime, memory_id: str) -> None:
 @click.option("--memorule-kind", help="new memorule kind")
 @click.option("--confidence", help="new confidence")
 @click.option("--applies-to", "applies_to", help="new applies_to as a JSON object")
+@click.option("--checks", help="new checks as a JSON list ('[]' removes them)")
+@click.option("--enforcement", help="new enforcement: remind|ask|deny (ask/deny: admin)")
 @click.option("--evidence", "evidence_signal_id", help="the signal that prompted the change")
 @click.option("--reason", help="why it changed")
 @click.option("--idempotency-key", help="a retried update with the same key writes nothing")
@@ -160,16 +213,19 @@ def update(
             changes["applies_to"] = json.loads(changes["applies_to"])
         except json.JSONDecodeError as exc:
             raise InvalidInput([FieldError("applies_to", "invalid_json", str(exc))]) from None
+    if changes.get("checks") is not None:
+        changes["checks"] = checks_option(changes["checks"])
     access, me = as_operator(rt.services, rt.ctx)
-    result = access.update(
-        me.key,
-        me.ctx,
-        parse_id(memory_id),
-        {k: v for k, v in changes.items() if v is not None},
-        reason=reason,
-        evidence_signal_id=evidence_signal_id,
-        idempotency_key=idempotency_key,
-    )
+    with flags_named():
+        result = access.update(
+            me.key,
+            me.ctx,
+            parse_id(memory_id),
+            {k: v for k, v in changes.items() if v is not None},
+            reason=reason,
+            evidence_signal_id=evidence_signal_id,
+            idempotency_key=idempotency_key,
+        )
     rt.emit(write_dict(result), render.write_result)
 
 

@@ -118,6 +118,8 @@ def _human_list(payload: dict[str, Any]) -> str:
     for p in payload["proposals"]:
         lines.append(f"{p['id']}  {p['memorule_kind']:15} {p['subject']}")
         lines.append(f"    {p['body'][:200]}")
+        if p.get("checks"):  # proposed checks for an active rule (prism checks propose)
+            lines += [f"    check: {json.dumps(c, ensure_ascii=False)}" for c in p["checks"]]
         lines.append(f"    evidence: {', '.join(e['evidence_signal_id'] for e in p['evidence'])}")
     return "\n".join(lines)
 

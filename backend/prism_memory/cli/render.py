@@ -50,6 +50,7 @@ def memory(data: dict[str, Any]) -> str:
         lines.append("applies to: " + ", ".join(f"{k}={v}" for k, v in s["applies_to"].items()))
         if s.get("evidence_signal_id"):
             lines.append(f"evidence: {s['evidence_signal_id']}")
+        lines.extend(checks_lines(s, ""))
     lines.append(
         f"written by {s['written_by_persona'] or '-'} (session "
         f"{s['written_by_session_id']}) at {s['written_at']}"
@@ -57,6 +58,20 @@ def memory(data: dict[str, Any]) -> str:
     lines.append("")
     lines.append(s["body"])
     return "\n".join(lines)
+
+
+def checks_lines(state: dict[str, Any], indent: str) -> list[str]:
+    """A rule's enforcement and checks, one check a line (nothing for a rule without)."""
+    if "enforcement" not in state:
+        return []
+    lines = [f"{indent}enforcement: {state['enforcement']}"]
+    for check in state.get("checks") or []:
+        ((kind, value),) = check.items()
+        shown = (
+            "  ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else value
+        )
+        lines.append(f"{indent}check {kind}: {shown}")
+    return lines
 
 
 def audit_events(data: dict[str, Any]) -> str:
@@ -92,6 +107,7 @@ def history(data: dict[str, Any]) -> str:
                 f"  {v['memorule_kind']}, {v['confidence']}, applies to "
                 + ", ".join(f"{k}={x}" for k, x in v["applies_to"].items())
             )
+            lines.extend(checks_lines(v, "  "))
         lines.append(textwrap.indent(textwrap.fill(v["body"], 96), "  "))
     if data["audit"]:
         lines.append("\naudit:")

@@ -140,6 +140,12 @@ def import_text(data: dict[str, Any], verbose: bool = False) -> str:
         f"retired {c['retired']}"
         + (f" ({quiet} unchanged items not listed; --verbose lists them)" if quiet else "")
     )
+    proposed = data.get("check_proposals")
+    if proposed and proposed["proposed"]:
+        lines.append(
+            f"checks proposed for {proposed['proposed']} rules from their text: "
+            "review them with `prism proposals`"
+        )
     lines.extend(f"warning: {w['code']}: {w['message']}" for w in data["warnings"])
     return "\n".join(lines)
 

@@ -211,6 +211,46 @@ def require_scope_within_reach(key: ApiKey, applies_to: Any) -> None:
         )
 
 
+_DECIDED = ("ask", "deny")  # enforcements that are an operator's decision (SPEC-085/077)
+
+
+def require_enforcement_right(
+    key: ApiKey, changes: Any, current: MemoryState | None = None
+) -> None:
+    """Raises PermissionDenied unless the key may make this write's enforcement change.
+
+    Memorules stay advisory unless an operator decides otherwise: only an admin key sets
+    ``enforcement`` ``ask`` or ``deny``, and only an admin changes the ``enforcement`` or the
+    ``checks`` of a rule ``current``-ly at ``ask``/``deny`` (else a writer could undo the
+    decision by lowering it or emptying its checks). Checked on the request as sent, before
+    validation; a malformed value is left to the validator.
+
+    Args:
+        key: the caller's key.
+        changes: a ``prism_remember`` request, or an update's ``changes``.
+        current: the rule's current state (updates).
+    """
+    if key.role is Role.ADMIN or not isinstance(changes, Mapping):
+        return
+    asked = changes.get("enforcement")
+    if asked in _DECIDED:
+        raise PermissionDenied(
+            f"only an admin key may set enforcement '{asked}' (memorules stay advisory "
+            "unless an operator decides otherwise); 'remind' needs no admin",
+            field="enforcement",
+            required_role=Role.ADMIN.value,
+        )
+    decided = current is not None and current.enforcement.value in _DECIDED
+    touched = [f for f in ("enforcement", "checks") if f in changes]
+    if decided and touched and current is not None:
+        raise PermissionDenied(
+            f"this rule's enforcement is '{current.enforcement.value}', an admin's decision: "
+            f"only an admin key may change its {' or '.join(touched)}",
+            field=touched[0],
+            required_role=Role.ADMIN.value,
+        )
+
+
 def can_see(key: ApiKey, memory: Memory, state: MemoryState) -> bool:
     """Whether the key may read this memory (else it is reported as not found)."""
     if memory.tenant_id != key.tenant_id:

@@ -6,11 +6,12 @@ event also carries the ``content_hash`` of the state it names (a canonical encod
 an agent is served: kind, subject, body, applies_to, evidence, confidence, the writer and the
 version), inside its hash: editing a rule's text in ``memory_state`` no longer matches the
 event that recorded it. Events written before the migration ("legacy") have no content
-hash and keep their original hash format, so they verify as before. Since issue #32 the
-content hash also covers the memorule's project (``prism-state/2``): moving a rule to another
-project in ``memory`` no longer matches either. A stored content hash of the first format
-(``prism-state/1``) still verifies; the stored value says which format it is, since no state
-hashes alike under both.
+hash and keep their original hash format, so they verify as before. The content hash also
+covers the memorule's project (``prism-state/2``): moving a rule to another project in
+``memory`` no longer matches either; a state with ``checks`` or an ``enforcement`` other than
+``remind`` (DESIGN §12) hashes in ``prism-state/3``, which adds both beside the project. A
+stored content hash of the first format (``prism-state/1``: no project, no checks) still
+verifies; the stored value says which format it is, since no state hashes alike under two.
 
 Verification works on row tuples of text (the engines select them so), not on rebuilt
 records: the same functions hash an event when it is written and when it is checked.
@@ -27,12 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
+from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.records import AuditDraft, MemoruleAudit, MemoryState, iso
 
 GENESIS_HASH: Final = "0" * 64
 HEAD_FORM: Final = re.compile(r"([0-9]{1,19}):([0-9a-fA-F]{64})")  # what Head.parse reads
 STATE_FORMAT: Final = "prism-state/1"
-STATE_FORMAT_PROJECT: Final = "prism-state/2"
+STATE_FORMAT_PROJECT: Final = "prism-state/2"  # + the memorule's project
+GUARDED_STATE_FORMAT: Final = "prism-state/3"  # + the project, checks and enforcement
 EVENT_FORMAT: Final = "prism-audit/2"
 
 # One event as text, in this order (what the engines select for verification):
@@ -41,9 +44,10 @@ EVENT_FORMAT: Final = "prism-audit/2"
 # prev_hash, hash; then the state it names (None when the state is missing):
 # memory_id, state id, version, memorule_kind, subject, body, applies_to (dict or JSON
 # text), evidence_signal_id, confidence, written_by_session_id, written_by_persona,
-# written_at (ISO); then the memorule's project (memory.project_id, None when missing).
+# written_at (ISO), checks (a list, JSON text or None), enforcement; then the memorule's
+# project (memory.project_id, None when missing).
 EVENT_WIDTH: Final = 14
-STATE_WIDTH: Final = 12
+STATE_WIDTH: Final = 14  # the state's values, checks and enforcement included
 EventRow = Sequence[Any]
 
 
@@ -65,15 +69,38 @@ def _applies(text: str) -> Any:
 def content_hash_of(values: Sequence[Any], project_id: str | None = None) -> str:
     """The content hash of a state given as text: memory_id, id, version, memorule_kind,
     subject, body, applies_to (a dict, JSON text or None), evidence_signal_id, confidence,
-    written_by_session_id, written_by_persona, written_at (ISO); with ``project_id`` (its
-    memorule's project, as text) in the second format, without it in the first."""
+    written_by_session_id, written_by_persona, written_at (ISO), and optionally checks (a
+    list, JSON text or None) and enforcement (None is ``remind``); with ``project_id`` (its
+    memorule's project, as text).
+
+    No checks and ``remind``: format 1 without a project (as before either existed, byte for
+    byte: old chains verify unchanged), format 2 with one. Else format 3 covers the project,
+    the checks and the enforcement, so editing any of them is detected."""
     applies = values[6]
     if isinstance(applies, str):
         applies = _applies(applies)
-    head = [STATE_FORMAT] if project_id is None else [STATE_FORMAT_PROJECT, project_id]
-    payload = [*head, *values[:6], applies, *values[7:12]]
+    checks = values[12] if len(values) > 12 else None
+    enforcement = (values[13] if len(values) > 13 else None) or "remind"
+    if isinstance(checks, str):
+        checks = _checks(checks)
+    if checks or enforcement != "remind":
+        head = [GUARDED_STATE_FORMAT, project_id]
+        tail = [checks, enforcement]
+    else:
+        head = [STATE_FORMAT] if project_id is None else [STATE_FORMAT_PROJECT, project_id]
+        tail = []
+    payload = [*head, *values[:6], applies, *values[7:12], *tail]
     payload[len(head) + 2] = int(payload[len(head) + 2])
     return hashlib.sha256(_dumps(payload).encode()).hexdigest()
+
+
+def _checks(text: str) -> Any:
+    """Stored checks JSON text, parsed; text that is no JSON (edited by hand) stays text, so
+    it hashes differently instead of failing the verification."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def content_hash(s: MemoryState, project_id: UUID | None = None) -> str:
@@ -93,6 +120,8 @@ def content_hash(s: MemoryState, project_id: UUID | None = None) -> str:
             str(s.written_by_session_id),
             s.written_by_persona,
             iso(s.written_at),
+            checks_json(s.checks) if s.checks else None,
+            s.enforcement.value,
         ),
         None if project_id is None else str(project_id),
     )

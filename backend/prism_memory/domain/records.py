@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
+from prism_memory.domain.adherence.checks import Check, checks_json
 from prism_memory.domain.ids import new_id
 
 
@@ -36,6 +37,16 @@ class Confidence(StrEnum):
     OBSERVED = "observed"
     INFERRED = "inferred"
     ASSERTED = "asserted"
+
+
+class Enforcement(StrEnum):
+    """What the ``PreToolUse`` guard does when an action hits a rule's checks (DESIGN §12):
+    ``remind`` puts the rule in front of the agent and lets the action run (the default);
+    ``ask`` has the user confirm; ``deny`` blocks it. Only an admin key sets ask/deny."""
+
+    REMIND = "remind"
+    ASK = "ask"
+    DENY = "deny"
 
 
 class Scope(StrEnum):
@@ -64,6 +75,13 @@ class AuditEventType(StrEnum):
     MERGED = "merged"
     EVIDENCE = "evidence"
     PROMOTED = "promoted"
+    # Adherence (DESIGN §12, issue 28): a session's verdict on a rule with checks, and the
+    # PreToolUse guard putting a rule in front of the agent (reminded) or blocking the action.
+    # The event's reason holds the canonical, redacted verdict JSON (inside the chain hash).
+    FOLLOWED = "followed"
+    VIOLATED = "violated"
+    REMINDED = "reminded"
+    BLOCKED = "blocked"
 
 
 APPLIES_TO_KEYS = ("persona", "surface", "specialization")
@@ -154,6 +172,8 @@ class MemoruleWrite:
     idempotency_key: str | None = None
     corrects: UUID | None = None
     strict: bool = False
+    checks: tuple[Check, ...] = ()
+    enforcement: Enforcement = Enforcement.REMIND
 
 
 @dataclass(frozen=True)
@@ -192,10 +212,25 @@ class MemoryState:
     evidence_signal_id: str | None = None
     confidence: Confidence | None = None
     reason: str | None = None
+    checks: tuple[Check, ...] = ()  # memorules (DESIGN §12); () on notes
+    enforcement: Enforcement = Enforcement.REMIND
 
     def embedding_text(self) -> str:
         """Subject and body together: subject alone loses most of the signal."""
         return f"{self.subject}\n{self.body}" if self.subject else self.body
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the state says anything about adherence (checks, or an enforcement other
+        than the default): a state that does not reads, hashes and dumps as before."""
+        return bool(self.checks) or self.enforcement is not Enforcement.REMIND
+
+    def adherence_dict(self) -> dict[str, Any]:
+        """``checks`` and ``enforcement`` as every door shows them; empty for a state that
+        is not :attr:`guarded`, so its answers stay exactly as they were."""
+        if not self.guarded:
+            return {}
+        return {"checks": checks_json(self.checks), "enforcement": self.enforcement.value}
 
 
 def first_version(
@@ -364,6 +399,7 @@ class RecallMatch:
             out["applies_to"] = s.applies_to.to_dict() if s.applies_to else {}
             out["confidence"] = s.confidence.value if s.confidence else None
             out["evidence_signal_id"] = s.evidence_signal_id
+            out.update(s.adherence_dict())
         out["applicable"] = self.applicable
         out["why"] = self.why
         return out

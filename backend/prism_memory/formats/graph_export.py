@@ -7,7 +7,8 @@ The graph is SPEC-094 v0.4's schema block on SPEC-020's topology, node for node:
     (:MemoryState {id, version, subject, body, memorule_kind, applies_to_persona,
                    applies_to_surface, applies_to_specialization, applies_to_scope,
                    evidence_signal_id, confidence, written_by_session_id,
-                   written_by_persona, written_at, embedding_model, reason})
+                   written_by_persona, written_at, embedding_model, reason,
+                   checks, enforcement})
     (:MemoruleAudit {id, tenant_id, seq, memorule_id, state_id, event,
                      written_by_session_id, written_by_persona, evidence_signal_id,
                      written_at, reason, prev_hash, hash})
@@ -29,10 +30,12 @@ single-quoted with backslash escapes; control and invisible characters are writt
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, TextIO
 
+from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.records import (
     APPLIES_TO_KEYS,
     AUDIT_FIELDS,
@@ -69,6 +72,8 @@ STATE_PROPERTIES: Final = (
     "written_at",
     "embedding_model",
     "reason",
+    "checks",
+    "enforcement",
 )
 AUDIT_PROPERTIES: Final = AUDIT_FIELDS
 CONSTRAINTS: Final = (
@@ -153,6 +158,10 @@ def state_row(s: MemoryState) -> dict[str, Value | None]:
         "written_at": iso(s.written_at),
         "embedding_model": s.embedding_model,
         "reason": s.reason,
+        # A memorule's checks as JSON text (a property cannot hold maps); both left out
+        # (null) on a state without checks and with the default enforcement.
+        "checks": json.dumps(checks_json(s.checks), sort_keys=True) if s.checks else None,
+        "enforcement": s.enforcement.value if s.guarded else None,
     }
 
 

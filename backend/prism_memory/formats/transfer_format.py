@@ -21,12 +21,14 @@ from uuid import UUID
 import numpy as np
 
 from prism_memory.domain import audit as chain
+from prism_memory.domain.adherence.checks import parse_checks
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
     AppliesTo,
     AuditEventType,
     Confidence,
+    Enforcement,
     Kind,
     MemoruleAudit,
     MemoruleKind,
@@ -40,8 +42,10 @@ from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.trigraph.dump import DumpItem, IdempotencyRecord, MemoryDump
 
 FORMAT: Final = "prism-memory-dump"
-VERSION: Final = 2
-READS: Final = (1, 2)  # version 1: before migration 4 (no content hashes, no receipts)
+VERSION: Final = 3
+# version 1: before migration 4 (no content hashes, no receipts); 2: states without checks
+# and enforcement (before issue 28), read as no checks and 'remind'.
+READS: Final = (1, 2, 3)
 COUNTS: Final = ("memories", "states", "audit_events", "idempotency", "served_receipts")
 WHOLE_MAX: Final = 2**31 - 1  # versions, ranks: what both engines' integer columns hold
 
@@ -210,6 +214,7 @@ _STATE_KEYS: Final = {
     "embedding_model",
     "reason",
 }
+_GUARD_KEYS: Final = {"checks", "enforcement"}  # format 3 (issue 28)
 _AUDIT_KEYS: Final = set(AUDIT_FIELDS)
 
 
@@ -258,8 +263,12 @@ def _memory_of(d: dict[str, Any]) -> MemoryDump:
 
 
 def _state_of(memory_id: UUID, d: dict[str, Any]) -> MemoryState:
-    _exact(d, _STATE_KEYS)
+    _exact(d, _STATE_KEYS | _GUARD_KEYS if _GUARD_KEYS & set(d) else _STATE_KEYS)
     applies = d["applies_to"]
+    try:  # judged again: a dump is input like any other
+        checks = parse_checks(d.get("checks"))
+    except InvalidInput as exc:
+        raise ValueError("; ".join(e.message for e in exc.errors)) from None
     return MemoryState(
         id=UUID(d["id"]),
         memory_id=memory_id,
@@ -275,6 +284,8 @@ def _state_of(memory_id: UUID, d: dict[str, Any]) -> MemoryState:
         evidence_signal_id=_maybe(d, "evidence_signal_id"),
         confidence=Confidence(d["confidence"]) if d["confidence"] else None,
         reason=_maybe(d, "reason"),
+        checks=checks,
+        enforcement=Enforcement(d.get("enforcement") or Enforcement.REMIND),
     )
 
 

@@ -26,9 +26,10 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from prism_memory.domain.access import Caller
+from prism_memory.domain.contract.adherence import JudgeCreate
 from prism_memory.errors import PrismError
+from prism_memory.mcp_server import adherence, proposals
 from prism_memory.mcp_server import arguments as a
-from prism_memory.mcp_server import proposals
 from prism_memory.mcp_server.parsing import decode_json_strings, parse
 from prism_memory.mcp_server.session import OVERRIDE_SETTING, Sessions
 from prism_memory.serializers import (
@@ -122,7 +123,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Store what you learned so you and other agents recall it in later tasks. "
         "kind='memorule' stores a typed behavioural rule: memorule_kind, subject, body and "
         "applies_to are required; confidence defaults to 'inferred'. To fix a wrong rule, write "
-        "memorule_kind='correction' with corrects=<its id>. kind='note' (the default) stores "
+        "memorule_kind='correction' with corrects=<its id>. A memorule may carry checks (what "
+        "can be checked from what an agent does: forbidden commands or edits, a command "
+        "required before another, an edit required with another) and an enforcement ('remind' "
+        "by default; 'ask'/'deny' need an admin key). kind='note' (the default) stores "
         "free text in body. A rejected write stores nothing and lists EVERY field error at once "
         'as JSON {"ok": false, "error": {"code": "validation_failed", "fields": [...]}}: fix '
         "them all and retry. Pass an idempotency_key if you might retry.",
@@ -221,6 +225,22 @@ TOOLS: tuple[ToolSpec, ...] = (
         "'after' for more.",
         a.ServedArguments,
         _served,
+        read_only=True,
+    ),
+    ToolSpec(
+        "adherence_judge",
+        "Judge a session against the rules",
+        adherence.JUDGE_DESCRIPTION,
+        JudgeCreate,
+        adherence.judge,
+        read_only=False,
+    ),
+    ToolSpec(
+        "adherence_report",
+        "Adherence of this project's rules",
+        adherence.REPORT_DESCRIPTION,
+        adherence.ReportArguments,
+        adherence.report,
         read_only=True,
     ),
 )

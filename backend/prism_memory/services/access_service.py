@@ -12,7 +12,7 @@ Anything the key cannot see is reported exactly as a missing id would be (the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -38,8 +38,13 @@ from prism_memory.services.memory_service import MemoryService
 
 if TYPE_CHECKING:
     from prism_memory.capture.proposals import Candidate
+    from prism_memory.domain.adherence.actions import SessionActions
     from prism_memory.formats.rules_io.exporter import Rule
+    from prism_memory.services.adherence_report import AdherenceReport
+    from prism_memory.services.adherence_service import SessionJudgement
     from prism_memory.services.capture_service import CaptureReport
+    from prism_memory.services.check_proposals import CheckProposalReport
+    from prism_memory.services.guard_service import GuardDecision
     from prism_memory.services.proposal_service import Evidence, ProposalService
 from prism_memory.trigraph.ledger import ServedFilter
 from prism_memory.trigraph.port import AuditFilter
@@ -87,7 +92,8 @@ class AccessService:
 
         Raises:
             PermissionDenied: the key cannot write; or a persona-bound key names another
-                persona in ``applies_to.persona``; or ``corrects`` names a memorule the key
+                persona in ``applies_to.persona``; or a key below admin sets ``enforcement``
+                ``ask``/``deny``; or ``corrects`` names a memorule the key
                 may see but not change (a correction retires the rule it corrects).
             NotFound: ``corrects`` names a memorule the key cannot see.
         """
@@ -95,6 +101,7 @@ class AccessService:
         if isinstance(raw, Mapping):
             access.require_own_persona_rule(key, raw.get("applies_to"))
             access.require_scope_within_reach(key, raw.get("applies_to"))
+            access.require_enforcement_right(key, raw)
         corrects = raw.get("corrects") if isinstance(raw, Mapping) else None
         if not isinstance(corrects, str):
             return  # absent, or a wrong type the validator reports with the other errors
@@ -184,12 +191,17 @@ class AccessService:
 
         Raises:
             PermissionDenied, NotFound: as :meth:`check_change`; or a persona-bound key
-                names another persona in ``changes.applies_to.persona``.
+                names another persona in ``changes.applies_to.persona``; or a key below
+                admin sets ``enforcement`` ``ask``/``deny``, or changes the checks or the
+                enforcement of a rule at ``ask``/``deny``.
         """
-        self.check_change(key, ctx, memory_id)
+        access.require_role(key, Role.WRITER, "change memories")
+        memory, current = self.get(key, ctx, memory_id)
+        access.require_change(key, memory, current)
         if isinstance(changes, Mapping):
             access.require_own_persona_rule(key, changes.get("applies_to"))
             access.require_scope_within_reach(key, changes.get("applies_to"))
+            access.require_enforcement_right(key, changes, current)
 
     def update(
         self,
@@ -316,8 +328,21 @@ class AccessService:
         edits: Mapping[str, Any] | None,
         reason: str | None,
     ) -> WriteResult:
-        """Approve (see :meth:`ProposalService.approve`) as a writer of its project."""
+        """Approve (see :meth:`ProposalService.approve`) as a writer of its project.
+
+        A proposal of checks for an active rule changes that rule's checks: the key must be
+        allowed to change the rule, and, when its enforcement is an admin's ``ask``/``deny``,
+        to change its checks (else a writer could arm a block by approving).
+        """
         self._decider(key, ctx, proposal_id)
+        from prism_memory.services.check_proposals import proposal_target
+
+        _, proposal = self.get(key, ctx, proposal_id)
+        target = proposal_target(proposal)
+        if target is not None:
+            rule, current = self.get(key, ctx, target[0])
+            access.require_change(key, rule, current)
+            access.require_enforcement_right(key, {"checks": proposal.checks}, current)
         if isinstance(edits, Mapping):
             access.require_own_persona_rule(key, edits.get("applies_to"))
             access.require_scope_within_reach(key, edits.get("applies_to"))
@@ -384,6 +409,97 @@ class AccessService:
         queue = CaptureService(self.memory.store, self.memory.embedder, self.memorules)
         return queue.capture(ctx, found, messages, dry_run=dry_run)
 
+    def propose_checks(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        memorule_ids: Sequence[UUID] | None = None,
+        dry_run: bool = False,
+    ) -> CheckProposalReport:
+        """Check proposals (into the review queue) for the active memorules of ``ctx``'s
+        project that have no checks, or for the named ones
+        (:class:`~prism_memory.services.check_proposals.CheckProposalService`).
+
+        Raises:
+            PermissionDenied: the key cannot write, or may not change a named rule.
+            NotFound: a named rule the key cannot see.
+        """
+        access.require_role(key, Role.WRITER, "propose checks")
+        from prism_memory.services.check_proposals import CheckProposalService
+
+        service = CheckProposalService(self.memory.store, self.memory.embedder, self.memorules)
+        if memorule_ids is None:
+            rules = [(m, s) for m, s in service.rules(ctx) if access.can_see(key, m, s)]
+        else:
+            rules = []
+            for memorule_id in memorule_ids:
+                memory, state = self.get(key, ctx, memorule_id)
+                access.require_change(key, memory, state)
+                rules.append((memory, state))
+        return service.propose(ctx, rules, dry_run)
+
+    def record_guard(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        decision: GuardDecision,
+        *,
+        client: str,
+        session: str,
+        tool_use_id: str | None,
+    ) -> int:
+        """Record what the ``PreToolUse`` guard did (``reminded``/``blocked`` audit events of
+        the rules hit; :class:`~prism_memory.services.guard_service.GuardRecorder`).
+
+        Raises:
+            PermissionDenied: the key cannot write.
+        """
+        access.require_role(key, Role.WRITER, "record guard decisions")
+        from prism_memory.services.guard_service import GuardRecorder
+
+        recorder = GuardRecorder(self.memory.store, self.memorules)
+        return recorder.record(
+            ctx, decision, client=client, session=session, tool_use_id=tool_use_id
+        )
+
     def _decider(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
         access.require_role(key, Role.WRITER, "decide on proposals")
         access.require_change(key, *self.get(key, ctx, memory_id))
+
+    # -- adherence (DESIGN §12): judging a session writes verdicts; the report is a read ----
+
+    def judge_session(
+        self,
+        key: ApiKey,
+        ctx: SessionContext,
+        session: SessionActions,
+        client: str = "agent",
+        dry_run: bool = False,
+    ) -> SessionJudgement:
+        """Judge ``session`` against the rules with checks that apply to ``ctx`` (those the
+        key can see) and, unless ``dry_run``, record the verdicts as audit events
+        (:class:`~prism_memory.services.adherence_service.AdherenceService`).
+
+        Raises:
+            PermissionDenied: the key cannot write.
+        """
+        access.require_role(key, Role.WRITER, "judge a session")
+        from prism_memory.services.adherence_report import visible_to
+        from prism_memory.services.adherence_service import AdherenceService
+
+        service = AdherenceService(self.memory.store, self.memorules)
+        rules = [r for r in service.rules(ctx) if visible_to(r, key.persona)]
+        return service.judge(ctx, session, client=client, dry_run=dry_run, rules=rules)
+
+    def adherence_report(self, key: ApiKey, ctx: SessionContext) -> AdherenceReport:
+        """Adherence of ``ctx``'s project: per rule served / exercised / violated and the last
+        violation, the most-violated rules, rules never exercised, sessions with violations.
+
+        Raises:
+            PermissionDenied: the key cannot read.
+        """
+        access.require_role(key, Role.READER, "read the adherence report")
+        from prism_memory.services.adherence_report import AdherenceReporter
+
+        reporter = AdherenceReporter(self.memory.store, self.memorules)
+        return reporter.report(ctx, viewer_persona=key.persona)

@@ -26,12 +26,18 @@ from prism_memory.services.atomic_file import write_atomically
 
 BRIEF_ARGS: Final = ("brief", "--hook", "claude-code")
 CAPTURE_ARGS: Final = ("capture", "claude-code", "--hook")
+ADHERENCE_ARGS: Final = ("adherence", "claude-code", "--hook")
+GUARD_ARGS: Final = ("guard", "claude-code")
 COMMAND_TAIL: Final = " " + " ".join(BRIEF_ARGS)
 SESSION_START_MATCHER: Final = "startup|resume|clear|compact"
 SESSION_START_TIMEOUT_S: Final = 10
 PROMPT_TIMEOUT_S: Final = 10
 CAPTURE_EVENT: Final = "Stop"
 CAPTURE_TIMEOUT_S: Final = 10  # the command returns at once; the capture runs detached
+ADHERENCE_TIMEOUT_S: Final = 10  # likewise: the judging runs detached
+GUARD_EVENT: Final = "PreToolUse"
+GUARD_MATCHER: Final = "Bash|Edit|MultiEdit|Write|NotebookEdit"
+GUARD_TIMEOUT_S: Final = 5
 SETTINGS_MAX_BYTES: Final = 4_194_304
 
 Settings = dict[str, Any]
@@ -79,7 +85,7 @@ class SettingsChange:
         }
 
 
-Kind = Literal["brief", "capture"]
+Kind = Literal["brief", "capture", "adherence", "guard"]
 
 
 def hook_command(prism: str) -> str:
@@ -91,6 +97,19 @@ def capture_command(prism: str, options: Sequence[str] = ()) -> str:
     """The capture handler's command: ``PRISM capture claude-code --hook`` and ``options``
     (e.g. ``("--persona", "donna")``), each word shell-quoted."""
     return " ".join(shlex.quote(word) for word in (prism, *CAPTURE_ARGS, *options))
+
+
+def adherence_command(prism: str, options: Sequence[str] = ()) -> str:
+    """The adherence handler's command: ``PRISM adherence claude-code --hook`` and
+    ``options``, each word shell-quoted."""
+    return " ".join(shlex.quote(word) for word in (prism, *ADHERENCE_ARGS, *options))
+
+
+def guard_command(runner: Sequence[str], options: Sequence[str] = ()) -> str:
+    """The guard handler's command: ``RUNNER guard claude-code`` and ``options``, each word
+    shell-quoted. The runner is ``PYTHON -m prism_memory`` (its fast path skips the CLI
+    framework: the guard runs before every tool use) or a ``prism`` executable."""
+    return " ".join(shlex.quote(word) for word in (*runner, *GUARD_ARGS, *options))
 
 
 def handler_kind(handler: Any) -> Kind | None:
@@ -110,6 +129,18 @@ def handler_kind(handler: Any) -> Kind | None:
         return "brief"
     if len(words) > len(CAPTURE_ARGS) and tuple(words[1 : len(CAPTURE_ARGS) + 1]) == CAPTURE_ARGS:
         return "capture"
+    if (
+        len(words) > len(ADHERENCE_ARGS)
+        and tuple(words[1 : len(ADHERENCE_ARGS) + 1]) == ADHERENCE_ARGS
+    ):
+        return "adherence"
+    # PYTHON -P -m prism_memory guard ... (or without -P, as installed before it had one)
+    at = next(
+        (i + 2 for i in (1, 2) if words[i : i + 2] == ["-m", "prism_memory"]),
+        1,
+    )
+    if tuple(words[at : at + len(GUARD_ARGS)]) == GUARD_ARGS:
+        return "guard"
     return None
 
 
@@ -167,12 +198,19 @@ def install(
     on_prompt: bool,
     capture: Sequence[str] | None = None,
     on_subagent: bool = False,
+    adherence: Sequence[str] | None = None,
+    guard: Sequence[str] | None = None,
+    guard_runner: Sequence[str] | None = None,
 ) -> SettingsChange:
     """The change that adds Prism's ``SessionStart`` (and, with ``on_prompt``,
     ``UserPromptSubmit``; with ``on_subagent``, ``SubagentStart``) handlers to the settings
     file at ``path``; with ``capture`` (the
     capture command's options, possibly none) also the ``Stop`` handler that captures the
-    session's transcript in the background.
+    session's transcript in the background; with ``adherence`` (the adherence command's
+    options) also the ``Stop`` handler that judges the session in the background; with
+    ``guard`` (the guard command's options) also the ``PreToolUse`` handler that puts the
+    rules a command or edit would break in front of the agent before it runs (run by
+    ``guard_runner``, default ``prism``).
 
     Raises:
         InvalidInput: see :func:`read_settings`.
@@ -190,6 +228,12 @@ def install(
     if capture is not None:
         command = capture_command(prism, capture)
         wanted.append((CAPTURE_EVENT, None, CAPTURE_TIMEOUT_S, "capture", command))
+    if adherence is not None:
+        command = adherence_command(prism, adherence)
+        wanted.append((CAPTURE_EVENT, None, ADHERENCE_TIMEOUT_S, "adherence", command))
+    if guard is not None:
+        command = guard_command(guard_runner or (prism,), guard)
+        wanted.append((GUARD_EVENT, GUARD_MATCHER, GUARD_TIMEOUT_S, "guard", command))
     added = []
     for event, matcher, timeout, kind, command in wanted:
         handler = {"type": "command", "command": command, "timeout": timeout}

@@ -34,7 +34,16 @@ from prism_memory.trigraph.port import StateWrite, WriteBatch
 UPDATABLE = {
     Kind.NOTE: frozenset({"body", "subject"}),
     Kind.MEMORULE: frozenset(
-        {"memorule_kind", "subject", "body", "applies_to", "evidence_signal_id", "confidence"}
+        {
+            "memorule_kind",
+            "subject",
+            "body",
+            "applies_to",
+            "evidence_signal_id",
+            "confidence",
+            "checks",
+            "enforcement",
+        }
     ),
 }
 
@@ -220,6 +229,8 @@ def _merge(
             applies_to=current.applies_to.to_dict() if current.applies_to else None,
             confidence=current.confidence.value if current.confidence else None,
         )
+        if current.guarded:
+            merged.update(current.adherence_dict())
         if current.evidence_signal_id is not None:
             merged["evidence_signal_id"] = current.evidence_signal_id
         if evidence_signal_id is not None:

@@ -100,6 +100,8 @@ class MemoruleService:
             applies_to=write.applies_to,
             evidence_signal_id=write.evidence_signal_id,
             confidence=write.confidence,
+            checks=write.checks,
+            enforcement=write.enforcement,
         )
         created = self.audit_draft(
             ctx, memory.id, state, AuditEventType.CREATED, write.evidence_signal_id, now
@@ -163,6 +165,8 @@ class MemoruleService:
                 "applies_to": write.applies_to,
                 "evidence_signal_id": write.evidence_signal_id,
                 "confidence": write.confidence,
+                "checks": write.checks,
+                "enforcement": write.enforcement,
             }
         )
         draft = self.audit_draft(

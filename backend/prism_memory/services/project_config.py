@@ -18,7 +18,6 @@ the derived surface.
 
 from __future__ import annotations
 
-import tomllib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -141,6 +140,8 @@ def _read(path: Path) -> tuple[dict[str, str], bool]:
                 )
             ]
         )
+    import tomllib  # only when a project has a .prism.toml (hooks start without one)
+
     try:
         data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -38,6 +38,11 @@ from prism_memory.domain.records import (
 from prism_memory.embeddings.port import Embedder
 from prism_memory.errors import Conflict, FieldError, InvalidInput, NotFound
 from prism_memory.services.capture_service import QUEUE_PROBE, write_raw
+from prism_memory.services.check_proposals import (
+    CheckProposalService,
+    proposal_target,
+    refuse_edits,
+)
 from prism_memory.services.memorule_service import MemoruleService
 from prism_memory.trigraph.port import (
     AuditFilter,
@@ -124,7 +129,9 @@ class ProposalService:
         reason: str | None = None,
     ) -> WriteResult:
         """Make a proposal an active memorule, optionally with its text, kind or
-        ``applies_to`` edited (then as a new version). One ``approved`` event.
+        ``applies_to`` edited (then as a new version). One ``approved`` event. A proposal of
+        checks for an active rule gives that rule the checks instead
+        (:meth:`CheckProposalService.approve`; no edits).
 
         Raises:
             NotFound: no such proposal. Conflict: it is not pending.
@@ -132,6 +139,10 @@ class ProposalService:
         """
         memory, state = self._proposal(ctx, proposal_id)
         reason = _reason(reason, required=False)
+        if proposal_target(state) is not None:  # proposed checks for an active rule
+            refuse_edits(dict(edits or {}))
+            checks = CheckProposalService(self.store, self.embedder, self.memorules)
+            return checks.approve(ctx, memory, state, reason)
         now = utcnow()
         batch = WriteBatch(
             tenant_id=ctx.tenant_id,

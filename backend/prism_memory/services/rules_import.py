@@ -194,7 +194,31 @@ class RulesImporter:
             done += 1
             if progress is not None:
                 progress(done, len(writes))
+        if not options.dry_run:
+            self._propose_checks(ctx, report)
         return report
+
+    def _propose_checks(self, ctx: SessionContext, report: ImportReport) -> None:
+        """Check proposals for the rules this import wrote whose text yields checks: they
+        wait in the review queue like those of ``prism checks propose``."""
+        written = [
+            item.id
+            for item in report.items
+            if item.record == "memorule"
+            and item.action in (Action.CREATE, Action.UPDATE)
+            and item.id is not None
+        ]
+        if not written:
+            return
+        try:
+            found = self.access.propose_checks(self.key, ctx, written)
+        except PrismError as exc:  # the rules are written; say why no checks were proposed
+            report.warnings.append(
+                FileWarning("checks_not_proposed", "", None, exc.message, exc.to_payload())
+            )
+            return
+        if found.proposals:
+            report.check_proposals = found.to_dict()
 
     # -- writing -----------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 The file (``prism export --format jsonl`` for one tenant, ``prism dump`` for every tenant)::
 
-    {"type": "header", "format": "prism-memory-dump", "version": 1, "exported_at": ...}
+    {"type": "header", "format": "prism-memory-dump", "version": 3, "exported_at": ...}
     {"type": "memory", "tenant_id", "id", ..., "states": [...], "vector": {...} | null}
     {"type": "audit", "tenant_id", "seq", "id", ..., "prev_hash", "hash"}
     {"type": "idempotency", "tenant_id", "key", "request_hash", "result", "created_at"}
@@ -14,7 +14,8 @@ One memory per line with every version and its current vector (float32, little-e
 base64: bit-exact). Audit events and served receipts are the stored rows, copied verbatim,
 never re-chained; an import checks each tenant's two chains as it reads and refuses a broken
 one, and the target store records each chain's head from its last entry. Version 1 files
-(before content hashes and receipts) still import. Keys are sorted and
+(before content hashes and receipts) and 2 (states before ``checks`` and ``enforcement``)
+still import; a state's checks are judged again as they are read. Keys are sorted and
 times are ISO-8601 UTC with microseconds, so the same store always exports the same bytes,
 whatever the engine. An import runs in ONE transaction into an empty store (or one without
 the file's tenants): a truncated, edited or clashing file writes nothing.
@@ -32,6 +33,7 @@ from uuid import UUID
 import numpy as np
 
 from prism_memory.domain import audit as chain
+from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.records import MemoruleAudit, MemoryState, iso, utcnow
 from prism_memory.domain.served import ServedReceipt
 from prism_memory.formats.transfer_format import COUNTS, FORMAT, VERSION, Reader
@@ -172,4 +174,6 @@ def _state(s: MemoryState) -> dict[str, Any]:
         "written_at": iso(s.written_at),
         "embedding_model": s.embedding_model,
         "reason": s.reason,
+        "checks": checks_json(s.checks),
+        "enforcement": s.enforcement.value,
     }

@@ -13,8 +13,10 @@ from typing import Any
 from uuid import UUID
 
 from prism_memory.domain import validation
+from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.idempotency import check_same_request, request_hash
 from prism_memory.domain.records import (
+    Enforcement,
     Kind,
     MemoruleWrite,
     Memory,
@@ -149,4 +151,10 @@ def write_dict(write: NoteWrite | MemoruleWrite) -> dict[str, Any]:
     if isinstance(write, MemoruleWrite):
         out["applies_to"] = write.applies_to.to_dict()
         out["corrects"] = str(write.corrects) if write.corrects else None
+        # A write without checks hashes as it did before they existed (a key stored then
+        # still replays); with them, they are part of the request.
+        del out["checks"], out["enforcement"]
+        if write.checks or write.enforcement is not Enforcement.REMIND:
+            out["checks"] = checks_json(write.checks)
+            out["enforcement"] = write.enforcement.value
     return out

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
 
+from prism_memory.domain.adherence.rules import CheckedRule
 from prism_memory.domain.ranking import Ranked, RankingWeights
 from prism_memory.domain.records import (
     AuditDraft,
@@ -275,6 +276,25 @@ class RecallStore(Protocol):
         ...
 
 
+class AdherenceStore(Protocol):
+    """What adherence reads (DESIGN §12): the rules whose checks a session is held to."""
+
+    def memorules_with_checks(self, tenant_id: UUID, project_id: UUID) -> list[CheckedRule]:
+        """The active memorules whose current version carries checks, visible from
+        ``project_id``: the project's own and the tenant's ``global``/``org`` rules of every
+        project. Nothing is embedded or ranked (the guard hook calls it on every tool use);
+        which of them apply to a persona/surface/specialization is
+        :func:`prism_memory.domain.adherence.rules.applicable`.
+
+        Returns:
+            The rules, by memorule id.
+
+        Raises:
+            StorageError: the engine failed.
+        """
+        ...
+
+
 class AuditStore(Protocol):
     """The memorule audit trail."""
 
@@ -346,6 +366,7 @@ class TriGraphStore(
     WriteStore,
     ReadStore,
     RecallStore,
+    AdherenceStore,
     AuditStore,
     AdminStore,
     TransferStore,

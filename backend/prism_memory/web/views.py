@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from prism_memory.domain.records import Confidence, MemoruleKind, Scope
-from prism_memory.errors import FieldError
+from prism_memory.domain.records import Confidence, Enforcement, MemoruleKind, Scope
+from prism_memory.errors import FieldError, InvalidInput
 
 KINDS = tuple(k.value for k in MemoruleKind)
 CONFIDENCES = tuple(c.value for c in Confidence)
 SCOPES = tuple(s.value for s in Scope)
+ENFORCEMENTS = tuple(e.value for e in Enforcement)
 STATUSES = ("active", "retired", "all")
 APPLIES_KEYS = ("persona", "surface", "specialization", "scope")
 # The fields a version may change, in the order the page shows them.
@@ -23,6 +25,8 @@ VERSION_FIELDS = (
     "applies_to",
     "confidence",
     "evidence_signal_id",
+    "checks",
+    "enforcement",
 )
 
 
@@ -132,7 +136,28 @@ def shown(value: Any) -> str:
         return "—"
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={v}" for k, v in sorted(value.items()) if v is not None) or "—"
+    if isinstance(value, list):  # a rule's checks
+        return checks_text(value) or "—"
     return str(value)
+
+
+def checks_text(checks: Sequence[Any] | None) -> str:
+    """A rule's checks as the edit form shows them: a JSON list, one check a line."""
+    if not checks:
+        return ""
+    return "[\n" + ",\n".join(f"  {json.dumps(c, ensure_ascii=False)}" for c in checks) + "\n]"
+
+
+def check_lines(checks: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, str]]:
+    """Each check as (kind, what it says), for the rule page."""
+    out = []
+    for check in checks or []:
+        for kind, value in check.items():
+            if isinstance(value, Mapping):
+                out.append((kind, "  ".join(f"{k}: {v}" for k, v in value.items())))
+            else:
+                out.append((kind, str(value)))
+    return out
 
 
 def version_changes(versions: Sequence[Mapping[str, Any]]) -> list[list[Change]]:
@@ -164,6 +189,8 @@ EDIT_FIELDS = {
     "specialization": "applies_to.specialization",
     "scope": "applies_to.scope",
     "evidence_signal_id": "evidence_signal_id",
+    "checks": "checks",
+    "enforcement": "enforcement",
     "reason": "reason",
 }
 
@@ -189,7 +216,31 @@ def edit_changes(current: Mapping[str, Any], form: Mapping[str, str]) -> dict[st
         applies = {k: v for k, v in applies.items() if v}
         if applies != (current.get("applies_to") or {}):
             changes["applies_to"] = applies
+    if "checks" in form:
+        checks = _checks_input(form["checks"])
+        if checks != (current.get("checks") or []):
+            changes["checks"] = checks
+    if "enforcement" in form:
+        enforcement = form["enforcement"].strip()
+        if enforcement != (current.get("enforcement") or Enforcement.REMIND.value):
+            changes["enforcement"] = enforcement
     return changes
+
+
+def _checks_input(text: str) -> Any:
+    """The checks input: blank is none; else JSON (the contract judges what it holds).
+
+    Raises:
+        InvalidInput: the text is no JSON.
+    """
+    if not text.strip():
+        return []
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            [FieldError("checks", "invalid_json", f"'checks' must be a JSON list: {exc}")]
+        ) from None
 
 
 def form_values(current: Mapping[str, Any], form: Mapping[str, str] | None) -> dict[str, str]:
@@ -201,6 +252,8 @@ def form_values(current: Mapping[str, Any], form: Mapping[str, str] | None) -> d
         "memorule_kind": current.get("memorule_kind") or "",
         "confidence": current.get("confidence") or "",
         "evidence_signal_id": current.get("evidence_signal_id") or "",
+        "checks": checks_text(current.get("checks")),
+        "enforcement": current.get("enforcement") or Enforcement.REMIND.value,
         "reason": "",
         **{k: applies.get(k) or "" for k in APPLIES_KEYS},
     }
@@ -214,6 +267,8 @@ def errors_by_input(errors: Sequence[FieldError]) -> dict[str, list[str]]:
     inputs = {field: name for name, field in EDIT_FIELDS.items()}
     out: dict[str, list[str]] = {}
     for e in errors:
-        name = inputs.get(e.field, "applies_to" if e.field.startswith("applies_to") else "")
+        name = inputs.get(e.field.split(".")[0] if e.field.startswith("checks") else e.field)
+        if name is None:
+            name = "applies_to" if e.field.startswith("applies_to") else ""
         out.setdefault(name, []).append(e.message)
     return out

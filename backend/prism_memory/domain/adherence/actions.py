@@ -17,18 +17,23 @@ Claude Code transcript reader produces it, so any agent or framework can be judg
 
 Actions are in the order they happened. ``ran: false`` marks an *attempt* (refused by the
 user, a hook or a permission rule): listed, never a violation, trigger or satisfier.
-``at``, ``tool``, ``id``, ``sidechain`` and ``refusal`` are optional. :func:`parse_session`
+``at``, ``tool``, ``id``, ``sidechain`` and ``refusal`` are optional; a command names no
+``path`` and an edit no ``command``. Text follows the one character rule of every text
+(:mod:`prism_memory.domain.characters`); a command may hold any character a shell takes but
+NUL and lone surrogates. :func:`parse_session`
 refuses a bad shape with every field error at once; :meth:`SessionActions.to_json` gives the
 shape back.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from prism_memory.domain.characters import forbidden_character
 from prism_memory.domain.records import iso, parse_iso
 from prism_memory.errors import FieldError, InvalidInput
 
@@ -38,6 +43,12 @@ PATH_MAX: Final = 4_096
 SESSION_MAX: Final = 200
 
 ActionType = Literal["command", "edit"]
+# RFC 3339 as clients write it (t/z in either case, a leap second, more than 6 digits of
+# fraction), normalised before Python reads it.
+_RFC3339: Final = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?([Zz]|[+-]\d{2}:\d{2})?$"
+)
+_COMMAND_FORBIDDEN: Final = re.compile("[\x00\ud800-\udfff]")  # no store keeps these
 _ACTION_FIELDS: Final = frozenset(
     {"type", "command", "path", "ran", "at", "tool", "id", "sidechain", "refusal"}
 )
@@ -117,7 +128,7 @@ def parse_session(raw: Any, *, field_prefix: str = "") -> SessionActions:
     for extra in sorted(str(k)[:40] for k in raw if k not in _SESSION_FIELDS):
         errors.append(FieldError(f"{p}{extra}", "unknown_field", f"unknown field {extra!r}"))
     session = raw.get("session")
-    if not isinstance(session, str) or not session.strip() or len(session) > SESSION_MAX:
+    if not isinstance(session, str) or not session or len(session) > SESSION_MAX:
         errors.append(
             FieldError(
                 f"{p}session",
@@ -125,11 +136,15 @@ def parse_session(raw: Any, *, field_prefix: str = "") -> SessionActions:
                 f"session must be a non-empty string of at most {SESSION_MAX} characters",
             )
         )
+    elif (problem := forbidden_character(session)) is not None:
+        errors.append(FieldError(f"{p}session", "invalid_characters", f"session has {problem}"))
     cwd = raw.get("cwd")
     if cwd is not None and (
         not isinstance(cwd, str) or not cwd.startswith("/") or len(cwd) > PATH_MAX
     ):
         errors.append(FieldError(f"{p}cwd", "invalid_cwd", "cwd must be an absolute path"))
+    elif cwd is not None and (problem := forbidden_character(cwd)) is not None:
+        errors.append(FieldError(f"{p}cwd", "invalid_characters", f"cwd has {problem}"))
     items = raw.get("actions")
     actions: list[Action] = []
     if not isinstance(items, list):
@@ -161,9 +176,11 @@ def _action(item: Any, loc: str, errors: list[FieldError]) -> Action | None:
         errors.append(FieldError(loc, "invalid_type", f"{loc} must be an object"))
         return None
     before = len(errors)
-    for extra in sorted(str(k)[:40] for k in item if k not in _ACTION_FIELDS):
-        errors.append(FieldError(f"{loc}.{extra}", "unknown_field", f"unknown field {extra!r}"))
     kind = item.get("type")
+    # A command names no path and an edit no command: the other key is not a field of it.
+    other = {"command": "path", "edit": "command"}.get(kind) if isinstance(kind, str) else None
+    for extra in sorted(str(k)[:40] for k in item if k not in _ACTION_FIELDS or k == other):
+        errors.append(FieldError(f"{loc}.{extra}", "unknown_field", f"unknown field {extra!r}"))
     if kind not in ("command", "edit"):
         errors.append(
             FieldError(f"{loc}.type", "invalid_choice", "type must be 'command' or 'edit'")
@@ -177,6 +194,8 @@ def _action(item: Any, loc: str, errors: list[FieldError]) -> Action | None:
         errors.append(
             FieldError(f"{loc}.{key}", "too_long", f"at most {bound} characters", {"max": bound})
         )
+    elif (problem := _text_problem(kind, text)) is not None:
+        errors.append(FieldError(f"{loc}.{key}", "invalid_characters", f"{key} has {problem}"))
     ran = item.get("ran", True)
     if not isinstance(ran, bool):
         errors.append(FieldError(f"{loc}.ran", "invalid_type", "ran must be true or false"))
@@ -185,15 +204,16 @@ def _action(item: Any, loc: str, errors: list[FieldError]) -> Action | None:
         errors.append(FieldError(f"{loc}.sidechain", "invalid_type", "must be true or false"))
     at: datetime | None = None
     if item.get("at") is not None:
-        try:
-            at = parse_iso(str(item["at"]))
-        except ValueError:
+        at = _instant(item["at"])
+        if at is None:
             errors.append(FieldError(f"{loc}.at", "invalid_time", "at must be ISO 8601"))
     optional: dict[str, str | None] = {}
     for name in ("tool", "id", "refusal"):
         value = item.get(name)
         if value is not None and (not isinstance(value, str) or len(value) > 200):
             errors.append(FieldError(f"{loc}.{name}", "invalid_type", "a string (≤ 200)"))
+        elif isinstance(value, str) and (problem := forbidden_character(value)) is not None:
+            errors.append(FieldError(f"{loc}.{name}", "invalid_characters", f"has {problem}"))
         optional[name] = value if isinstance(value, str) else None
     if len(errors) > before:
         return None
@@ -208,3 +228,30 @@ def _action(item: Any, loc: str, errors: list[FieldError]) -> Action | None:
         sidechain=bool(sidechain),
         refusal=optional["refusal"],
     )
+
+
+def _text_problem(kind: str, text: str) -> str | None:
+    """A command may hold any character a shell takes but NUL and lone surrogates (no store
+    keeps them); a path follows the one rule of every text."""
+    if kind == "command":
+        found = _COMMAND_FORBIDDEN.search(text)
+        return None if found is None else f"a character no store keeps (U+{ord(found.group()):04X})"
+    return forbidden_character(text)
+
+
+def _instant(value: Any) -> datetime | None:
+    """``value`` as an aware UTC time, or None when it is not an RFC 3339 / ISO 8601 time."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    found = _RFC3339.match(text)
+    if found is not None:
+        date, hh, mm, ss, fraction, offset = found.groups()
+        second = min(int(ss), 59)  # a leap second is the second before it
+        tail = f".{fraction[:6]}" if fraction else ""
+        zone = "+00:00" if offset is None or offset in "Zz" else offset
+        text = f"{date}T{hh}:{mm}:{second:02d}{tail}{zone}"
+    try:
+        return parse_iso(text)
+    except (ValueError, OverflowError):  # a year-1 or year-9999 time off UTC overflows
+        return None

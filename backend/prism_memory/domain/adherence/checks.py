@@ -8,7 +8,8 @@ A memorule may carry at most :data:`CHECKS_MAX` checks, each an object with exac
     {"require_edit_with": {"edit": GLOB, "also": GLOB}}
 
 :func:`parse_checks` turns the JSON list into :class:`Check` values, or refuses it with every
-field error at once (``checks[2].forbid_command``: ``invalid_regex``...). :func:`checks_json`
+field error at once (``checks.2.forbid_command``: ``invalid_regex``...), located the way the
+contract locates every nested field (``applies_to.persona``, ``scope.0``). :func:`checks_json`
 is the canonical JSON form that is stored, hashed, exported and shown: parsing it again gives
 the same checks. A regex is refused when it could run away (a repeat inside a repeat, a
 backreference) so that matching a bounded command is bounded in time too.
@@ -71,6 +72,24 @@ def checks_json(checks: Sequence[Check]) -> list[dict[str, Any]]:
     return [c.to_json() for c in checks]
 
 
+def stored_checks(data: Sequence[Mapping[str, Any]] | None) -> tuple[Check, ...]:
+    """Checks as :func:`checks_json` stored them, without judging them again: they were
+    judged by :func:`parse_checks` when written (reading 1,000 rules' checks must not parse
+    1,000 regexes). A dump being loaded is judged again by :func:`parse_checks`."""
+    if not data:
+        return ()
+    out: list[Check] = []
+    for item in data:
+        ((kind, value),) = item.items()
+        if kind == "require_before":
+            out.append(Check(kind, pattern=value["command"], trigger=value["before"]))
+        elif kind == "require_edit_with":
+            out.append(Check(kind, pattern=value["also"], trigger=value["edit"]))
+        else:
+            out.append(Check(kind, pattern=value))
+    return tuple(out)
+
+
 def parse_checks(raw: Any, *, field: str = "checks") -> tuple[Check, ...]:
     """The checks in ``raw`` (a JSON list; ``None`` is no checks).
 
@@ -96,7 +115,7 @@ def parse_checks(raw: Any, *, field: str = "checks") -> tuple[Check, ...]:
         )
     found: list[Check] = []
     for i, item in enumerate(raw[: CHECKS_MAX * 4]):
-        check = _one(item, f"{field}[{i}]", errors)
+        check = _one(item, f"{field}.{i}", errors)
         if check is not None:
             found.append(check)
     if errors:

@@ -18,8 +18,14 @@ from prism_memory.domain.contract.bounds import (
     SUBJECT_MIN,
 )
 from prism_memory.domain.contract.checks import Choice, Text
-from prism_memory.domain.contract.remember import IDEMPOTENCY, AppliesToCreate
-from prism_memory.domain.records import Confidence, MemoruleKind
+from prism_memory.domain.contract.remember import (
+    CHECKS,
+    ENFORCEMENT,
+    IDEMPOTENCY,
+    AppliesToCreate,
+)
+from prism_memory.domain.contract.rule_checks import CheckList
+from prism_memory.domain.records import Confidence, Enforcement, MemoruleKind
 from prism_memory.errors import contract_error
 
 
@@ -67,6 +73,14 @@ class MemoryChanges(Operation):
     applies_to: AppliesToCreate | None = None
     evidence_signal_id: Annotated[str | None, Text(EVIDENCE_MAX, line=True)] = None
     confidence: Annotated[Confidence | None, Choice(Confidence, required=True)] = None
+    checks: Annotated[
+        tuple[Any, ...] | None,
+        CheckList(),
+        Field(description=CHECKS + " [] or null removes them."),
+    ] = None
+    enforcement: Annotated[
+        Enforcement | None, Choice(Enforcement, required=True), Field(description=ENFORCEMENT)
+    ] = None
 
     @classmethod
     def not_an_object(cls, value: Any) -> Any:
@@ -91,7 +105,8 @@ class MemoryUpdate(Operation):
         MemoryChanges,
         Field(
             description="Only the fields to change. Memorules: subject, body, memorule_kind, "
-            "applies_to, confidence, evidence_signal_id. Notes: subject, body. The result is "
+            "applies_to, confidence, evidence_signal_id, checks, enforcement. Notes: subject, "
+            "body. The result is "
             f"validated like a new write (a memorule's subject needs at least {SUBJECT_MIN} "
             f"characters and its body {MEMORULE_BODY_MIN}).",
             examples=[{"body": "Run the full test suite before every merge, not just unit tests."}],

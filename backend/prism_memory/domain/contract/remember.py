@@ -25,10 +25,18 @@ from prism_memory.domain.contract.bounds import (
     SUBJECT_MAX,
     SUBJECT_MIN,
 )
-from prism_memory.domain.contract.checks import Choice, Flag, MemoryId, Namespace, Text
+from prism_memory.domain.contract.checks import (
+    Choice,
+    Flag,
+    MemoryId,
+    Namespace,
+    Text,
+)
+from prism_memory.domain.contract.rule_checks import CheckList
 from prism_memory.domain.records import (
     AppliesTo,
     Confidence,
+    Enforcement,
     Kind,
     MemoruleKind,
     MemoruleWrite,
@@ -43,6 +51,16 @@ IDEMPOTENCY = (
     "writes nothing new."
 )
 NAMESPACE = "A namespace to file it under (default 'default')."
+CHECKS = (
+    "Optional, at most 8: what can be checked from what an agent does, each an object with "
+    "exactly one key: forbid_command (regex), forbid_edit (glob), require_before {command, "
+    "before} (regexes), require_edit_with {edit, also} (globs). Versioned with the rule."
+)
+ENFORCEMENT = (
+    "What the PreToolUse guard does when an action hits the checks: 'remind' (default: the "
+    "rule is put in front of the agent, the action runs), 'ask' (the user confirms), 'deny' "
+    "(blocked). Only an admin key may set 'ask' or 'deny'."
+)
 # At least one key given a value (null means "not given"); scope 'persona' names whose.
 _APPLIES_TO_RULES: dict[str, Any] = {
     "anyOf": [{"required": [k], "properties": {k: {"type": "string"}}} for k in APPLIES_TO_FIELDS],
@@ -267,6 +285,12 @@ class MemoruleCreate(Operation):
         Flag(),
         Field(description="Refuse the write if a nearly identical rule exists."),
     ] = False
+    checks: Annotated[tuple[Any, ...], CheckList(), Field(description=CHECKS)] = ()
+    enforcement: Annotated[
+        Enforcement,
+        Choice(Enforcement, Enforcement.REMIND),
+        Field(description=ENFORCEMENT),
+    ] = Enforcement.REMIND
 
     def to_write(self) -> MemoruleWrite:
         return MemoruleWrite(
@@ -280,6 +304,8 @@ class MemoruleCreate(Operation):
             idempotency_key=self.idempotency_key,
             corrects=self.corrects,
             strict=self.strict,
+            checks=self.checks,
+            enforcement=self.enforcement,
         )
 
 

@@ -220,6 +220,8 @@ class ImportReport:
     files: list[dict[str, Any]] = field(default_factory=list)
     items: list[Item] = field(default_factory=list)
     warnings: list[FileWarning] = field(default_factory=list)
+    # checks proposed from the text of the rules written (``prism checks propose``), if any
+    check_proposals: dict[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         """written (memorules created), updated, unchanged, skipped, notes, missing, retired."""

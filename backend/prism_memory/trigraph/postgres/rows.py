@@ -18,6 +18,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 
+from prism_memory.domain.adherence.checks import checks_json, stored_checks
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
@@ -25,6 +26,7 @@ from prism_memory.domain.records import (
     AppliesTo,
     AuditEventType,
     Confidence,
+    Enforcement,
     Kind,
     MemoruleAudit,
     MemoruleKind,
@@ -51,6 +53,8 @@ STATE_NAMES: Final = (
     "written_at",
     "embedding_model",
     "reason",
+    "checks",
+    "enforcement",
 )
 AUDIT_NAMES: Final = AUDIT_FIELDS
 MEMORY_WIDTH: Final = len(MEMORY_NAMES)
@@ -71,7 +75,7 @@ INSERT_MEMORY: Final = (
 )
 INSERT_STATE: Final = (
     f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 INSERT_AUDIT: Final = (
     "INSERT INTO memorule_audit (tenant_id, seq, id, memorule_id, state_id, event, "
@@ -146,6 +150,8 @@ def state_params(tenant_id: UUID, s: MemoryState) -> tuple[Any, ...]:
         s.written_at,
         s.embedding_model,
         s.reason,
+        Jsonb(checks_json(s.checks)) if s.checks else None,
+        s.enforcement.value,
     )
 
 
@@ -256,6 +262,8 @@ def state(r: Sequence[Any]) -> MemoryState:
         written_at=utc(r[11]),
         embedding_model=r[12],
         reason=r[13],
+        checks=stored_checks(r[14]) if r[14] else (),
+        enforcement=Enforcement(r[15]) if r[15] else Enforcement.REMIND,
     )
 
 

@@ -271,6 +271,21 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "WHERE active AND scope IN ('global', 'org')",
         ],
     ),
+    (
+        7,
+        "memorule_checks",
+        [
+            # Issue 28 (DESIGN §12): a memorule version's checks (NULL: none) and what the
+            # PreToolUse guard does on a hit; both content, hashed in the state format 2
+            # (domain.audit) when present. Earlier states keep NULL / 'remind'.
+            "ALTER TABLE memory_state ADD COLUMN checks jsonb",
+            "ALTER TABLE memory_state ADD COLUMN enforcement text NOT NULL DEFAULT 'remind' "
+            "CHECK (enforcement IN ('remind', 'ask', 'deny'))",
+            # memorules_with_checks reads only the few states that carry checks.
+            "CREATE INDEX memory_state_with_checks ON memory_state (tenant_id, memory_id, version) "
+            "WHERE checks IS NOT NULL",
+        ],
+    ),
 ]
 
 # The HNSW index on the 384-d vectors (pgvector's inner product) through which recall

@@ -30,6 +30,7 @@ from uuid import UUID
 
 from psycopg import errors as pgerrors
 
+from prism_memory.domain.adherence.rules import CheckedRule
 from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import StorageError
@@ -48,9 +49,9 @@ from prism_memory.trigraph.port import (
     WriteBatch,
     WriteOutcome,
 )
+from prism_memory.trigraph.postgres import checked_rules, rows
 from prism_memory.trigraph.postgres import preselect as postgres_preselect
 from prism_memory.trigraph.postgres import ranking as postgres_ranking
-from prism_memory.trigraph.postgres import rows
 from prism_memory.trigraph.postgres import transfer as postgres_transfer
 from prism_memory.trigraph.postgres import write as postgres_write
 from prism_memory.trigraph.postgres.conn import Conn, PostgresPool
@@ -284,6 +285,10 @@ class PostgresStore:
             return postgres_ranking.near_duplicates(
                 conn, tenant_id, flt, vector, model, threshold, limit
             )
+
+    def memorules_with_checks(self, tenant_id: UUID, project_id: UUID) -> list[CheckedRule]:
+        with self.pool.connection() as conn:
+            return checked_rules.memorules_with_checks(conn, tenant_id, project_id)
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         columns = f"{rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S}"

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any, Final
 from uuid import UUID
 
+from prism_memory.domain.adherence.checks import Check, checks_json, stored_checks
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
@@ -19,6 +20,7 @@ from prism_memory.domain.records import (
     AppliesTo,
     AuditEventType,
     Confidence,
+    Enforcement,
     Kind,
     MemoruleAudit,
     MemoruleKind,
@@ -31,7 +33,8 @@ from prism_memory.domain.records import (
 
 STATE_COLUMNS: Final = (
     "id, memory_id, version, memorule_kind, subject, body, applies_to, evidence_signal_id, "
-    "confidence, written_by_session_id, written_by_persona, written_at, embedding_model, reason"
+    "confidence, written_by_session_id, written_by_persona, written_at, embedding_model, reason, "
+    "checks, enforcement"
 )
 MEMORY_COLUMNS: Final = ", ".join(MEMORY_FIELDS)
 AUDIT_COLUMNS: Final = ", ".join(AUDIT_FIELDS)
@@ -43,7 +46,7 @@ STATE_COLUMNS_S: Final = ", ".join(f"s.{c.strip()}" for c in STATE_COLUMNS.split
 INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 INSERT_STATE: Final = (
     f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 INSERT_AUDIT: Final = (
     f"INSERT INTO memorule_audit ({AUDIT_COLUMNS}) "
@@ -91,6 +94,8 @@ def state(r: tuple[Any, ...]) -> MemoryState:
         written_at=parse_iso(r[11]),
         embedding_model=r[12],
         reason=r[13],
+        checks=stored_checks(json.loads(r[14])) if r[14] else (),
+        enforcement=Enforcement(r[15]) if r[15] else Enforcement.REMIND,
     )
 
 
@@ -147,7 +152,14 @@ def state_params(t: str, s: MemoryState) -> tuple[Any, ...]:
         iso(s.written_at),
         s.embedding_model,
         s.reason,
+        checks_text(s.checks),
+        s.enforcement.value,
     )
+
+
+def checks_text(checks: tuple[Check, ...]) -> str | None:
+    """A state's checks as stored: canonical JSON, or NULL for none."""
+    return json.dumps(checks_json(checks), sort_keys=True) if checks else None
 
 
 def index_values(s: MemoryState) -> tuple[Any, ...]:

@@ -248,4 +248,21 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
         # rows valid (lang_altertable.html, "Making Other Kinds Of Table Schema Changes").
         [allow_proposed_status],
     ),
+    (
+        6,
+        "memorule_checks",
+        [
+            # Issue 28 (DESIGN §12): a memorule version's checks (canonical JSON; NULL: none)
+            # and what the PreToolUse guard does on a hit. Both are content: a state with
+            # either hashes in the state format 2 (domain.audit); states before keep NULL and
+            # 'remind' and hash as before.
+            "ALTER TABLE memory_state ADD COLUMN checks TEXT",
+            "ALTER TABLE memory_state ADD COLUMN enforcement TEXT NOT NULL DEFAULT 'remind' "
+            "CHECK (enforcement IN ('remind', 'ask', 'deny'))",
+            # The guard reads the current versions with checks of a project without touching
+            # the others (memorules_with_checks): few states carry checks.
+            "CREATE INDEX memory_state_with_checks ON memory_state (tenant_id, memory_id, version) "
+            "WHERE checks IS NOT NULL",
+        ],
+    ),
 ]

@@ -18,6 +18,7 @@ from uuid import UUID
 
 import numpy as np
 
+from prism_memory.domain.adherence.rules import CheckedRule
 from prism_memory.domain.ranking import Candidates
 from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState, iso
 from prism_memory.embeddings.port import Vector
@@ -37,8 +38,8 @@ from prism_memory.trigraph.port import (
     WriteBatch,
     WriteOutcome,
 )
+from prism_memory.trigraph.sqlite import checked_rules, rows
 from prism_memory.trigraph.sqlite import recall as sqlite_recall
-from prism_memory.trigraph.sqlite import rows
 from prism_memory.trigraph.sqlite import write as sqlite_write
 from prism_memory.trigraph.sqlite.conn import SQLiteFile
 from prism_memory.trigraph.sqlite.recall_registry import CacheRegistry
@@ -211,6 +212,9 @@ class SQLiteStore:
         return sqlite_recall.candidates(
             self.file, self.caches, self.segments, tenant_id, flt, model
         )
+
+    def memorules_with_checks(self, tenant_id: UUID, project_id: UUID) -> list[CheckedRule]:
+        return checked_rules.memorules_with_checks(self.file.connection(), tenant_id, project_id)
 
     def list_memories(self, tenant_id: UUID, flt: ListFilter) -> list[tuple[Memory, MemoryState]]:
         columns = f"{rows.MEMORY_COLUMNS_M}, {rows.STATE_COLUMNS_S}"
