@@ -118,6 +118,7 @@ def load(store: Any, ctx: Any, n: int, matrix: np.ndarray, model: str, seed: int
     from prism_memory.trigraph.port import StateWrite, WriteBatch
 
     rng = random.Random(seed)
+    auditor = MemoruleService(store, None)  # its audit drafts hash the rule's project
     for lo in range(0, n, 1000):
         batch = WriteBatch(tenant_id=ctx.tenant_id)
         for j in range(lo, min(n, lo + 1000)):
@@ -166,9 +167,7 @@ def load(store: Any, ctx: Any, n: int, matrix: np.ndarray, model: str, seed: int
             batch.states.append(StateWrite(state, matrix[j]))
             if not note:
                 batch.audits.append(
-                    MemoruleService.audit_draft(
-                        ctx, memory.id, state, AuditEventType.CREATED, None, now
-                    )
+                    auditor.audit_draft(ctx, memory.id, state, AuditEventType.CREATED, None, now)
                 )
         store.write(batch)
 

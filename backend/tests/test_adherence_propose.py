@@ -22,6 +22,7 @@ from prism_memory.errors import Conflict, InvalidInput, PermissionDenied
 from prism_memory.services.access_service import AccessService
 from prism_memory.trigraph.port import AuditFilter
 from tests.cli_run import invoke_prism
+from tests.conftest import raw_sql
 
 # -- the derivation ----------------------------------------------------------------------
 
@@ -230,7 +231,17 @@ def test_checks_wait_in_the_queue_and_approval_gives_them_to_the_rule(
     assert access.pending(key, ctx) == []
     assert access.propose_checks(key, ctx).with_checks == 1
     assert plain not in [p.memorule_id for p in access.propose_checks(key, ctx).proposals]
+    # the chain knows an approved check proposal is retired (its checks went to the rule) ...
     assert access.verify_chain(key, ctx).ok
+    # ... so bringing it back to life behind the service's back is caught
+    raw_sql(
+        services,
+        "UPDATE memory SET status = 'active' WHERE tenant_id = ? AND id = ?",
+        (str(ctx.tenant_id), str(pending.id)),
+    )
+    tampered = access.verify_chain(key, ctx)
+    assert not tampered.ok and tampered.problem is not None
+    assert str(pending.id) in tampered.problem and "memory.status" in tampered.problem
 
 
 def test_a_rejected_proposal_leaves_the_rule_and_a_stale_one_cannot_be_approved(

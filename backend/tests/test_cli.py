@@ -268,7 +268,7 @@ def test_prism_help_imports_click_and_the_command_list_only(db_path: Path) -> No
     assert "remember " in proc.stdout and "serve " in proc.stdout
     assert (
         "PRISM ['prism_memory', 'prism_memory.cli', 'prism_memory.cli.lazy',"
-        " 'prism_memory.cli.main']" in proc.stderr
+        " 'prism_memory.cli.main', 'prism_memory.version']" in proc.stderr
     )
     assert "OTHER []" in proc.stderr
 

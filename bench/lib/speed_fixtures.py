@@ -83,7 +83,6 @@ def prism_load(svc: Any, ctx: Any, start: int, texts: Sequence[str], matrix: np.
         Status,
         utcnow,
     )
-    from prism_memory.services.memorule_service import MemoruleService
     from prism_memory.trigraph.port import StateWrite, WriteBatch
 
     model = svc.memory.embedder.model_id
@@ -114,7 +113,7 @@ def prism_load(svc: Any, ctx: Any, start: int, texts: Sequence[str], matrix: np.
                 applies_to=AppliesTo(scope=Scope.PROJECT),
                 confidence=Confidence.INFERRED,
             )
-            audit = MemoruleService.audit_draft(
+            audit = svc.memory.memorules.audit_draft(
                 ctx, memory.id, state, AuditEventType.CREATED, None, now
             )
             batch.new_memories.append(memory)

@@ -9,7 +9,9 @@ memorule into the values those rows must hold, and compares:
 
 - ``status``: ``created``/``approved``/``restored`` make a rule active, ``proposed`` a
   proposal, ``retired``/``rejected``/``merged`` retire it, and so does a ``superseded``
-  event naming a version that is not newer than the last (a rule retired by a correction);
+  event naming a version that is not newer than the last (a rule retired by a correction)
+  and an ``approved`` check proposal (its state's signal names the rule its checks went to:
+  :func:`~prism_memory.domain.adherence.propose.signal_target`);
   other events (``evidence``, ``promoted``, a new version, events this module does not know)
   leave it as it was;
 - ``current_version``: the highest version an event names;
@@ -29,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from prism_memory.domain.adherence.propose import signal_target
 from prism_memory.domain.audit import EVENT_WIDTH, STATE_WIDTH
 from prism_memory.domain.ranking import normalise_key
 
@@ -88,7 +91,9 @@ class LiveCheck:
         rule = self.rules.get(memorule)
         if rule is None:
             rule = self.rules[memorule] = _Rule("proposed" if event == "proposed" else "active")
-        if event in _ACTIVE:
+        if event == "approved" and version is not None and signal_target(state[7]) is not None:
+            rule.status = "retired"  # a check proposal: its checks went to the rule it names
+        elif event in _ACTIVE:
             rule.status = "active"
         elif event == "proposed":
             rule.status = "proposed"

@@ -24,7 +24,7 @@ _FORBIDDEN: Final = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\ud800-\\udff
 # Unicode space separators. Never a control character: Python's ``str.strip()`` would also drop
 # U+000B, U+000C, U+001C-U+001F and U+0085 from the ends, silently; here they stay, and the
 # one rule refuses them with a field error (issue #32, D11).
-_EDGE_SPACE_CLASS: Final = (
+EDGE_SPACE_CLASS: Final = (
     " \\t\\n\\r\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 )
 EDGE_SPACE: Final = (
@@ -73,11 +73,11 @@ def text_pattern(*, min_len: int, max_len: int, single_line: bool) -> str:
     that starts and ends with neither. (``maxLength`` would count the spaces too.) The space
     class is spelled out: the ``\\s`` of Python's regexes and of ECMA's differ on controls.
     """
-    edge = rf"[^{_EDGE_SPACE_CLASS}{_FORBIDDEN_CLASS}]"
+    edge = rf"[^{EDGE_SPACE_CLASS}{_FORBIDDEN_CLASS}]"
     inner = rf"[^\n{_FORBIDDEN_CLASS}]" if single_line else rf"[^{_FORBIDDEN_CLASS}]"
     if min_len >= 2:
         core = rf"{edge}{inner}{{{min_len - 2},{max_len - 2}}}{edge}"
     else:
         core = rf"{edge}(?:{inner}{{0,{max_len - 2}}}{edge})?"
         core = f"(?:{core})?" if min_len == 0 else core
-    return rf"^[{_EDGE_SPACE_CLASS}]*{core}[{_EDGE_SPACE_CLASS}]*$"
+    return rf"^[{EDGE_SPACE_CLASS}]*{core}[{EDGE_SPACE_CLASS}]*$"

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
 from prism_memory.domain.adherence.checks import Check, checks_json, parse_checks
-from prism_memory.domain.adherence.propose import propose
+from prism_memory.domain.adherence.propose import proposal_signal, propose, signal_target
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import (
     AuditEventType,
@@ -58,20 +57,12 @@ from prism_memory.trigraph.port import (
     WriteBatch,
 )
 
-SIGNAL_PREFIX: Final = "checks-for:"
-_SIGNAL = re.compile(r"^checks-for:([0-9a-f-]{36})@v(\d+)$")
 PAGE: Final = 500  # rules read per page of the store
-
-
-def proposal_signal(rule_id: UUID, version: int) -> str:
-    """The ``evidence_signal_id`` of a check proposal: the rule and version it was read from."""
-    return f"{SIGNAL_PREFIX}{rule_id}@v{version}"
 
 
 def proposal_target(state: MemoryState) -> tuple[UUID, int] | None:
     """The rule (id, version) a proposal proposes checks for; None for other proposals."""
-    m = _SIGNAL.match(state.evidence_signal_id or "")
-    return (UUID(m.group(1)), int(m.group(2))) if m else None
+    return signal_target(state.evidence_signal_id)
 
 
 @dataclass(frozen=True)

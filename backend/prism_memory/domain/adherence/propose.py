@@ -30,9 +30,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Final
+from uuid import UUID
 
 from prism_memory.domain.adherence.checks import CHECKS_MAX, PATTERN_MAX, parse_checks
 from prism_memory.errors import InvalidInput
+
+# A check proposal names the rule and the version its checks were read from in its
+# ``evidence_signal_id``; the content hash commits to it, so the audit chain can tell a check
+# proposal (approving it retires it: its checks go to the rule) from a captured one.
+SIGNAL_PREFIX: Final = "checks-for:"
+_SIGNAL = re.compile(r"^checks-for:([0-9a-f-]{36})@v(\d+)$")
+
+
+def proposal_signal(rule_id: UUID, version: int) -> str:
+    """The ``evidence_signal_id`` of a check proposal: the rule and version it was read from."""
+    return f"{SIGNAL_PREFIX}{rule_id}@v{version}"
+
+
+def signal_target(signal: str | None) -> tuple[UUID, int] | None:
+    """The rule (id, version) a check proposal's ``evidence_signal_id`` names; None for any
+    other signal."""
+    m = _SIGNAL.match(signal or "")
+    return (UUID(m.group(1)), int(m.group(2))) if m else None
+
 
 TEXT_MAX: Final = 20_000  # characters of rule text read (a rule body is at most this long)
 

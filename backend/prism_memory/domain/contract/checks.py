@@ -18,7 +18,12 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
-from prism_memory.domain.characters import forbidden_character, strip_edges, text_pattern
+from prism_memory.domain.characters import (
+    EDGE_SPACE_CLASS,
+    forbidden_character,
+    strip_edges,
+    text_pattern,
+)
 from prism_memory.domain.contract.bounds import FILTER_LIST_MAX, NAMESPACE_MAX, NAMESPACE_PATTERN
 from prism_memory.errors import contract_error
 
@@ -146,7 +151,10 @@ class Namespace(Text):
         core = rf"[A-Za-z0-9][A-Za-z0-9._:/-]{{0,{NAMESPACE_MAX - 1}}}"
         if self.blank_ok:  # a listing's blank namespace is no filter
             core = f"(?:{core})?"
-        return {"type": "string", "pattern": rf"^\s*{core}\s*$", "examples": ["default"]}
+        # The spaces the validator trims, spelled out (ECMA's \s also takes U+000C, which
+        # the validator refuses).
+        space = rf"[{EDGE_SPACE_CLASS}]*"
+        return {"type": "string", "pattern": rf"^{space}{core}{space}$", "examples": ["default"]}
 
 
 def _values(choices: type[Enum] | Sequence[str]) -> list[str]:
