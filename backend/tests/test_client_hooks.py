@@ -198,7 +198,7 @@ def test_the_installed_command_answers_claude_codes_hook_input(
         capture_output=True,
         text=True,
         env=env,
-        timeout=ours["timeout"],
+        timeout=120,  # a hang guard, not the entry's timeout: the machine may be loaded
         check=False,
     )
     assert str(written.id) in context_of(proc, "SessionStart")
@@ -336,7 +336,7 @@ def test_the_installed_capture_command_captures_a_real_hook_input(
         text=True,
         env=env,
         cwd=with_stop,
-        timeout=ours["timeout"],
+        timeout=120,  # a hang guard, not the entry's timeout: the machine may be loaded
         check=False,
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")

@@ -72,7 +72,7 @@ def hook_env(tmp_path: Path, db: Path, project: Path) -> dict[str, str]:
 
 
 def run_in(
-    project: Path, command: str, stdin: str, env: dict[str, str], timeout: int
+    project: Path, command: str, stdin: str, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-c", command],
@@ -81,7 +81,7 @@ def run_in(
         text=True,
         env=env,
         cwd=project,
-        timeout=timeout,
+        timeout=120,  # a hang guard, not a latency claim: the machine may be loaded
         check=False,
     )
 
@@ -116,12 +116,12 @@ def test_every_hook_runs_prism_not_the_project_folders_app_or_prism_memory(
 
     start = hooks["SessionStart"][-1]["hooks"][0]
     assert start["command"].startswith(str(PRISM_SCRIPT))
-    proc = run_in(project, start["command"], hook_input(cwd=str(project)), env, start["timeout"])
+    proc = run_in(project, start["command"], hook_input(cwd=str(project)), env)
     assert str(written.id) in context_of(proc, "SessionStart")
 
     prompt = hooks["UserPromptSubmit"][-1]["hooks"][0]
     stdin = hook_input("UserPromptSubmit", cwd=str(project), prompt="review the migration")
-    proc = run_in(project, prompt["command"], stdin, env, prompt["timeout"])
+    proc = run_in(project, prompt["command"], stdin, env)
     assert proc.returncode == 0, proc.stderr
 
     stop = hooks["Stop"][-1]["hooks"][0]
@@ -131,7 +131,7 @@ def test_every_hook_runs_prism_not_the_project_folders_app_or_prism_memory(
         {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project)}
         | {"hook_event_name": "Stop", "stop_hook_active": False}
     )
-    proc = run_in(project, stop["command"], stdin, env, stop["timeout"])
+    proc = run_in(project, stop["command"], stdin, env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     log = tmp_path / "data" / "prism-memory" / "capture.log"
     for _ in range(600):  # the detached capture (a child of the hook) finishes on its own time
