@@ -5,6 +5,7 @@ sent to sign in."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 
@@ -72,9 +73,29 @@ def test_visitors_are_sent_to_sign_in(world: World) -> None:
     assert response.status_code == 303 and response.headers["location"] == "/signin"
 
 
-def test_the_rule_page_links_to_its_adherence(world: World) -> None:
+def test_the_rule_page_shows_its_adherence_and_links_to_the_report(world: World) -> None:
     rule_id = world.ids["acme_npm"]
     html = signed_in(world, "a_reader").get(f"/memorules/{rule_id}?project=p1").text
     assert f'href="/adherence?project=p1#rule-{rule_id}"' in html
+    section = html[html.index('id="adherence"') : html.index('id="served-h"')]
+    assert re.search(r'id="adh-exercised">1<', section)
+    assert re.search(r'id="adh-violated" class="bad">1<', section)
+    assert re.search(r'id="adh-followed">0<', section)
+    assert "NPM_TOKEN=[REDACTED] npm publish" in section and SECRET not in html
+    assert "acme-session-" in section and "beta-session-" not in html
+
+
+def test_a_rule_without_checks_has_no_adherence_section(world: World) -> None:
+    ctx = world.ctx("acme", "p1")
+    raw = {
+        "kind": "memorule",
+        "memorule_kind": "convention",
+        "subject": "Plain advice " + uuid.uuid4().hex[:4],
+        "body": "Write small commits.",
+        "applies_to": {"scope": "project"},
+    }
+    plain = world.services.memory.remember(ctx, raw).id
+    html = signed_in(world, "a_reader").get(f"/memorules/{plain}?project=p1").text
+    assert 'id="adherence"' not in html and 'id="checks"' in html
     nav = signed_in(world, "a_reader").get("/memorules?project=p1").text
     assert 'href="/adherence?project=p1">Adherence</a>' in nav

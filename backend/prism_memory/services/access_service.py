@@ -491,9 +491,12 @@ class AccessService:
         rules = [r for r in service.rules(ctx) if visible_to(r, key.persona)]
         return service.judge(ctx, session, client=client, dry_run=dry_run, rules=rules)
 
-    def adherence_report(self, key: ApiKey, ctx: SessionContext) -> AdherenceReport:
+    def adherence_report(
+        self, key: ApiKey, ctx: SessionContext, memorule_id: UUID | None = None
+    ) -> AdherenceReport:
         """Adherence of ``ctx``'s project: per rule served / exercised / violated and the last
-        violation, the most-violated rules, rules never exercised, sessions with violations.
+        violation, the most-violated rules, rules never exercised, sessions with violations;
+        given ``memorule_id``, of that rule alone (a rule page's section).
 
         Raises:
             PermissionDenied: the key cannot read.
@@ -502,4 +505,4 @@ class AccessService:
         from prism_memory.services.adherence_report import AdherenceReporter
 
         reporter = AdherenceReporter(self.memory.store, self.memorules)
-        return reporter.report(ctx, viewer_persona=key.persona)
+        return reporter.report(ctx, viewer_persona=key.persona, memorule_id=memorule_id)

@@ -116,8 +116,14 @@ class AdherenceReporter:
         self.store = store
         self.memorules = memorules
 
-    def report(self, ctx: SessionContext, viewer_persona: str | None = None) -> AdherenceReport:
-        """The adherence of ``ctx``'s project (rules with checks visible from it).
+    def report(
+        self,
+        ctx: SessionContext,
+        viewer_persona: str | None = None,
+        memorule_id: UUID | None = None,
+    ) -> AdherenceReport:
+        """The adherence of ``ctx``'s project (rules with checks visible from it); given
+        ``memorule_id``, of that rule alone (no rule when it has no checks or is not seen).
 
         Raises:
             StorageError: the engine failed.
@@ -126,6 +132,7 @@ class AdherenceReporter:
             r
             for r in self.store.memorules_with_checks(ctx.tenant_id, ctx.project_id)
             if visible_to(r, viewer_persona)
+            and (memorule_id is None or r.memorule_id == memorule_id)
         ]
         ids = {r.memorule_id for r in rules}
         newest, events, complete = self._newest_verdicts(ctx, ids)

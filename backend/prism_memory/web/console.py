@@ -175,7 +175,11 @@ def _detail(
         )
     except PermissionDenied:
         served_to = None
-    return {**history, "can_write": can_write, "served_to": served_to}
+    adherence = None
+    if history["versions"][-1].get("checks"):  # what agents did against this rule's checks
+        rules = access.adherence_report(key, ctx, memory_id).to_dict()["rules"]
+        adherence = rules[0] if rules else None
+    return {**history, "can_write": can_write, "served_to": served_to, "adherence": adherence}
 
 
 @router.get("/memorules/{memory_id}")
@@ -208,6 +212,7 @@ async def _memorule_page(
         versions=list(zip(versions, views.version_changes(versions), strict=True))[::-1],
         audit=found["audit"],
         served_to=found["served_to"],
+        adherence=found["adherence"],
         can_write=found["can_write"],
         options=views,
         shown=views.shown,
