@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from prism_memory.domain import access
-from prism_memory.domain.access import ApiKey, Role
+from prism_memory.domain.access import ApiKey, KeySlugs, Role
 from prism_memory.domain.ids import new_id, uuid_for
 from prism_memory.domain.records import SessionContext, utcnow
 from prism_memory.errors import FieldError, InvalidInput, NotFound, Unauthenticated
@@ -101,6 +101,11 @@ class AuthService:
             raise InvalidInput(errors)
         assert tenant_id is not None
         secret = access.KEY_PREFIX + secrets.token_urlsafe(32)
+        typed = list(zip(project_ids, (p.strip() for p in projects), strict=False))
+        project_slugs: dict[UUID, str] = {}
+        for pid, name in typed:
+            if pid is not None and _is_slug(pid, name):
+                project_slugs.setdefault(pid, name)  # the first slug typed for it
         key = ApiKey(
             key_id=access.KEY_ID_PREFIX + secrets.token_hex(6),
             tenant_id=tenant_id,
@@ -110,6 +115,10 @@ class AuthService:
             prefix=secret[:10],
             label=label,
             created_at=utcnow(),
+            slugs=KeySlugs(
+                tenant.strip() if _is_slug(tenant_id, tenant.strip()) else None,
+                tuple(project_slugs.items()),
+            ),
         )
         self.keys.add_key(key, access.hash_secret(secret))
         return IssuedKey(key, secret)
@@ -206,6 +215,14 @@ def _slug_id(errors: list[FieldError], kind: str, value: str) -> UUID | None:
     except ValueError as exc:
         errors.append(FieldError(kind, "invalid_format", str(exc)))
         return None
+
+
+def _is_slug(uuid: UUID, typed: str) -> bool:
+    """``typed`` was a slug, not the UUID itself (in any spelling)."""
+    try:
+        return UUID(typed) != uuid
+    except ValueError:
+        return True
 
 
 def _short_text(errors: list[FieldError], name: str, value: str | None, limit: int) -> str | None:

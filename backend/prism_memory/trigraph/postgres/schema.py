@@ -286,6 +286,15 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "WHERE checks IS NOT NULL",
         ],
     ),
+    (
+        8,
+        "api_key_slugs",
+        [
+            # Issue 29: see prism_memory.trigraph.sqlite.schema, migration 7 (NULL: a key made
+            # before slugs were stored).
+            "ALTER TABLE api_key ADD COLUMN slugs jsonb",
+        ],
+    ),
 ]
 
 # The HNSW index on the 384-d vectors (pgvector's inner product) through which recall

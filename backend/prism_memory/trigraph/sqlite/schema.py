@@ -265,4 +265,14 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "WHERE checks IS NOT NULL",
         ],
     ),
+    (
+        7,
+        "api_key_slugs",
+        [
+            # Issue 29: the slugs a key's creator typed for its tenant and projects (JSON
+            # {"tenant": slug|null, "projects": {uuid: slug}}), which the UUIDs cannot give
+            # back. Keys made before keep NULL: listed by UUID, and said so.
+            "ALTER TABLE api_key ADD COLUMN slugs TEXT",
+        ],
+    ),
 ]
