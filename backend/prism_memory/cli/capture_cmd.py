@@ -20,7 +20,7 @@ import sys
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,6 +30,10 @@ from prism_memory.cli.acting import as_operator
 from prism_memory.cli.runtime import Runtime, common
 from prism_memory.serializers import capture_dict
 from prism_memory.settings import default_db_path
+
+if TYPE_CHECKING:
+    from prism_memory.cli.progress import Progress
+    from prism_memory.services.capture_service import CaptureProgress
 
 HOOK_INPUT_MAX = 1_000_000
 LOG_MAX_BYTES = 1_000_000  # then capture.log becomes capture.log.1 and a new one starts
@@ -87,14 +91,38 @@ def capture_group() -> click.Group:
         if log_file is not None:
             _run_logged(rt, transcript, for_persona, log_file)
             return
-        report = _capture(rt, transcript, for_persona, dry_run)
+        from prism_memory.cli.progress import progress_for
+
+        shown = progress_for(rt.json, "capture")
+        try:
+            report = _capture(rt, transcript, for_persona, dry_run, _staged(shown))
+        finally:
+            shown.close()
         rt.emit(report, _human)
 
     return group
 
 
+def _staged(shown: Progress) -> CaptureProgress | None:
+    """The capture's stages on one progress line (a terminal only): embedded, then decided."""
+    if not shown.enabled:
+        return None
+
+    def report(stage: str, done: int, total: int) -> None:
+        label = f"{stage} (detected messages)"
+        if label != shown.label:
+            shown.restart(label, total)
+        shown(done, total)
+
+    return report
+
+
 def _capture(
-    rt: Runtime, transcript: Path, for_persona: str | None, dry_run: bool
+    rt: Runtime,
+    transcript: Path,
+    for_persona: str | None,
+    dry_run: bool,
+    progress: CaptureProgress | None = None,
 ) -> dict[str, Any]:
     read_back = read(transcript)
     messages = read_back.messages
@@ -103,7 +131,8 @@ def _capture(
     ctx = rt.ctx
     found = candidates(messages, for_persona or ctx.persona)
     access, me = as_operator(rt.services, ctx)
-    report = capture_dict(access.capture(me.key, ctx, found, len(messages), dry_run=dry_run))
+    captured = access.capture(me.key, ctx, found, len(messages), dry_run=dry_run, progress=progress)
+    report = capture_dict(captured)
     report["transcript"] = str(transcript)
     report["project"] = str(ctx.project_id)
     report["transcript_skipped"] = dict(sorted(read_back.skipped.items()))
