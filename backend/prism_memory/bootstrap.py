@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
@@ -178,6 +179,11 @@ def build_auth(services: Services) -> AuthService:
     from prism_memory.services.auth_service import AuthService
 
     return AuthService(build_key_store(services.store), context_from(services.settings).project_id)
+
+
+def hook_failure_counts(services: Services) -> Callable[[], dict[str, int]]:
+    """Reads the client hooks' failures counted in the store, by hook (``/metrics``)."""
+    return services.store.hook_failures().counts
 
 
 def build_access(services: Services) -> AccessService:

@@ -79,16 +79,10 @@ def previous_version(
     """A store migrated to the version before the slugs, holding a key made then."""
     if engine_settings.database_url:
         from prism_memory.trigraph.postgres import store as module
-
-        before: list[Any] = postgres_schema.MIGRATIONS[:-1]
     else:
         from prism_memory.trigraph.sqlite import store as module  # type: ignore[no-redef]
-
-        before = sqlite_schema.MIGRATIONS[:-1]
-    assert (
-        before[-1][0] + 1
-        == (postgres_schema if engine_settings.database_url else sqlite_schema).MIGRATIONS[-1][0]
-    )
+    migrations = latest(engine_settings)
+    before = migrations[: [name for _, name, _ in migrations].index("api_key_slugs")]
     with monkeypatch.context() as patch:
         patch.setattr(module, "MIGRATIONS", before)
         services = build_services(engine_settings)
@@ -107,19 +101,20 @@ def previous_version(
     yield engine_settings
 
 
+def latest(settings: Settings) -> list[Any]:
+    """This release's migrations for the settings' engine."""
+    return list((postgres_schema if settings.database_url else sqlite_schema).MIGRATIONS)
+
+
 def test_an_older_store_keeps_its_keys_and_lists_them_by_uuid_saying_so(
     previous_version: Settings,
 ) -> None:
     services = build_services(previous_version)  # start-up migrates, as after an upgrade
     try:
         auth = build_auth(services)
-        assert (
-            services.store.migrate()
-            == (postgres_schema if previous_version.database_url else sqlite_schema).MIGRATIONS[-1][
-                0
-            ]
-        )
+        assert services.store.migrate() == latest(previous_version)[-1][0]
         assert auth.keys.ready()
+        assert services.store.hook_failures().counts() == {}  # a later table, there and empty
         (old,) = auth.list_keys()
         assert (old.key_id, old.role.value, old.persona, old.label, old.prefix) == (
             "key_0ld0ld0ld0ld", "writer", "donna", "made before slugs", "prism_Old1",

@@ -8,7 +8,8 @@ it as evidence to the rule it repeats. Re-running on the same file proposes noth
 ``--hook`` is the entry a Claude Code ``Stop``/``SessionEnd`` hook calls: it reads the hook
 input (JSON with ``transcript_path``) from stdin, starts the capture in a detached background
 process and returns at once, printing nothing; failures go to ``capture.log`` in the user data
-directory, never to the agent.
+directory, never to the agent, and are counted in the store for ``/metrics``
+(:mod:`prism_memory.trigraph.hook_failures`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import click
 from prism_memory.capture.proposals import candidates, project_slug
 from prism_memory.capture.transcript import read
 from prism_memory.cli.acting import as_operator
+from prism_memory.cli.hook_failures import count_failure
 from prism_memory.cli.runtime import Runtime, common
 from prism_memory.serializers import capture_dict
 from prism_memory.settings import default_db_path
@@ -192,6 +194,7 @@ def _start_hook(rt: Runtime, for_persona: str | None) -> None:
         )
     except Exception:  # the hook must never break the session: every failure goes to the log
         _log(log, "hook failed:\n" + traceback.format_exc())
+        count_failure(rt.options, "capture")
 
 
 def _run_logged(rt: Runtime, transcript: Path, for_persona: str | None, log: Path) -> None:
@@ -203,8 +206,9 @@ def _run_logged(rt: Runtime, transcript: Path, for_persona: str | None, log: Pat
             f"{transcript}: {report['proposed']} proposed, {report['evidence']} evidence, "
             f"{report['already_captured']} already captured",
         )
-    except Exception:  # a background run has no one to tell but the log
+    except Exception:  # a background run has no one to tell but the log (and /metrics)
         _log(log, f"{transcript}: capture failed:\n" + traceback.format_exc())
+        count_failure(rt.options, "capture")
 
 
 def _log(log: Path, text: str) -> None:

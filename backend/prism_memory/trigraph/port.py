@@ -34,6 +34,7 @@ from prism_memory.domain.records import (
 )
 from prism_memory.embeddings.port import Vector
 from prism_memory.trigraph.dump import TransferStore
+from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 
@@ -363,6 +364,10 @@ class EngineParts(Protocol):
 
     def ledger(self) -> AuditLedger:
         """The audit ledger (verification reads, served receipts) of this engine."""
+        ...
+
+    def hook_failures(self) -> HookFailureCounts:
+        """The client hooks' failures counted in this store (``/metrics``)."""
         ...
 
 

@@ -35,6 +35,7 @@ from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import StorageError
 from prism_memory.trigraph.dump import DumpItem
+from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 from prism_memory.trigraph.listing_sql import list_query
@@ -113,6 +114,12 @@ class PostgresStore:
         self.pool.close()
 
     # -- what else lives in the database ---------------------------------------------
+
+    def hook_failures(self) -> HookFailureCounts:
+        """The hooks' failures counted in this database (``hook_failure``)."""
+        from prism_memory.trigraph.postgres.hook_failures import PostgresHookFailures
+
+        return PostgresHookFailures(self.pool)
 
     def key_store(self) -> ApiKeyStore:
         """The API keys in this database (``api_key``), on the store's pool."""

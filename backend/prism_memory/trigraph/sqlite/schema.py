@@ -275,4 +275,17 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "ALTER TABLE api_key ADD COLUMN slugs TEXT",
         ],
     ),
+    (
+        8,
+        "hook_failure",
+        [
+            # Issue 29: each client hook's failures (prism_memory.trigraph.hook_failures),
+            # counted by the failing hook process, read by /metrics. No tenant: a count per hook.
+            """CREATE TABLE hook_failure (
+                hook TEXT NOT NULL PRIMARY KEY,
+                failures INTEGER NOT NULL,
+                last_failed_at TEXT NOT NULL
+            ) WITHOUT ROWID""",
+        ],
+    ),
 ]

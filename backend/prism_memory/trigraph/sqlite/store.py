@@ -24,6 +24,7 @@ from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.trigraph.dump import DumpItem
+from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 from prism_memory.trigraph.listing_sql import list_query
@@ -78,6 +79,12 @@ class SQLiteStore:
         self.file.close()
 
     # -- what else lives in the file -------------------------------------------------
+
+    def hook_failures(self) -> HookFailureCounts:
+        """The hooks' failures counted in this file (``hook_failure``)."""
+        from prism_memory.trigraph.sqlite.hook_failures import SQLiteHookFailures
+
+        return SQLiteHookFailures(self.file)
 
     def key_store(self) -> ApiKeyStore:
         """The API keys in this file (``api_key``), on the store's connections."""
