@@ -182,8 +182,17 @@ def build_auth(services: Services) -> AuthService:
 
 
 def hook_failure_counts(services: Services) -> Callable[[], dict[str, int]]:
-    """Reads the client hooks' failures counted in the store, by hook (``/metrics``)."""
-    return services.store.hook_failures().counts
+    """Reads the client hooks' failures counted in the store, by hook, every hook named (0:
+    never failed), for ``/metrics``. The reader raises ``StorageError`` when the store fails."""
+    from prism_memory.trigraph.hook_failures import HOOKS
+
+    store = services.store.hook_failures()
+
+    def read() -> dict[str, int]:
+        counted = store.counts()
+        return {hook: counted.get(hook, 0) for hook in HOOKS}
+
+    return read
 
 
 def build_access(services: Services) -> AccessService:

@@ -146,3 +146,13 @@ def test_metrics_show_every_hooks_failures_from_the_store(world: World) -> None:
     found = samples(world)
     assert found[("prism_hook_failures_total", (("hook", "capture"),))] == 1
     assert found[("prism_hook_failures_total", (("hook", "brief"),))] == 0
+
+
+def test_metrics_answer_without_the_series_when_the_store_cannot_say(world: World) -> None:
+    from tests.conftest import raw_sql
+
+    raw_sql(world.services, "DROP TABLE hook_failure")  # as a store the counts cannot be read from
+    response = world.client.get("/metrics")
+    assert response.status_code == 200
+    assert "prism_hook_failures" not in response.text
+    assert "prism_served_receipts_pending" in response.text

@@ -30,7 +30,6 @@ from prism_memory.errors import StorageError
 from prism_memory.services.access_service import AccessService
 from prism_memory.services.brief_service import Brief
 from prism_memory.services.receipt_writer import ReceiptWriter
-from prism_memory.trigraph.hook_failures import HOOKS
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -133,7 +132,8 @@ class DomainMetrics:
         registry: the server's registry.
         engine: ``sqlite`` or ``postgresql``.
         receipts: the served-receipts writer (None: receipts are off).
-        hook_failures: reads the client hooks' failures counted in the store, by hook.
+        hook_failures: reads the client hooks' failures counted in the store, by hook (every
+            hook, 0 for those never failed).
     """
 
     def __init__(
@@ -211,8 +211,8 @@ class _HookFailuresCollector(Collector):
             "store are not counted.",
             labels=("hook",),
         )
-        for hook in HOOKS:
-            family.add_metric((hook,), counted.get(hook, 0))
+        for hook, failures in counted.items():
+            family.add_metric((hook,), failures)
         yield family
 
 

@@ -101,11 +101,10 @@ class AuthService:
             raise InvalidInput(errors)
         assert tenant_id is not None
         secret = access.KEY_PREFIX + secrets.token_urlsafe(32)
-        typed = list(zip(project_ids, (p.strip() for p in projects), strict=False))
         project_slugs: dict[UUID, str] = {}
-        for pid, name in typed:
-            if pid is not None and _is_slug(pid, name):
-                project_slugs.setdefault(pid, name)  # the first slug typed for it
+        for pid, name in zip(project_ids, projects, strict=True):
+            if pid is not None and (slug := _slug_typed(name)) is not None:
+                project_slugs.setdefault(pid, slug)  # the first slug typed for it
         key = ApiKey(
             key_id=access.KEY_ID_PREFIX + secrets.token_hex(6),
             tenant_id=tenant_id,
@@ -115,10 +114,7 @@ class AuthService:
             prefix=secret[:10],
             label=label,
             created_at=utcnow(),
-            slugs=KeySlugs(
-                tenant.strip() if _is_slug(tenant_id, tenant.strip()) else None,
-                tuple(project_slugs.items()),
-            ),
+            slugs=KeySlugs(_slug_typed(tenant), tuple(project_slugs.items())),
         )
         self.keys.add_key(key, access.hash_secret(secret))
         return IssuedKey(key, secret)
@@ -217,12 +213,14 @@ def _slug_id(errors: list[FieldError], kind: str, value: str) -> UUID | None:
         return None
 
 
-def _is_slug(uuid: UUID, typed: str) -> bool:
-    """``typed`` was a slug, not the UUID itself (in any spelling)."""
+def _slug_typed(typed: str) -> str | None:
+    """The slug as typed (kept for people: a slug maps one way to its UUID), or None when a
+    UUID itself was typed. Only called on values :func:`_slug_id` accepted."""
     try:
-        return UUID(typed) != uuid
+        UUID(typed.strip())
     except ValueError:
-        return True
+        return typed.strip()
+    return None
 
 
 def _short_text(errors: list[FieldError], name: str, value: str | None, limit: int) -> str | None:
