@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from uuid import UUID
@@ -178,6 +179,20 @@ def build_auth(services: Services) -> AuthService:
     from prism_memory.services.auth_service import AuthService
 
     return AuthService(build_key_store(services.store), context_from(services.settings).project_id)
+
+
+def hook_failure_counts(services: Services) -> Callable[[], dict[str, int]]:
+    """Reads the client hooks' failures counted in the store, by hook, every hook named (0:
+    never failed), for ``/metrics``. The reader raises ``StorageError`` when the store fails."""
+    from prism_memory.trigraph.hook_failures import HOOKS
+
+    store = services.store.hook_failures()
+
+    def read() -> dict[str, int]:
+        counted = store.counts()
+        return {hook: counted.get(hook, 0) for hook in HOOKS}
+
+    return read
 
 
 def build_access(services: Services) -> AccessService:

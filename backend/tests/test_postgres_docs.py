@@ -226,6 +226,7 @@ def test_the_citus_ddl_distributes_every_table_by_tenant_within_citus_rules(
         assert {t for t, how in placed.items() if how == "reference"} == {
             "schema_migrations",
             "api_key",
+            "hook_failure",
         }
     finally:
         pg_server.drop_schema(stub)

@@ -5,13 +5,16 @@ from __future__ import annotations
 import io
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from prism_memory.bootstrap import build_store
 from prism_memory.cli.progress import Progress
+from prism_memory.settings import Settings
 from tests.cli_run import BACKEND, run_prism
 
 
@@ -84,3 +87,59 @@ def test_import_and_reindex_are_quiet_in_a_pipe(store: Path, tmp_path: Path) -> 
     assert piped.returncode == 0 and "\x1b" not in piped.stderr + piped.stdout
     reindexed = run_prism(store, "reindex")  # nothing stale: no counters, one summary line
     assert reindexed.returncode == 0 and reindexed.stderr == ""
+
+
+@pytest.mark.slow
+def test_migrate_counts_the_pending_migrations_on_a_terminal_only(tmp_path: Path) -> None:
+    from prism_memory.trigraph.sqlite.schema import MIGRATIONS
+
+    fresh = tmp_path / "fresh.db"
+    code, terminal = on_a_terminal(fresh, "migrate")
+    pending = len(MIGRATIONS)
+    assert code == 0 and f"schema migrations applied: {pending}/{pending} (100%)" in terminal
+    assert terminal.endswith("\r\x1b[K")  # cleared before the command's own line
+    code, again = on_a_terminal(fresh, "migrate")  # nothing pending: no counter at all
+    assert code == 0 and "applied" not in again
+    code, as_json = on_a_terminal(tmp_path / "json.db", "migrate", "--json")
+    assert code == 0 and "applied" not in as_json
+    piped = run_prism(tmp_path / "piped.db", "migrate")
+    assert piped.returncode == 0 and piped.stderr == ""
+    assert piped.stdout == f"sqlite schema at version {MIGRATIONS[-1][0]}\n"
+
+
+@pytest.mark.slow
+def test_capture_shows_its_stages_on_a_terminal_only(tmp_path: Path) -> None:
+    transcript = BACKEND / "tests" / "golden" / "claude_code_session.jsonl"
+    args = ("capture", "claude-code", "--transcript", str(transcript))
+    code, terminal = on_a_terminal(tmp_path / "a.db", *args)
+    assert code == 0
+    embedded = re.findall(r"embedded \(detected messages\): (\d+)/(\d+)", terminal)
+    decided = re.findall(r"decided \(detected messages\): (\d+)/(\d+)", terminal)
+    assert embedded and embedded[-1][0] == embedded[-1][1] != "0"
+    assert decided and decided[-1][0] == decided[-1][1] != "0"
+    assert terminal.index("embedded") < terminal.index("decided")
+    code, as_json = on_a_terminal(tmp_path / "b.db", *args, "--json")
+    assert code == 0 and "detected messages" not in as_json
+    piped = run_prism(tmp_path / "c.db", *args)
+    assert piped.returncode == 0 and piped.stderr == ""
+    assert piped.stdout.startswith("captured ")
+
+
+def test_each_engine_tells_migrate_progress_once_per_pending_migration(
+    engine_settings: Settings,
+) -> None:
+    from prism_memory.trigraph.postgres import schema as postgres_schema
+    from prism_memory.trigraph.sqlite import schema as sqlite_schema
+
+    migrations = (postgres_schema if engine_settings.database_url else sqlite_schema).MIGRATIONS
+    store = build_store(engine_settings)
+    told: list[tuple[int, int]] = []
+    try:
+        assert store.migrate(lambda done, total: told.append((done, total))) == migrations[-1][0]
+        n = len(migrations)
+        assert told == [(done, n) for done in range(n + 1)]
+        told.clear()
+        store.migrate(lambda done, total: told.append((done, total)))
+        assert told == []  # nothing pending, nothing told
+    finally:
+        store.close()

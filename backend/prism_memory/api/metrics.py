@@ -9,7 +9,7 @@ project ever becomes a label.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import (
@@ -26,6 +26,7 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from prism_memory.domain.records import RecallResult, WriteResult
+from prism_memory.errors import StorageError
 from prism_memory.services.access_service import AccessService
 from prism_memory.services.brief_service import Brief
 from prism_memory.services.receipt_writer import ReceiptWriter
@@ -131,10 +132,16 @@ class DomainMetrics:
         registry: the server's registry.
         engine: ``sqlite`` or ``postgresql``.
         receipts: the served-receipts writer (None: receipts are off).
+        hook_failures: reads the client hooks' failures counted in the store, by hook (every
+            hook, 0 for those never failed).
     """
 
     def __init__(
-        self, registry: CollectorRegistry, engine: str, receipts: ReceiptWriter | None
+        self,
+        registry: CollectorRegistry,
+        engine: str,
+        receipts: ReceiptWriter | None,
+        hook_failures: Callable[[], dict[str, int]] | None = None,
     ) -> None:
         self.engine = engine
         self.latency = Histogram(
@@ -147,6 +154,8 @@ class DomainMetrics:
         )
         if receipts is not None:
             registry.register(_ReceiptsCollector(receipts))
+        if hook_failures is not None:
+            registry.register(_HookFailuresCollector(hook_failures))
 
     def timed(self, operation: str) -> _Timer:
         return _Timer(self.latency.labels(operation, self.engine))
@@ -181,6 +190,30 @@ class _ReceiptsCollector(Collector):
             "and are retried; only a failure at shutdown loses them, and is logged).",
             value=self.writer.failed_writes,
         )
+
+
+class _HookFailuresCollector(Collector):
+    """Read at every scrape: the failures the client hooks counted in the store (they are
+    processes of their own; :mod:`prism_memory.trigraph.hook_failures` says which count)."""
+
+    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            counted = self.counts()
+        except StorageError:  # the store is down: /readyz says so; the scrape goes on
+            return
+        family = CounterMetricFamily(
+            "prism_hook_failures",
+            "Client hook calls (brief, guard, capture, adherence) that failed open, as "
+            "counted in the store by the hook process; failures that could not reach the "
+            "store are not counted.",
+            labels=("hook",),
+        )
+        for hook, failures in counted.items():
+            family.add_metric((hook,), failures)
+        yield family
 
 
 class MeteredAccess(AccessService):

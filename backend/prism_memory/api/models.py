@@ -284,7 +284,14 @@ class WhoAmIPublic(BaseModel):
     ok: Literal[True]
     key_id: str
     tenant_id: UUID
+    tenant_slug: str | None = Field(
+        description="the slug typed for the tenant when the key was created; null when it "
+        "was typed as a UUID or the key predates stored slugs"
+    )
     role: Role
     projects: list[UUID]
+    project_slugs: dict[str, str] = Field(
+        description="project UUID -> the slug typed for it when the key was created"
+    )
     persona: str | None
     project_id: UUID

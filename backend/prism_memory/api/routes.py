@@ -282,12 +282,15 @@ async def whoami(call: CallDep) -> dict[str, Any]:
     """Check a key: its tenant, role, projects and persona (never its secret)."""
     caller = await call.run(Caller)
     key = caller.key
+    shown = key.to_dict()
     return {
         "ok": True,
         "key_id": key.key_id,
         "tenant_id": key.tenant_id,
+        "tenant_slug": shown["tenant_slug"],
         "role": key.role,
         "projects": list(key.projects),
+        "project_slugs": shown["project_slugs"],
         "persona": key.persona,
         "project_id": caller.ctx.project_id,
     }

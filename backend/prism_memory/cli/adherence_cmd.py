@@ -242,6 +242,7 @@ def _start_hook(rt: Runtime) -> None:
         )
     except Exception:  # the hook must never break the session: every failure goes to the log
         _log(log, "hook failed:\n" + traceback.format_exc())
+        _count_failure(rt)
 
 
 def _run_logged(rt: Runtime, transcript: Path, log: Path) -> None:
@@ -252,8 +253,15 @@ def _run_logged(rt: Runtime, transcript: Path, log: Path) -> None:
         for v in report["verdicts"]:
             counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
         _log(log, f"{transcript}: {report['recorded']} recorded {json.dumps(counts)}")
-    except Exception:  # a background run has no one to tell but the log
+    except Exception:  # a background run has no one to tell but the log (and /metrics)
         _log(log, f"{transcript}: judging failed:\n" + traceback.format_exc())
+        _count_failure(rt)
+
+
+def _count_failure(rt: Runtime) -> None:
+    from prism_memory.cli.hook_failures import count_failure
+
+    count_failure(rt.options, "adherence")
 
 
 def _log(log: Path, text: str) -> None:

@@ -8,7 +8,8 @@ it as evidence to the rule it repeats. Re-running on the same file proposes noth
 ``--hook`` is the entry a Claude Code ``Stop``/``SessionEnd`` hook calls: it reads the hook
 input (JSON with ``transcript_path``) from stdin, starts the capture in a detached background
 process and returns at once, printing nothing; failures go to ``capture.log`` in the user data
-directory, never to the agent.
+directory, never to the agent, and are counted in the store for ``/metrics``
+(:mod:`prism_memory.trigraph.hook_failures`).
 """
 
 from __future__ import annotations
@@ -20,16 +21,21 @@ import sys
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from prism_memory.capture.proposals import candidates, project_slug
 from prism_memory.capture.transcript import read
 from prism_memory.cli.acting import as_operator
+from prism_memory.cli.hook_failures import count_failure
 from prism_memory.cli.runtime import Runtime, common
 from prism_memory.serializers import capture_dict
 from prism_memory.settings import default_db_path
+
+if TYPE_CHECKING:
+    from prism_memory.cli.progress import Progress
+    from prism_memory.services.capture_service import CaptureProgress
 
 HOOK_INPUT_MAX = 1_000_000
 LOG_MAX_BYTES = 1_000_000  # then capture.log becomes capture.log.1 and a new one starts
@@ -87,14 +93,38 @@ def capture_group() -> click.Group:
         if log_file is not None:
             _run_logged(rt, transcript, for_persona, log_file)
             return
-        report = _capture(rt, transcript, for_persona, dry_run)
+        from prism_memory.cli.progress import progress_for
+
+        shown = progress_for(rt.json, "capture")
+        try:
+            report = _capture(rt, transcript, for_persona, dry_run, _staged(shown))
+        finally:
+            shown.close()
         rt.emit(report, _human)
 
     return group
 
 
+def _staged(shown: Progress) -> CaptureProgress | None:
+    """The capture's stages on one progress line (a terminal only): embedded, then decided."""
+    if not shown.enabled:
+        return None
+
+    def report(stage: str, done: int, total: int) -> None:
+        label = f"{stage} (detected messages)"
+        if label != shown.label:
+            shown.restart(label, total)
+        shown(done, total)
+
+    return report
+
+
 def _capture(
-    rt: Runtime, transcript: Path, for_persona: str | None, dry_run: bool
+    rt: Runtime,
+    transcript: Path,
+    for_persona: str | None,
+    dry_run: bool,
+    progress: CaptureProgress | None = None,
 ) -> dict[str, Any]:
     read_back = read(transcript)
     messages = read_back.messages
@@ -103,7 +133,8 @@ def _capture(
     ctx = rt.ctx
     found = candidates(messages, for_persona or ctx.persona)
     access, me = as_operator(rt.services, ctx)
-    report = capture_dict(access.capture(me.key, ctx, found, len(messages), dry_run=dry_run))
+    captured = access.capture(me.key, ctx, found, len(messages), dry_run=dry_run, progress=progress)
+    report = capture_dict(captured)
     report["transcript"] = str(transcript)
     report["project"] = str(ctx.project_id)
     report["transcript_skipped"] = dict(sorted(read_back.skipped.items()))
@@ -163,6 +194,7 @@ def _start_hook(rt: Runtime, for_persona: str | None) -> None:
         )
     except Exception:  # the hook must never break the session: every failure goes to the log
         _log(log, "hook failed:\n" + traceback.format_exc())
+        count_failure(rt.options, "capture")
 
 
 def _run_logged(rt: Runtime, transcript: Path, for_persona: str | None, log: Path) -> None:
@@ -174,8 +206,9 @@ def _run_logged(rt: Runtime, transcript: Path, for_persona: str | None, log: Pat
             f"{transcript}: {report['proposed']} proposed, {report['evidence']} evidence, "
             f"{report['already_captured']} already captured",
         )
-    except Exception:  # a background run has no one to tell but the log
+    except Exception:  # a background run has no one to tell but the log (and /metrics)
         _log(log, f"{transcript}: capture failed:\n" + traceback.format_exc())
+        count_failure(rt.options, "capture")
 
 
 def _log(log: Path, text: str) -> None:

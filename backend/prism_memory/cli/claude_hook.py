@@ -112,6 +112,9 @@ def run(options: Mapping[str, Any], hook: HookOptions) -> None:
         _say(str(exc))
     except Exception as exc:  # fail open: the session must start whatever Prism's state
         _say(_describe(exc))
+        from prism_memory.cli.hook_failures import count_failure
+
+        count_failure(options, "brief")  # for /metrics, when the store can take it
 
 
 def seconds(value: str, default: float) -> float:

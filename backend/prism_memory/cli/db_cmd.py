@@ -31,12 +31,16 @@ def migrate_command() -> click.Command:
 
         Safe to run repeatedly and from several processes at once.
         """
+        from prism_memory.cli.progress import progress_for
+
         settings = load_settings(**rt.options)
         store = build_store(settings)
+        shown = progress_for(rt.json, "schema migrations applied")
         try:
             if vector_index is not None and store.vector_index() is None:
                 store.vector_index(vector_index)  # refused: this engine has no such index
-            version = store.migrate()
+            version = store.migrate(shown if shown.enabled else None)
+            shown.close()
             out: dict[str, object] = {"ok": True, "schema_version": version}
             if vector_index is not None:
                 click.echo(
@@ -46,6 +50,7 @@ def migrate_command() -> click.Command:
             if (state := store.vector_index(vector_index)) is not None:
                 out["vector_index"] = state
         finally:
+            shown.close()
             store.close()
         engine = "postgresql" if settings.database_url else "sqlite"
         rt.emit(

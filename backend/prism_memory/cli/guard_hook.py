@@ -176,6 +176,9 @@ def run_hook(
         return
     except Exception as exc:  # fail open: the agent's tool use must never break on us
         _say(f"{type(exc).__name__}: {exc}", "failed open")
+        from prism_memory.cli.hook_failures import count_failure
+
+        count_failure(flags, "guard")  # for /metrics, when the store can take it
         return
     if answer is not None:
         out.write(json.dumps(answer, ensure_ascii=False))

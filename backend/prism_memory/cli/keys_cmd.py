@@ -93,13 +93,12 @@ def create_key(
 ) -> tuple[dict[str, Any], str]:
     """Create a key and print it ONCE (only its hash is stored)."""
     issued = auth.create_key(tenant, role, projects, persona=persona, label=label)
-    payload = {"ok": True, "key": issued.secret, **issued.key.to_dict()}
-    names = _names_typed(tenant, projects)
     shown = issued.key.to_dict()
+    payload = {"ok": True, "key": issued.secret, **shown}
     text = (
         f"{issued.secret}\n\n"
         f"key id {issued.key.key_id} ({issued.key.role.value}) for tenant "
-        f"{_named(shown['tenant_id'], names)}{_scope(shown, names)}\n"
+        f"{_tenant(shown, {})}{_scope(shown, {})}\n"
         "This is the only time the key is shown: store it now. Use it as\n"
         "  Authorization: Bearer <key>"
     )
@@ -110,16 +109,27 @@ def create_key(
 @click.option("--tenant", help="only keys of this tenant")
 @_engine
 def list_keys(auth: AuthService, tenant: str | None) -> tuple[dict[str, Any], str]:
-    """List keys (never their secrets), oldest first, revoked ones marked."""
+    """List keys (never their secrets), oldest first, revoked ones marked.
+
+    Tenants and projects show as the slug typed when the key was created, then the UUID.
+    A key created before slugs were stored shows UUIDs only, marked [slug not stored].
+    """
     keys = [k.to_dict() for k in auth.list_keys(tenant)]
-    names = _names_typed(tenant, ())
+    names = _names_typed(tenant)
     lines = [
-        f"{k['key_id']}  {k['prefix']}…  {k['role']:<6}  tenant {_named(k['tenant_id'], names)}"
-        f"{_scope(k, names)}  created {k['created_at']}"
+        f"{k['key_id']}  {k['prefix']}…  {k['role']:<6}  tenant {_tenant(k, names)}"
+        f"{_scope(k, names)}"
+        + (f" [{NOT_STORED}]" if _unnamed(k, names) else "")
+        + f"  created {k['created_at']}"
         + (f"  REVOKED {k['revoked_at']}" if k["revoked_at"] else "")
         + (f"  ({k['label']})" if k["label"] else "")
         for k in keys
     ]
+    if any(_unnamed(k, names) for k in keys):
+        lines.append(
+            f"[{NOT_STORED}]: the key was created before Prism stored the slugs typed for "
+            "its tenant and projects, and a UUID cannot be turned back into its slug"
+        )
     return {"ok": True, "keys": keys}, "\n".join(lines) or "no API keys"
 
 
@@ -132,30 +142,43 @@ def revoke_key(auth: AuthService, key_id: str) -> tuple[dict[str, Any], str]:
     return {"ok": True, **key}, f"revoked {key['key_id']} at {key['revoked_at']}"
 
 
-def _names_typed(tenant: str | None, projects: tuple[str, ...]) -> dict[str, str]:
-    """The slugs given on this command, by the UUID each stands for (slugs map one way)."""
+NOT_STORED = "slug not stored"
+
+
+def _names_typed(tenant: str | None) -> dict[str, str]:
+    """The tenant slug given on this command, by the UUID it stands for (slugs map one way):
+    names the tenant of keys that have no slugs stored."""
     from prism_memory.domain.ids import uuid_for
 
-    names: dict[str, str] = {}
-    typed = [("tenant", tenant)] + [("project", p) for p in projects]
-    for kind, name in [(k, n) for k, n in typed if n]:
-        try:
-            uuid = str(uuid_for(kind, name))
-        except ValueError:  # not a name: the service has refused it already
-            continue
-        if uuid != name.lower():
-            names[uuid] = name
-    return names
+    if not tenant:
+        return {}
+    try:
+        uuid = str(uuid_for("tenant", tenant.strip()))
+    except ValueError:  # not a name: the service has refused it already
+        return {}
+    return {uuid: tenant.strip()} if uuid != tenant.strip().lower() else {}
 
 
-def _named(uuid: str, names: dict[str, str]) -> str:
-    return f"{names[uuid]} ({uuid})" if uuid in names else uuid
+def _named(uuid: str, slug: str | None) -> str:
+    return f"{slug} ({uuid})" if slug else uuid
+
+
+def _unnamed(key: dict[str, Any], names: dict[str, str]) -> bool:
+    """An old key (no slugs stored) whose tenant or projects show as bare UUIDs."""
+    if key["slugs_stored"]:
+        return False
+    return key["tenant_id"] not in names or bool(key["projects"])
+
+
+def _tenant(key: dict[str, Any], names: dict[str, str]) -> str:
+    return _named(key["tenant_id"], key["tenant_slug"] or names.get(key["tenant_id"]))
 
 
 def _scope(key: dict[str, Any], names: dict[str, str]) -> str:
     parts = []
     if key["projects"]:
-        parts.append("projects " + ", ".join(_named(p, names) for p in key["projects"]))
+        slugs = key["project_slugs"]
+        parts.append("projects " + ", ".join(_named(p, slugs.get(p)) for p in key["projects"]))
     if key["persona"]:
         parts.append(f"persona {key['persona']}")
     return f" ({'; '.join(parts)})" if parts else ""

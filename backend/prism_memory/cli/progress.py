@@ -1,6 +1,7 @@
-"""Progress of long commands (import-rules, reindex, dump, import) on one stderr line,
-redrawn in place, for people only: nothing when stderr is not a terminal (a pipe, a file, a
-hook, CI) or when the command prints ``--json``, so scripts see exactly what they did before.
+"""Progress of long commands (import-rules, reindex, dump, import, migrate, capture) on one
+stderr line, redrawn in place, for people only: nothing when stderr is not a terminal (a pipe,
+a file, a hook, CI) or when the command prints ``--json``, so scripts see exactly what they
+did before.
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ class Progress:
         self.stream.write(f"\r\x1b[K{text}")
         self.stream.flush()
         self._drawn = True
+
+    def restart(self, label: str, total: int | None = None) -> None:
+        """Count something else from now on (a command's next stage), drawn at the next call."""
+        self.label = label
+        self.total = total
+        self._drawn_at = 0.0
 
     def counted(self, items: Iterable[T]) -> Iterator[T]:
         """``items``, counting each as it passes."""

@@ -57,8 +57,36 @@ _RANK = {Role.READER: 0, Role.WRITER: 1, Role.ADMIN: 2}
 
 
 @dataclass(frozen=True)
+class KeySlugs:
+    """The slugs a key's creator typed for its tenant and projects, kept beside their UUIDs
+    (a slug maps one way to its UUID, so it cannot be recovered later).
+
+    ``tenant`` is None and a project is absent from ``projects`` when it was typed as a UUID.
+    """
+
+    tenant: str | None = None
+    projects: tuple[tuple[UUID, str], ...] = ()
+
+    def project(self, project_id: UUID) -> str | None:
+        return next((slug for pid, slug in self.projects if pid == project_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tenant": self.tenant, "projects": {str(p): s for p, s in self.projects}}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> KeySlugs:
+        """The stored form back (:meth:`to_dict`)."""
+        projects = raw.get("projects") or {}
+        return cls(raw.get("tenant"), tuple((UUID(p), str(s)) for p, s in projects.items()))
+
+
+@dataclass(frozen=True)
 class ApiKey:
-    """A stored API key (never its secret). ``projects`` empty means every project."""
+    """A stored API key (never its secret). ``projects`` empty means every project.
+
+    ``slugs`` is None for a key created before slugs were stored (schema migrations SQLite 7,
+    PostgreSQL 8): its tenant and projects are known by UUID only.
+    """
 
     key_id: str
     tenant_id: UUID
@@ -69,17 +97,25 @@ class ApiKey:
     label: str | None
     created_at: datetime
     revoked_at: datetime | None = None
+    slugs: KeySlugs | None = None
 
     @property
     def revoked(self) -> bool:
         return self.revoked_at is not None
 
     def to_dict(self) -> dict[str, Any]:
+        """The key as shown (never its secret). ``tenant_slug`` / ``project_slugs`` are what
+        its creator typed (null, or absent from the map: typed as a UUID);
+        ``slugs_stored`` is false for a key made before slugs were stored."""
+        slugs = self.slugs or KeySlugs()
         return {
             "key_id": self.key_id,
             "tenant_id": str(self.tenant_id),
+            "tenant_slug": slugs.tenant,
             "role": self.role.value,
             "projects": [str(p) for p in self.projects],
+            "project_slugs": {str(p): s for p in self.projects if (s := slugs.project(p))},
+            "slugs_stored": self.slugs is not None,
             "persona": self.persona,
             "prefix": self.prefix,
             "label": self.label,

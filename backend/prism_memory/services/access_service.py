@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from prism_memory.formats.rules_io.exporter import Rule
     from prism_memory.services.adherence_report import AdherenceReport
     from prism_memory.services.adherence_service import SessionJudgement
-    from prism_memory.services.capture_service import CaptureReport
+    from prism_memory.services.capture_service import CaptureProgress, CaptureReport
     from prism_memory.services.check_proposals import CheckProposalReport
     from prism_memory.services.guard_service import GuardDecision
     from prism_memory.services.proposal_service import Evidence, ProposalService
@@ -397,6 +397,7 @@ class AccessService:
         found: list[Candidate],
         messages: int,
         dry_run: bool = False,
+        progress: CaptureProgress | None = None,
     ) -> CaptureReport:
         """Propose captured corrections in ``ctx``'s project (:meth:`CaptureService.capture`).
 
@@ -407,7 +408,7 @@ class AccessService:
         from prism_memory.services.capture_service import CaptureService  # not on the brief's path
 
         queue = CaptureService(self.memory.store, self.memory.embedder, self.memorules)
-        return queue.capture(ctx, found, messages, dry_run=dry_run)
+        return queue.capture(ctx, found, messages, dry_run=dry_run, progress=progress)
 
     def propose_checks(
         self,

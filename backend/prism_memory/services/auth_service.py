@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from prism_memory.domain import access
-from prism_memory.domain.access import ApiKey, Role
+from prism_memory.domain.access import ApiKey, KeySlugs, Role
 from prism_memory.domain.ids import new_id, uuid_for
 from prism_memory.domain.records import SessionContext, utcnow
 from prism_memory.errors import FieldError, InvalidInput, NotFound, Unauthenticated
@@ -101,6 +101,10 @@ class AuthService:
             raise InvalidInput(errors)
         assert tenant_id is not None
         secret = access.KEY_PREFIX + secrets.token_urlsafe(32)
+        project_slugs: dict[UUID, str] = {}
+        for pid, name in zip(project_ids, projects, strict=True):
+            if pid is not None and (slug := _slug_typed(name)) is not None:
+                project_slugs.setdefault(pid, slug)  # the first slug typed for it
         key = ApiKey(
             key_id=access.KEY_ID_PREFIX + secrets.token_hex(6),
             tenant_id=tenant_id,
@@ -110,6 +114,7 @@ class AuthService:
             prefix=secret[:10],
             label=label,
             created_at=utcnow(),
+            slugs=KeySlugs(_slug_typed(tenant), tuple(project_slugs.items())),
         )
         self.keys.add_key(key, access.hash_secret(secret))
         return IssuedKey(key, secret)
@@ -206,6 +211,16 @@ def _slug_id(errors: list[FieldError], kind: str, value: str) -> UUID | None:
     except ValueError as exc:
         errors.append(FieldError(kind, "invalid_format", str(exc)))
         return None
+
+
+def _slug_typed(typed: str) -> str | None:
+    """The slug as typed (kept for people: a slug maps one way to its UUID), or None when a
+    UUID itself was typed. Only called on values :func:`_slug_id` accepted."""
+    try:
+        UUID(typed.strip())
+    except ValueError:
+        return typed.strip()
+    return None
 
 
 def _short_text(errors: list[FieldError], name: str, value: str | None, limit: int) -> str | None:

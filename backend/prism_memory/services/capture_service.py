@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -47,6 +48,10 @@ from prism_memory.trigraph.port import (
 )
 
 QUEUE_PROBE = 500  # pending proposals compared with each new candidate
+EMBED_CHUNK = 128  # texts per embedding call: progress moves between calls (4 model batches)
+
+# Told how far a run is: (stage, done, total); stages "embedded" then "decided".
+CaptureProgress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,12 @@ class CaptureService:
         self.memorules = memorules
 
     def capture(
-        self, ctx: SessionContext, found: list[Candidate], messages: int, dry_run: bool = False
+        self,
+        ctx: SessionContext,
+        found: list[Candidate],
+        messages: int,
+        dry_run: bool = False,
+        progress: CaptureProgress | None = None,
     ) -> CaptureReport:
         """Propose each candidate, or add it as evidence to the rule it repeats.
 
@@ -120,6 +130,8 @@ class CaptureService:
             found: candidates from :func:`prism_memory.capture.proposals.candidates`.
             messages: how many operator messages were read (for the report).
             dry_run: decide everything, write nothing.
+            progress: told the texts embedded so far, then the candidates decided (a long
+                transcript: embedding takes most of the time).
 
         A candidate that breaks the write contract (an over-long or control-character line)
         is reported as ``skipped`` with its field errors; nothing of it is written.
@@ -147,11 +159,13 @@ class CaptureService:
             return report
         texts = [f"{c.write.subject}\n{c.write.body}" for c in fresh]
         unique = list(dict.fromkeys(texts))  # a repeated message is embedded once
-        embedded = self.embedder.embed(unique)
+        embedded = self._embed(unique, progress)
         row = {text: i for i, text in enumerate(unique)}
         vectors = [embedded[row[text]] for text in texts]
         pending = self._pending(ctx)
-        for cand, vector in zip(fresh, vectors, strict=True):
+        for done, (cand, vector) in enumerate(zip(fresh, vectors, strict=True)):
+            if progress is not None:
+                progress("decided", done, len(fresh))
             wctx = _session_of(ctx, cand)
             twins = self.memorules.near_duplicate_warnings(wctx, cand.write, vector)
             target: UUID | None
@@ -173,7 +187,18 @@ class CaptureService:
             pending.append(_Pending(memory_id, cand.write.memorule_kind, vector))
             action = "proposed" if fresh_write else "already_captured"
             report.outcomes.append(_outcome(cand, action, memory_id))
+        if progress is not None:
+            progress("decided", len(fresh), len(fresh))
         return report
+
+    def _embed(self, texts: list[str], progress: CaptureProgress | None) -> list[Vector]:
+        if progress is None:
+            return list(self.embedder.embed(texts))
+        out: list[Vector] = []
+        for start in range(0, len(texts), EMBED_CHUNK):
+            out.extend(self.embedder.embed(texts[start : start + EMBED_CHUNK]))
+            progress("embedded", len(out), len(texts))
+        return out
 
     def _pending(self, ctx: SessionContext) -> list[_Pending]:
         flt = ListFilter(

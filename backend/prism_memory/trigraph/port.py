@@ -11,7 +11,7 @@ storage tests run parametrised over both engines (the ``engine_settings`` fixtur
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -34,6 +34,7 @@ from prism_memory.domain.records import (
 )
 from prism_memory.embeddings.port import Vector
 from prism_memory.trigraph.dump import TransferStore
+from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 
@@ -310,8 +311,12 @@ class AuditStore(Protocol):
 class AdminStore(Protocol):
     """Schema, connections, counts and re-embedding."""
 
-    def migrate(self) -> int:
-        """Apply pending migrations in order. Returns the schema version now in force."""
+    def migrate(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Apply pending migrations in order. Returns the schema version now in force.
+
+        ``progress`` is told (applied, pending) before each pending migration and once all
+        are applied; it is not called when none is pending.
+        """
         ...
 
     def close(self) -> None:
@@ -359,6 +364,10 @@ class EngineParts(Protocol):
 
     def ledger(self) -> AuditLedger:
         """The audit ledger (verification reads, served receipts) of this engine."""
+        ...
+
+    def hook_failures(self) -> HookFailureCounts:
+        """The client hooks' failures counted in this store (``/metrics``)."""
         ...
 
 

@@ -39,6 +39,7 @@ from prism_memory.web.pages import (
     Console,
     ConsoleDoor,
     Page,
+    key_shown,
     page_of,
     read_form,
     refusal,
@@ -92,6 +93,7 @@ async def signin(request: Request) -> Response:
     page.console.sessions.drop(page.session.sid if page.session else None)
     try:
         page.session = page.console.sessions.create(secret, key.key_id)
+        page.session.shown = key_shown(key)
     except ConsoleFull:
         page.session = None
         message = "The console is full of signed-in sessions; try again later."

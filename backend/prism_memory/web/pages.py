@@ -56,6 +56,13 @@ class ConsoleDoor:
     max_sessions_per_key: int
 
 
+def key_shown(key: ApiKey) -> str:
+    """The signed-in key as the console's header names it: id, role, tenant (its slug as typed
+    at ``prism keys create`` when stored, else its UUID)."""
+    shown = key.to_dict()
+    return f"{key.key_id} · {key.role.value} · tenant {shown['tenant_slug'] or key.tenant_id}"
+
+
 @dataclass
 class Console:
     """The console's own state: its door, templates, sessions and CSRF signer (one per app)."""
@@ -130,6 +137,7 @@ class Page:
             signed_in=self.signed_in,
             local=self.local,
             project=self.project,
+            key_shown=self.session.shown if self.session is not None else "",
             **values,
         )
         return self.cookie(HTMLResponse(html, status_code=status))

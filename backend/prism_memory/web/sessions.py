@@ -44,13 +44,15 @@ def _same(a: str | None, b: str) -> bool:
 
 @dataclass
 class ConsoleSession:
-    """One signed-in browser: its API key secret, the key's id, and its CSRF token."""
+    """One signed-in browser: its API key secret, the key's id, its CSRF token, and how the
+    header names the key (``shown``: id, role, tenant slug)."""
 
     sid: str
     csrf: str
     secret: str
     owner: str
     created: float = field(default_factory=time.monotonic)
+    shown: str = ""
 
     def csrf_ok(self, token: str | None) -> bool:
         """Whether a form's token is this session's (constant-time)."""

@@ -1,4 +1,4 @@
-"""API keys on the server engine: the ``api_key`` table (migration 2) of a :class:`PostgresStore`.
+"""API keys on the server engine: the ``api_key`` table (migrations 2, 8) of a PostgresStore.
 
 It borrows the store's pooled connections, so keys live in the same database as the memories
 they guard. The PostgreSQL twin of :mod:`prism_memory.trigraph.sqlite.keys`, with the same
@@ -14,12 +14,14 @@ from uuid import UUID
 from psycopg import errors as pgerrors
 from psycopg.types.json import Jsonb
 
-from prism_memory.domain.access import ApiKey, Role
+from prism_memory.domain.access import ApiKey, KeySlugs, Role
 from prism_memory.errors import Conflict, StorageError
 from prism_memory.trigraph.postgres.conn import PostgresPool
 from prism_memory.trigraph.postgres.schema import MIGRATIONS
 
-_COLUMNS = "key_id, tenant_id, role, projects, persona, prefix, label, created_at, revoked_at"
+_COLUMNS = (
+    "key_id, tenant_id, role, projects, persona, prefix, label, created_at, revoked_at, slugs"
+)
 _ORDER = 'ORDER BY created_at, key_id COLLATE "C"'
 
 
@@ -48,7 +50,7 @@ class PostgresKeyStore:
                 try:
                     conn.execute(
                         f"INSERT INTO api_key (secret_hash, {_COLUMNS}) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                         (
                             secret_hash,
                             key.key_id,
@@ -60,6 +62,7 @@ class PostgresKeyStore:
                             key.label,
                             key.created_at,
                             key.revoked_at,
+                            Jsonb(key.slugs.to_dict()) if key.slugs is not None else None,
                         ),
                     )
                 except pgerrors.UniqueViolation as exc:
@@ -117,4 +120,5 @@ def _key(r: tuple[Any, ...]) -> ApiKey:
         label=r[6],
         created_at=r[7].astimezone(UTC),
         revoked_at=r[8].astimezone(UTC) if r[8] else None,
+        slugs=KeySlugs.from_dict(r[9]) if r[9] is not None else None,
     )

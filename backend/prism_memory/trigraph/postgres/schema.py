@@ -286,6 +286,28 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "WHERE checks IS NOT NULL",
         ],
     ),
+    (
+        8,
+        "api_key_slugs",
+        [
+            # Issue 29: see prism_memory.trigraph.sqlite.schema, migration 7 (NULL: a key made
+            # before slugs were stored).
+            "ALTER TABLE api_key ADD COLUMN slugs jsonb",
+        ],
+    ),
+    (
+        9,
+        "hook_failure",
+        [
+            # Issue 29: see prism_memory.trigraph.sqlite.schema, migration 8. No tenant (a
+            # count per hook): on Citus a reference table, like api_key.
+            """CREATE TABLE hook_failure (
+                hook text PRIMARY KEY,
+                failures bigint NOT NULL,
+                last_failed_at timestamptz NOT NULL
+            )""",
+        ],
+    ),
 ]
 
 # The HNSW index on the 384-d vectors (pgvector's inner product) through which recall

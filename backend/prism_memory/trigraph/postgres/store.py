@@ -24,7 +24,7 @@ kept in
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -35,6 +35,7 @@ from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import StorageError
 from prism_memory.trigraph.dump import DumpItem
+from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 from prism_memory.trigraph.listing_sql import list_query
@@ -114,6 +115,12 @@ class PostgresStore:
 
     # -- what else lives in the database ---------------------------------------------
 
+    def hook_failures(self) -> HookFailureCounts:
+        """The hooks' failures counted in this database (``hook_failure``)."""
+        from prism_memory.trigraph.postgres.hook_failures import PostgresHookFailures
+
+        return PostgresHookFailures(self.pool)
+
     def key_store(self) -> ApiKeyStore:
         """The API keys in this database (``api_key``), on the store's pool."""
         from prism_memory.trigraph.postgres.keys import PostgresKeyStore
@@ -128,7 +135,7 @@ class PostgresStore:
 
     # -- schema ------------------------------------------------------------------------
 
-    def migrate(self) -> int:
+    def migrate(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Apply pending migrations (one process at a time); a no-op once up to date.
 
         An up-to-date schema needs no privilege beyond reading ``schema_migrations``, so a
@@ -140,9 +147,10 @@ class PostgresStore:
             if exists is None or exists[0] is None:
                 self._run_ddl(conn, 0, "schema_migrations", SCHEMA_MIGRATIONS_DDL)
             done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
-            for version, name, statements in MIGRATIONS:
-                if version in done:
-                    continue
+            pending = [m for m in MIGRATIONS if m[0] not in done]
+            for applied, (version, name, statements) in enumerate(pending):
+                if progress is not None:
+                    progress(applied, len(pending))
                 for step in statements:
                     if isinstance(step, str):
                         self._run_ddl(conn, version, name, step)
@@ -152,6 +160,8 @@ class PostgresStore:
                     "INSERT INTO schema_migrations VALUES (%s, %s, %s)",
                     (version, name, datetime.now(UTC)),
                 )
+            if pending and progress is not None:
+                progress(len(pending), len(pending))
             row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
             return int(row[0] or 0) if row else 0
 

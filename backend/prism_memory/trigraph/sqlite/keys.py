@@ -1,4 +1,4 @@
-"""API keys on the embedded engine: the ``api_key`` table (migration 2) of a SQLite file.
+"""API keys on the embedded engine: the ``api_key`` table (migrations 2, 7) of a SQLite file.
 
 It shares the TriGraph store's :class:`~prism_memory.trigraph.sqlite.conn.SQLiteFile`: its
 per-thread
@@ -15,14 +15,16 @@ from datetime import datetime
 from typing import Any, TypeVar
 from uuid import UUID
 
-from prism_memory.domain.access import ApiKey, Role
+from prism_memory.domain.access import ApiKey, KeySlugs, Role
 from prism_memory.domain.records import iso, parse_iso
 from prism_memory.errors import Conflict, StorageError
 from prism_memory.trigraph.sqlite.conn import SQLiteFile
 from prism_memory.trigraph.sqlite.schema import MIGRATIONS
 
 T = TypeVar("T")
-_COLUMNS = "key_id, tenant_id, role, projects, persona, prefix, label, created_at, revoked_at"
+_COLUMNS = (
+    "key_id, tenant_id, role, projects, persona, prefix, label, created_at, revoked_at, slugs"
+)
 
 
 class SQLiteKeyStore:
@@ -50,7 +52,7 @@ class SQLiteKeyStore:
         def run(conn: sqlite3.Connection) -> None:
             conn.execute(
                 f"INSERT INTO api_key (secret_hash, {_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     secret_hash,
                     key.key_id,
@@ -62,6 +64,7 @@ class SQLiteKeyStore:
                     key.label,
                     iso(key.created_at),
                     iso(key.revoked_at) if key.revoked_at else None,
+                    json.dumps(key.slugs.to_dict()) if key.slugs is not None else None,
                 ),
             )
 
@@ -127,4 +130,5 @@ def _key(r: tuple[Any, ...]) -> ApiKey:
         label=r[6],
         created_at=parse_iso(r[7]),
         revoked_at=parse_iso(r[8]) if r[8] else None,
+        slugs=KeySlugs.from_dict(json.loads(r[9])) if r[9] is not None else None,
     )

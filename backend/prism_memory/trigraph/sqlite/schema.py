@@ -265,4 +265,27 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "WHERE checks IS NOT NULL",
         ],
     ),
+    (
+        7,
+        "api_key_slugs",
+        [
+            # Issue 29: the slugs a key's creator typed for its tenant and projects (JSON
+            # {"tenant": slug|null, "projects": {uuid: slug}}), which the UUIDs cannot give
+            # back. Keys made before keep NULL: listed by UUID, and said so.
+            "ALTER TABLE api_key ADD COLUMN slugs TEXT",
+        ],
+    ),
+    (
+        8,
+        "hook_failure",
+        [
+            # Issue 29: each client hook's failures (prism_memory.trigraph.hook_failures),
+            # counted by the failing hook process, read by /metrics. No tenant: a count per hook.
+            """CREATE TABLE hook_failure (
+                hook TEXT NOT NULL PRIMARY KEY,
+                failures INTEGER NOT NULL,
+                last_failed_at TEXT NOT NULL
+            ) WITHOUT ROWID""",
+        ],
+    ),
 ]

@@ -10,7 +10,7 @@ may use the same file at once. The key store and the ledger share the file
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.trigraph.dump import DumpItem
+from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 from prism_memory.trigraph.listing_sql import list_query
@@ -79,6 +80,12 @@ class SQLiteStore:
 
     # -- what else lives in the file -------------------------------------------------
 
+    def hook_failures(self) -> HookFailureCounts:
+        """The hooks' failures counted in this file (``hook_failure``)."""
+        from prism_memory.trigraph.sqlite.hook_failures import SQLiteHookFailures
+
+        return SQLiteHookFailures(self.file)
+
     def key_store(self) -> ApiKeyStore:
         """The API keys in this file (``api_key``), on the store's connections."""
         from prism_memory.trigraph.sqlite.keys import SQLiteKeyStore  # the brief path needs no keys
@@ -93,16 +100,17 @@ class SQLiteStore:
 
     # -- schema ------------------------------------------------------------------------
 
-    def migrate(self) -> int:
+    def migrate(self, progress: Callable[[int, int], None] | None = None) -> int:
         def run(conn: sqlite3.Connection) -> int:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations "
                 "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
             )
             done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
-            for version, name, statements in MIGRATIONS:
-                if version in done:
-                    continue
+            pending = [m for m in MIGRATIONS if m[0] not in done]
+            for applied, (version, name, statements) in enumerate(pending):
+                if progress is not None:
+                    progress(applied, len(pending))
                 for statement in statements:
                     if callable(statement):
                         statement(conn)
@@ -112,6 +120,8 @@ class SQLiteStore:
                     "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                     (version, name, iso(datetime.now(UTC))),
                 )
+            if pending and progress is not None:
+                progress(len(pending), len(pending))
             row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
             return int(row[0] or 0)
 
