@@ -30,6 +30,7 @@ from prism_memory.formats.rules_io.records import (
     NotesMode,
     ParsedFile,
     Unit,
+    front_of,
 )
 from prism_memory.formats.rules_io.requests import (
     idempotency_key,
@@ -92,7 +93,11 @@ class Planner:
         paired = pair(parsed.units, plain, stored)
         steps = dict(claimed)
         for i, s in paired.same:
-            steps[i] = Step(item_for(Action.UNCHANGED, parsed.units[i], s))
+            unit = parsed.units[i]
+            if front_changed(unit, s.state):
+                steps[i] = self._update(unit, s, {})
+            else:
+                steps[i] = Step(item_for(Action.UNCHANGED, unit, s))
         for i, s in paired.edited:
             steps[i] = self._update(parsed.units[i], s, changes(parsed.units[i], s.state, False))
         for i in paired.new:
@@ -115,7 +120,7 @@ class Planner:
             why = f"memorule {memory_id} is retired; `prism restore` it to edit it here"
             return Step(item_for(Action.SKIP, unit, current, why))
         wanted = changes(unit, state, exported=True)
-        if not wanted:
+        if not wanted and not front_changed(unit, state):
             return Step(item_for(Action.UNCHANGED, unit, current))
         if unit.marker.version != state.version:
             why = (
@@ -145,7 +150,7 @@ class Planner:
 
     def _update(self, unit: Unit, stored: Stored, wanted: dict[str, Any]) -> Step:
         tag = unit.location.tag()
-        evidence = tag if stored.memory.kind is Kind.MEMORULE else None
+        evidence = unit.evidence() if stored.memory.kind is Kind.MEMORULE else None
         payload = {"changes": wanted, "evidence_signal_id": evidence}
         request = {
             "changes": wanted,
@@ -155,7 +160,7 @@ class Planner:
                 self.ctx, stored.memory.id, stored.state.version, payload
             ),
         }
-        item = item_for(Action.UPDATE, unit, stored, ", ".join(sorted(wanted)))
+        item = item_for(Action.UPDATE, unit, stored, ", ".join(sorted(wanted)) or "front matter")
         return Step(item, request, stored)
 
     def _gone(self, stored: Stored) -> Step:
@@ -216,6 +221,19 @@ def changes(unit: Unit, state: MemoryState, exported: bool) -> dict[str, Any]:
     if exported and unit.applies_to_stated and unit.applies_to != current:
         wanted["applies_to"] = unit.applies_to
     return wanted
+
+
+def front_changed(unit: Unit, state: MemoryState) -> bool:
+    """Whether the unit's file keeps other front matter than the stored rule's evidence
+    (then a new version records it there); never for a file of a tool that reads no front
+    matter, or of another tool than the one the stored front matter is from: it says
+    nothing about it."""
+    if unit.front is None or state.memorule_kind is None:
+        return False
+    stored = front_of(state.evidence_signal_id)
+    if stored is not None and stored.tool != unit.front.tool:
+        return False  # another tool's file cannot say what this one's front matter was
+    return (stored.values if stored else {}) != unit.front.values
 
 
 def _new_kind(unit: Unit, state: MemoryState, body_changed: bool) -> MemoruleKind | None:
