@@ -187,7 +187,8 @@ def matches_any(pattern: str, files: Iterable[str]) -> bool:
 
 def _expand(pattern: str) -> list[str]:
     """``{a,b}`` alternatives spelled out, at most :data:`BRACE_EXPANSIONS_MAX`."""
-    out, todo = [], [pattern]
+    out: list[str] = []
+    todo = [pattern]
     while todo and len(out) + len(todo) <= BRACE_EXPANSIONS_MAX:
         current = todo.pop()
         found = _BRACES.search(current)

@@ -95,7 +95,7 @@ class Planner:
         for i, s in paired.same:
             unit = parsed.units[i]
             if front_changed(unit, s.state):
-                steps[i] = self._update(unit, s, {})
+                steps[i] = self._update(unit, s, {"evidence_signal_id": unit.evidence()})
             else:
                 steps[i] = Step(item_for(Action.UNCHANGED, unit, s))
         for i, s in paired.edited:
@@ -120,7 +120,9 @@ class Planner:
             why = f"memorule {memory_id} is retired; `prism restore` it to edit it here"
             return Step(item_for(Action.SKIP, unit, current, why))
         wanted = changes(unit, state, exported=True)
-        if not wanted and not front_changed(unit, state):
+        if not wanted and front_changed(unit, state):
+            wanted = {"evidence_signal_id": unit.evidence()}
+        if not wanted:
             return Step(item_for(Action.UNCHANGED, unit, current))
         if unit.marker.version != state.version:
             why = (
@@ -160,7 +162,8 @@ class Planner:
                 self.ctx, stored.memory.id, stored.state.version, payload
             ),
         }
-        item = item_for(Action.UPDATE, unit, stored, ", ".join(sorted(wanted)) or "front matter")
+        what = ", ".join(sorted(wanted)).replace("evidence_signal_id", "front matter")
+        item = item_for(Action.UPDATE, unit, stored, what)
         return Step(item, request, stored)
 
     def _gone(self, stored: Stored) -> Step:

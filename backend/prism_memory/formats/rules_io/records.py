@@ -17,7 +17,8 @@ from prism_memory.domain.records import MemoruleKind
 
 EVIDENCE_PREFIX: Final = "file:"
 _TAG: Final = re.compile(
-    r"^file:(?P<path>.+?)#L(?P<start>\d+)-L(?P<end>\d+)(?: fm=(?P<tool>[a-z-]+) (?P<front>\{.*\}))?$"
+    r"^file:(?P<path>.+?)#L(?P<start>\d+)-L(?P<end>\d+)"
+    r"(?: fm=(?P<tool>[a-z-]+) (?P<front>\{.*\}))?$"
 )
 # Evidence ids are at most 200 characters (validation.EVIDENCE_MAX); the tag's own
 # characters take at most 30 of them.
