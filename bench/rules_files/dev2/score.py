@@ -107,8 +107,10 @@ class Score:
             "precision": ratio(self.found, self.imported),
             "kind_accuracy": ratio(self.kind_right, self.found),
             "subjects_not_in_source": self.bad_subjects,
+            "round_trip_rules": self.round_total,
             "round_trip_identical": ratio(self.round_same, self.round_total),
             "reimport_writes": self.rewrites,
+            "front_matter_files": self.front_total,
             "front_matter_identical": ratio(self.front_same, self.front_total),
         }
 
