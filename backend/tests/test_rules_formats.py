@@ -26,6 +26,7 @@ from prism_memory.formats.rules_io.lint import lint_rule_file, matches_any
 from prism_memory.formats.rules_io.records import (
     ExportedFile,
     FileFormat,
+    Front,
     ImportReport,
     front_of,
 )
@@ -170,18 +171,21 @@ def test_front_matter_beyond_applies_to_is_kept_in_each_rules_evidence(
     name, text = SOURCES[ExportFormat.COPILOT_INSTRUCTIONS]
     write(tmp_path, name, text.replace('"**/*.py"', '"src/**/*.py"'))
     run_import(services, ctx, tmp_path, name)
-    kept = {
-        (front_of(s.evidence_signal_id) or None).__repr__()
-        for _, s in applicable_memorules(services.store, ctx)
-    }
-    assert kept == {
-        repr(
-            front_of(
-                'file:x#L1-L1 fm=copilot-instructions {"applyTo":"src/**/*.py",'
-                '"description":"Python conventions","excludeAgent":"code-review"}'
+    kept = [front_of(s.evidence_signal_id) for _, s in applicable_memorules(services.store, ctx)]
+    assert (
+        kept
+        == [
+            Front(
+                "copilot-instructions",
+                {
+                    "applyTo": "src/**/*.py",
+                    "description": "Python conventions",
+                    "excludeAgent": "code-review",
+                },
             )
-        )
-    }
+        ]
+        * 3
+    )
     # a key applies_to gives back exactly is not kept: `**/*.py` alone is not python's
     # mapping (which adds `**/*.pyi`), so it stays; `alwaysApply: true` with no globs is
     # Cursor's derived default and is not
@@ -429,3 +433,36 @@ def test_a_file_exported_with_project_is_checked_against_that_project(tmp_path: 
     write(tmp_path, "out/AGENTS.md", exported)
     other = run_prism(db, *args, "--check", "--project", "beta", cwd=tmp_path)
     assert other.returncode == 1
+
+
+# Where each tool reads the files `--out` is given for, in a repository.
+TOOL_FOLDERS: dict[ExportFormat, str] = {
+    ExportFormat.CLAUDE_RULES: ".claude/rules",
+    ExportFormat.CURSOR: ".cursor/rules",
+    ExportFormat.COPILOT: ".github",
+    ExportFormat.COPILOT_INSTRUCTIONS: ".github/instructions",
+    ExportFormat.WINDSURF_RULES: ".windsurf/rules",
+    ExportFormat.CLINE_RULES: ".clinerules",
+}
+
+
+@pytest.mark.parametrize("fmt", list(ExportFormat))
+def test_the_cli_exports_each_format_where_its_tool_reads_it_and_imports_it_back(
+    tmp_path: Path, fmt: ExportFormat
+) -> None:
+    name, text = SOURCES[fmt]
+    write(tmp_path / "src", name, text)
+    db = tmp_path / "prism.db"
+    first = run_prism(db, "import-rules", "src", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert f"({fmt.value})" in first.stdout.splitlines()[0]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    out = TOOL_FOLDERS.get(fmt, ".")
+    made = run_prism(db, "export-rules", "--format", fmt.value, "--out", out, cwd=repo)
+    assert made.returncode == 0, made.stderr
+    (path,) = [p for p in repo.rglob("*") if p.is_file()]
+    assert format_of(str(path.relative_to(repo))) is FileFormat(fmt.value)  # by its path
+    again = run_prism(db, "import-rules", str(path.relative_to(repo)), cwd=repo)
+    assert again.returncode == 0, again.stderr
+    assert "written 0, updated 0, unchanged 3," in again.stdout
