@@ -466,3 +466,41 @@ def test_the_cli_exports_each_format_where_its_tool_reads_it_and_imports_it_back
     again = run_prism(db, "import-rules", str(path.relative_to(repo)), cwd=repo)
     assert again.returncode == 0, again.stderr
     assert "written 0, updated 0, unchanged 3," in again.stdout
+
+
+def test_a_rule_edited_in_another_tools_file_keeps_its_own_front_matter(
+    services: Services, ctx: SessionContext, tmp_path: Path
+) -> None:
+    name, text = SOURCES[ExportFormat.CURSOR]
+    write(tmp_path, name, text)
+    run_import(services, ctx, tmp_path, name)
+    (agents,) = export(services, ctx, ExportFormat.AGENTS_MD)
+    write(tmp_path, "AGENTS.md", agents.text.replace("small pull requests", "tiny pull requests"))
+    edited = run_import(services, ctx, tmp_path, "AGENTS.md")
+    assert edited.counts()["updated"] == 1 and written(edited) == 1
+    (cursor,) = export(services, ctx, ExportFormat.CURSOR)  # one file: the same front matter
+    assert front(cursor.text) == front(text) and "tiny pull requests" in cursor.text
+    updated = [
+        s.evidence_signal_id
+        for _, s in applicable_memorules(services.store, ctx)
+        if "tiny" in s.body
+    ]
+    assert [e.split(" fm=")[0] for e in updated if e] == ["file:AGENTS.md#L14-L14"]
+    assert [front_of(e) for e in updated] == [
+        Front(
+            "cursor", {"description": "API handlers and their errors", "globs": "src/api/**/*.ts"}
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("trigger", "surface"), [("glob", {"surface": "python"}), ("always_on", {}), ("manual", {})]
+)
+def test_windsurf_globs_scope_rules_only_with_a_glob_trigger(
+    tmp_path: Path, trigger: str, surface: dict[str, str]
+) -> None:
+    write(
+        tmp_path, ".windsurf/rules/py.md", f"---\ntrigger: {trigger}\nglobs: **/*.py\n---\n{RULES}"
+    )
+    (parsed,) = read_rule_files([tmp_path / ".windsurf/rules/py.md"], tmp_path)
+    assert {json.dumps(u.applies_to) for u in parsed.units if u.kind} == {json.dumps(surface)}

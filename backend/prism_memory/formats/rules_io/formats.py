@@ -4,7 +4,8 @@ A file's format comes from its path (:func:`.tools.format_by_path`), else from t
 ``prism:export format=…`` header of a file Prism wrote, else from a front matter key only
 one tool reads; anything else is plain Markdown.
 
-- Scope: ``alwaysApply: true`` means every file (no surface); otherwise ``globs`` (Cursor,
+- Scope: ``alwaysApply: true`` (Cursor), or a Windsurf ``trigger`` other than ``glob``,
+  means every file (no surface); otherwise ``globs`` (Cursor,
   Windsurf), ``applyTo`` (Copilot) or ``paths`` (Claude Code, Cline) become
   ``applies_to.surface`` when they name one known surface (``**/*.py`` → python).
 - Provenance: for a tool that reads front matter, what of it ``applies_to`` does not give
@@ -160,6 +161,8 @@ def _nothing_imported(path: str, units: list[Unit], exported: bool) -> FileWarni
 def _applies_to(path: str, front: FrontMatter, warnings: list[FileWarning]) -> dict[str, str]:
     if front.flag("alwaysApply"):
         return {}
+    if front.values.get("trigger") not in (None, "glob"):
+        return {}  # Windsurf: only a `glob` trigger scopes its rules by their globs
     globs = front.globs("globs") or front.globs("applyTo") or front.globs("paths")
     if not globs:
         return {}

@@ -19,6 +19,7 @@ from typing import Any
 from uuid import UUID
 
 from prism_memory.domain import validation
+from prism_memory.domain.contract.bounds import EVIDENCE_MAX
 from prism_memory.domain.records import Kind, MemoruleKind, MemoryState, SessionContext, Status
 from prism_memory.errors import InvalidInput
 from prism_memory.formats.rules_io.kinds import guess_kind
@@ -152,7 +153,7 @@ class Planner:
 
     def _update(self, unit: Unit, stored: Stored, wanted: dict[str, Any]) -> Step:
         tag = unit.location.tag()
-        evidence = unit.evidence() if stored.memory.kind is Kind.MEMORULE else None
+        evidence = evidence_for(unit, stored.state) if stored.memory.kind is Kind.MEMORULE else None
         payload = {"changes": wanted, "evidence_signal_id": evidence}
         request = {
             "changes": wanted,
@@ -224,6 +225,18 @@ def changes(unit: Unit, state: MemoryState, exported: bool) -> dict[str, Any]:
     if exported and unit.applies_to_stated and unit.applies_to != current:
         wanted["applies_to"] = unit.applies_to
     return wanted
+
+
+def evidence_for(unit: Unit, state: MemoryState) -> str:
+    """The evidence of a new version: the unit's tag with its file's kept front matter; when
+    the file cannot say what it was (a file of a tool that reads no front matter, or of
+    another tool), the stored rule's kept front matter goes on with the new tag, so an
+    AGENTS.md edit does not erase what the rule's ``.mdc`` said."""
+    stored = front_of(state.evidence_signal_id)
+    if stored is None or (unit.front is not None and unit.front.tool == stored.tool):
+        return unit.evidence()
+    carried = unit.location.tag() + stored.suffix()
+    return carried if len(carried) <= EVIDENCE_MAX else unit.evidence()
 
 
 def front_changed(unit: Unit, state: MemoryState) -> bool:
