@@ -136,10 +136,11 @@ def counts(services: Services, ctx: SessionContext) -> dict[str, int]:
 
 
 def by_evidence(services: Services, ctx: SessionContext) -> dict[str, MemoryDump]:
-    """The imported memorules by their evidence (not the check proposals an import puts in
-    the review queue: tests/test_adherence_propose.py)."""
+    """The imported memorules by their evidence's source tag (not the check proposals an
+    import puts in the review queue: tests/test_adherence_propose.py); the front matter an
+    evidence id keeps after the tag is left out (see the test of it)."""
     return {
-        d.states[-1].evidence_signal_id or "": d
+        (d.states[-1].evidence_signal_id or "").split(" fm=", 1)[0]: d
         for d in stored(services, ctx)
         if d.memory.kind is Kind.MEMORULE and d.memory.status is not Status.PROPOSED
     }
@@ -223,7 +224,12 @@ def test_cursor_globs_and_copilot_apply_to_become_the_surface(
     write(tmp_path, ".github/instructions/ts.instructions.md", COPILOT_INSTRUCTIONS)
     write(tmp_path, "AGENTS.md", AGENTS_MD)
     report = run_import(services, ctx, tmp_path, ".cursor", ".github", "AGENTS.md")
-    assert [f["format"] for f in report.files] == ["cursor", "cursor", "copilot", "markdown"]
+    assert [f["format"] for f in report.files] == [
+        "cursor",
+        "cursor",
+        "copilot-instructions",
+        "agents-md",
+    ]
     surfaces = {
         tag: (d.states[-1].applies_to.to_dict() if d.states[-1].applies_to else {})
         for tag, d in by_evidence(services, ctx).items()
@@ -577,7 +583,7 @@ def test_real_rules_rendered_into_each_format_import_with_nothing_lost(
     for d in stored(services, ctx):
         state = d.states[-1]
         tag = state.evidence_signal_id or re.sub(r".*\((file:.*)\)$", r"\1", state.subject or "")
-        found = re.fullmatch(r"file:(.+)#L(\d+)-L(\d+)", tag)
+        found = re.fullmatch(r"file:(.+?)#L(\d+)-L(\d+)(?: fm=.*)?", tag)
         assert found is not None and found[1] == name
         quoted = "\n".join(lines[int(found[2]) - 1 : int(found[3])])
         first = state.body.split("\n")[0].strip()[:40]
@@ -600,7 +606,7 @@ def test_the_cli_reports_what_it_wrote_kept_and_skipped_and_lists_all_with_verbo
     first = invoke_prism(db, "import-rules", "AGENTS.md", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     out = first.stdout.splitlines()
-    assert out[0] == "AGENTS.md: 2 rules, 1 descriptive (markdown)"
+    assert out[0] == "AGENTS.md: 2 rules, 1 descriptive (agents-md)"
     # the descriptive stretch is listed as skipped with its reason (issue 30: nothing is
     # left out silently); only unchanged items are counted without a line
     assert [line.split()[:2] for line in out[1:4]] == [

@@ -72,9 +72,12 @@ def import_rules() -> click.Command:
         retire_missing: bool,
         verbose: bool,
     ) -> None:
-        """Import CLAUDE.md, AGENTS.md, Cursor .mdc and Copilot instruction files as memorules.
+        """Import every tool's rule files (CLAUDE.md, .claude/rules, AGENTS.md, GEMINI.md,
+        Cursor .mdc and .cursorrules, Copilot instructions, Windsurf and Cline rules) as
+        memorules.
 
-        PATHS are files or folders (searched for *.md, *.mdc, .cursorrules). One memorule per
+        PATHS are files or folders (searched for *.md, *.mdc, .cursorrules, .windsurfrules,
+        .clinerules). One memorule per
         rule; the source file and lines become its evidence (file:PATH#Lstart-Lend). Re-importing
         an unchanged file writes nothing; a changed rule becomes a new version of its memorule.
         The --persona/--surface/--specialization options given here (not PRISM_* variables)
@@ -166,7 +169,11 @@ def export_rules() -> click.Command:
         "fmt",
         required=True,
         type=click.Choice([f.value for f in ExportFormat]),
-        help="agents-md (AGENTS.md), claude-md (CLAUDE.md) or cursor (prism-*.mdc files)",
+        help="the tool's own format: agents-md, claude-md, gemini-md, copilot "
+        "(copilot-instructions.md), cursorrules, windsurfrules, clinerules (one file each); "
+        "cursor (prism-*.mdc), claude-rules, copilot-instructions, windsurf-rules, "
+        "cline-rules (one file per group, into --out: .cursor/rules, .claude/rules, "
+        ".github/instructions, .windsurf/rules, .clinerules)",
     )
     @click.option("--out", default="-", show_default=True, help="folder to write into; - is stdout")
     @click.option(
@@ -175,7 +182,9 @@ def export_rules() -> click.Command:
     @click.option(
         "--check",
         is_flag=True,
-        help="write nothing; exit 1 (with a diff) if the files in --out differ from the export",
+        help="write nothing; exit 1 if the files in --out differ from the export (with a "
+        "diff) or hold what the tool would silently skip (front matter it rejects, patterns "
+        "that match no file)",
     )
     @common
     def command(rt: Runtime, fmt: str, out: str, force: bool, check: bool) -> None:
@@ -184,6 +193,8 @@ def export_rules() -> click.Command:
         The context is --persona/--surface/--specialization (or PRISM_*): the export holds what
         recall would return for it, all of it. Each rule keeps its memorule id in a comment, so
         editing the file and running import-rules records new versions. Same rules, same bytes.
+        A --project given is named in the files' header; --check without --project checks
+        the project the checked-in files name.
         """
         if check:
             from prism_memory.cli import rules_check_cmd
@@ -192,10 +203,12 @@ def export_rules() -> click.Command:
                 rt,
                 fmt,
                 out,
-                lambda: render(ExportFormat(fmt), _applicable(rt), rt.ctx),
+                lambda: render(
+                    ExportFormat(fmt), _applicable(rt), rt.ctx, rt.options.get("project")
+                ),
             )
             return
-        files = render(ExportFormat(fmt), _applicable(rt), rt.ctx)
+        files = render(ExportFormat(fmt), _applicable(rt), rt.ctx, rt.options.get("project"))
         if out == "-":
             if rt.json:
                 rt.emit({"ok": True, "format": fmt, "files": [f.__dict__ for f in files]}, str)

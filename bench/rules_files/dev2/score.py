@@ -16,7 +16,11 @@ against the labels beside it, written blind (before the importer ran on the file
   format, and the export imported into another fresh store: a memorule is *identical*
   when the second store holds one with the same subject, body, kind and ``applies_to``;
   and re-importing the unchanged export into the first store must write nothing
-  (``rewrites`` counts what it would write).
+  (``rewrites`` counts what it would write);
+- front matter: for a file of a tool that reads front matter, every exported file holding
+  its rules — from the first store, and from the fresh store the export was imported into
+  — has the same front matter as the source (glob keys compared as lists of globs),
+  ``front`` the share of such files.
 
 Reads nothing outside the repository; writes only temporary folders.
 """
@@ -45,6 +49,7 @@ from prism_memory.domain.ids import new_id, uuid_for  # noqa: E402
 from prism_memory.domain.records import SessionContext  # noqa: E402
 from prism_memory.errors import InvalidInput  # noqa: E402
 from prism_memory.formats.rules_io.exporter import ExportFormat, render  # noqa: E402
+from prism_memory.formats.rules_io.frontmatter import parse_front_matter  # noqa: E402
 from prism_memory.formats.rules_io.records import Action, Unit  # noqa: E402
 from prism_memory.formats.rules_io.requests import memorule_request  # noqa: E402
 from prism_memory.services.rules_import import (  # noqa: E402
@@ -77,6 +82,8 @@ class Score:
     round_total: int = 0
     round_same: int = 0
     rewrites: int = 0
+    front_total: int = 0
+    front_same: int = 0
     silent_empty: int = 0
     missed: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
@@ -101,8 +108,11 @@ class Score:
             "precision": ratio(self.found, self.imported),
             "kind_accuracy": ratio(self.kind_right, self.found),
             "subjects_not_in_source": self.bad_subjects,
+            "round_trip_rules": self.round_total,
             "round_trip_identical": ratio(self.round_same, self.round_total),
             "reimport_writes": self.rewrites,
+            "front_matter_files": self.front_total,
+            "front_matter_identical": ratio(self.front_same, self.front_total),
         }
 
 
@@ -195,7 +205,13 @@ def round_trip(base: Path, path: str, score: Score) -> None:
         try:
             _import(first, ctx, [base / path], base)
             before = _rules(first, ctx)
-            files = render(export_format(path), _applicable(first, ctx), ctx)
+            fmt = export_format(path)
+            files = render(fmt, _applicable(first, ctx), ctx)
+            source_front = None
+            if fmt.tool.reads_front_matter:
+                text = (base / path).read_text(encoding="utf-8")
+                source_front = _front(parse_front_matter(text.split("\n")).values)
+                score.front_total += 1
             out = tmp / "export"
             written = []
             for exported in files:
@@ -217,6 +233,18 @@ def round_trip(base: Path, path: str, score: Score) -> None:
             if written:
                 _import(second, ctx, written, out)
             after = Counter(_rules(second, ctx))
+            if source_front is not None:
+                # the first export, and the export of what importing it gave a fresh store
+                again_files = render(fmt, _applicable(second, ctx), ctx)
+                fronts = [
+                    _front(parse_front_matter(f.text.split("\n")).values)
+                    for f in [*files, *again_files]
+                    if f.rules
+                ]
+                if fronts and all(f == source_front for f in fronts):
+                    score.front_same += 1
+                else:
+                    score.drift.append(f"front matter {source_front} -> {fronts}")
         finally:
             second.close()
     score.round_total += len(before)
@@ -226,6 +254,17 @@ def round_trip(base: Path, path: str, score: Score) -> None:
             score.round_same += 1
         else:
             score.drift.append(rule[0])
+
+
+def _front(values: dict[str, Any]) -> dict[str, Any]:
+    """Front matter as the tool reads it: glob keys as lists of globs."""
+    out = {}
+    for key, value in values.items():
+        if key in ("globs", "paths", "applyTo"):
+            parts = value if isinstance(value, list) else str(value).split(",")
+            value = [p.strip() for p in parts if p.strip()]
+        out[key] = value
+    return out
 
 
 def _applicable(services: Any, ctx: SessionContext) -> Any:
@@ -265,7 +304,7 @@ def _group(rows: Iterable[tuple[dict[str, str], Score]], key: str) -> dict[str, 
 
 def _table(title: str, groups: dict[str, Score]) -> str:
     head = f"{title:<22} {'files':>5} {'labels':>6} {'imp':>4} {'recall':>6} {'prec':>6} "
-    head += f"{'kind':>6} {'subj':>4} {'round':>6} {'rewr':>4}"
+    head += f"{'kind':>6} {'subj':>4} {'round':>6} {'rewr':>4} {'front':>6}"
     lines = [head]
     for name, s in sorted(groups.items()):
         f = s.figures()
@@ -273,10 +312,11 @@ def _table(title: str, groups: dict[str, Score]) -> str:
             f[k] if f[k] is not None else "-" for k in ("recall", "precision", "kind_accuracy")
         ]
         rt = f["round_trip_identical"] if f["round_trip_identical"] is not None else "-"
+        fm = f["front_matter_identical"] if f["front_matter_identical"] is not None else "-"
         lines.append(
             f"{name:<22} {s.files:>5} {s.labels:>6} {s.imported:>4} "
             + " ".join(f"{c:>6}" for c in cells)
-            + f" {s.bad_subjects:>4} {rt:>6} {s.rewrites:>4}"
+            + f" {s.bad_subjects:>4} {rt:>6} {s.rewrites:>4} {fm:>6}"
         )
     return "\n".join(lines)
 

@@ -1,7 +1,14 @@
 """Export the memorules that apply to a context as files agents load.
 
-Formats: ``agents-md`` (``AGENTS.md``), ``claude-md`` (``CLAUDE.md``), ``cursor`` (one
-``.cursor/rules/prism-*.mdc`` per group). Rules are grouped by ``applies_to`` (scope first,
+Formats: every tool's own (:mod:`.tools`). Single files — ``agents-md`` (``AGENTS.md``),
+``claude-md`` (``CLAUDE.md``), ``gemini-md``, ``copilot`` (``copilot-instructions.md``),
+``cursorrules``, ``windsurfrules``, ``clinerules`` — hold every group; folder formats —
+``cursor`` (``prism-*.mdc``), ``claude-rules``, ``copilot-instructions``
+(``prism-*.instructions.md``), ``windsurf-rules``, ``cline-rules`` — write one file per
+group, with the front matter its ``applies_to`` gives in that tool's keys, and the front
+matter the rules' source file had beyond it (kept in their evidence, :class:`.Front`) laid
+over it: import → export → import gives the same front matter. Rules are grouped by
+``applies_to`` (and, in folder formats, that front matter; scope first,
 then persona, surface, specialization) and, inside a group, under the heading they came
 from (the context their subject names: ``Testing: Always run…``), so an exported file reads
 like its source: rules without a heading first, then each heading in the order of its first
@@ -23,7 +30,7 @@ import json
 import re
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 from prism_memory.domain.ranking import normalise_key
@@ -39,9 +46,14 @@ from prism_memory.domain.records import (
 )
 from prism_memory.formats.rules_io.formats import parse_rule_file
 from prism_memory.formats.rules_io.reading import SourceText
-from prism_memory.formats.rules_io.records import ExportedFile, parse_tag
+from prism_memory.formats.rules_io.records import (
+    ExportedFile,
+    FileFormat,
+    front_of,
+    parse_tag,
+)
 from prism_memory.formats.rules_io.requests import body_digest, subject_for
-from prism_memory.formats.rules_io.surfaces import globs_for
+from prism_memory.formats.rules_io.tools import TOOLS, Tool, format_by_path
 from prism_memory.trigraph.dump import MemoryDump
 from prism_memory.trigraph.port import TriGraphStore
 
@@ -58,11 +70,28 @@ Rule = tuple[Memory, MemoryState]
 
 
 class ExportFormat(StrEnum):
-    """The file formats ``export-rules`` writes."""
+    """The file formats ``export-rules`` writes: one per tool (see :mod:`.tools`)."""
 
     AGENTS_MD = "agents-md"
     CLAUDE_MD = "claude-md"
+    CLAUDE_RULES = "claude-rules"
+    GEMINI_MD = "gemini-md"
     CURSOR = "cursor"
+    CURSORRULES = "cursorrules"
+    COPILOT = "copilot"
+    COPILOT_INSTRUCTIONS = "copilot-instructions"
+    WINDSURF_RULES = "windsurf-rules"
+    WINDSURFRULES = "windsurfrules"
+    CLINERULES = "clinerules"
+    CLINE_RULES = "cline-rules"
+
+    @property
+    def tool(self) -> Tool:
+        return TOOLS[FileFormat(self.value)]
+
+    def matches(self, path: str) -> bool:
+        """Whether a file at ``path`` is in this format (by its path alone)."""
+        return format_by_path(path) is FileFormat(self.value)
 
 
 def applicable_memorules(store: TriGraphStore, ctx: SessionContext) -> list[Rule]:
@@ -107,12 +136,15 @@ def _applicable(state: MemoryState, ctx: SessionContext) -> bool:
     return True
 
 
-def render(fmt: ExportFormat, rules: Iterable[Rule], ctx: SessionContext) -> list[ExportedFile]:
+def render(
+    fmt: ExportFormat, rules: Iterable[Rule], ctx: SessionContext, project: str | None = None
+) -> list[ExportedFile]:
     """Render rules as the files of one format (see :func:`_render`); a rule whose subject
     re-importing the file would not give back has it stated in its marker, so import →
-    export → import is a fixed point."""
+    export → import is a fixed point. ``project`` (the ``--project`` given, if any) is
+    named in the header, so ``export-rules --check`` checks the same project."""
     rules = list(rules)
-    files = _render(fmt, rules, ctx, set())
+    files = _render(fmt, rules, ctx, set(), project)
     subjects = {  # rules imported from a rule file: their subject came from its structure
         memory.id: state.subject or ""
         for memory, state in rules
@@ -126,11 +158,15 @@ def render(fmt: ExportFormat, rules: Iterable[Rule], ctx: SessionContext) -> lis
                 continue
             if subject_for(unit) != subjects[unit.marker.memory_id]:
                 stated.add(unit.marker.memory_id)
-    return _render(fmt, rules, ctx, stated) if stated else files
+    return _render(fmt, rules, ctx, stated, project) if stated else files
 
 
 def _render(
-    fmt: ExportFormat, rules: Iterable[Rule], ctx: SessionContext, stated: set[UUID]
+    fmt: ExportFormat,
+    rules: Iterable[Rule],
+    ctx: SessionContext,
+    stated: set[UUID],
+    project: str | None = None,
 ) -> list[ExportedFile]:
     """Render rules as the files of one format, in a stable order.
 
@@ -138,45 +174,82 @@ def _render(
         fmt: the format.
         rules: the memorules (memory and current state).
         ctx: the context they were selected for (named in the header comment).
+        stated: rules whose marker states their subject.
+        project: the project named in the header.
     """
-    groups = _groups(rules)
-    header = _header(fmt, ctx)
-    if fmt is ExportFormat.CURSOR:
-        names = _file_names([applies for applies, _ in groups])
+    tool = fmt.tool
+    header = _header(fmt, ctx, project)
+    if tool.file_name is None:
+        groups = _groups(rules, tool)
+        names = _file_names([(applies, front) for applies, front, _ in groups], tool.suffix)
         return [
             ExportedFile(
                 names[i],
-                _front_matter(applies) + header + _group_text(applies, members, 1, stated),
+                render_front_matter(tool, front)
+                + header
+                + _group_text(applies, members, 1, stated),
                 len(members),
             )
-            for i, (applies, members) in enumerate(groups)
+            for i, (applies, front, members) in enumerate(groups)
         ]
-    title = "AGENTS.md" if fmt is ExportFormat.AGENTS_MD else "CLAUDE.md"
-    body = "".join(_group_text(applies, members, 2, stated) for applies, members in groups)
+    groups = _groups(rules, None)
+    title = tool.file_name
+    body = "".join(_group_text(applies, members, 2, stated) for applies, _, members in groups)
     if not groups:
         body = "\n_No memorules apply to this context._\n"
-    count = sum(len(m) for _, m in groups)
+    count = sum(len(m) for _, _, m in groups)
     return [ExportedFile(title, f"# {title}\n\n{header}{body}", count)]
 
 
-def _groups(rules: Iterable[Rule]) -> list[tuple[dict[str, str], list[Rule]]]:
-    by_key: dict[str, tuple[dict[str, str], list[Rule]]] = {}
+Group = tuple[dict[str, str], dict[str, Any], list[Rule]]
+
+
+def _groups(rules: Iterable[Rule], tool: Tool | None) -> list[Group]:
+    """Rules by ``applies_to`` and, for a folder format's ``tool``, the front matter their
+    file gets (so rules from files with other front matter keep to their own file)."""
+    by_key: dict[str, Group] = {}
     for memory, state in rules:
         applies = state.applies_to.to_dict() if state.applies_to else {}
-        key = json.dumps(applies, sort_keys=True)
-        by_key.setdefault(key, (applies, []))[1].append((memory, state))
-    return [by_key[k] for k in sorted(by_key, key=lambda k: _group_order(by_key[k][0]))]
+        front = front_matter_for(tool, applies, state) if tool is not None else {}
+        key = json.dumps([applies, front], sort_keys=True)
+        by_key.setdefault(key, (applies, front, []))[2].append((memory, state))
+    return [by_key[k] for k in sorted(by_key, key=lambda k: _group_order(by_key[k][0], k))]
 
 
-def _group_order(applies: dict[str, str]) -> tuple[object, ...]:
+def front_matter_for(tool: Tool, applies: dict[str, str], state: MemoryState) -> dict[str, Any]:
+    """The front matter a rule's file gets in ``tool``'s format: what its ``applies_to``
+    gives, with the front matter its source file kept laid over it — all of it when the
+    source was a file of the same tool, its ``description`` when the tool has one."""
+    out = tool.derive(applies, _safe(_title(applies)).replace(":", " -"))
+    kept = front_of(state.evidence_signal_id)
+    if kept is None:
+        return out
+    if kept.tool == tool.fmt.value:
+        laid = kept.values
+    elif "description" in tool.keys and isinstance(kept.values.get("description"), str):
+        laid = {"description": kept.values["description"]}
+    else:
+        laid = {}
+    for key, value in laid.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return out
+
+
+def _group_order(applies: dict[str, str], key: str = "") -> tuple[object, ...]:
     """Broad scopes first; inside a scope, general rules before narrower ones."""
     scope = Scope(applies["scope"]) if "scope" in applies else Scope.PROJECT
     named = [applies.get(k) or "" for k in APPLIES_TO_KEYS]
-    return (_SCOPE_ORDER[scope], sum(1 for v in named if v), *named, "scope" in applies)
+    return (_SCOPE_ORDER[scope], sum(1 for v in named if v), *named, "scope" in applies, key)
 
 
-def _header(fmt: ExportFormat, ctx: SessionContext) -> str:
-    named = " ".join(f"{k}={ctx.value(k)}" for k in APPLIES_TO_KEYS if ctx.value(k))
+def _header(fmt: ExportFormat, ctx: SessionContext, project: str | None = None) -> str:
+    named = " ".join(
+        [f"project={project}"] * bool(project)
+        + [f"{k}={ctx.value(k)}" for k in APPLIES_TO_KEYS if ctx.value(k)]
+    )
     return (
         f"<!-- prism:export format={fmt.value}{' ' + _safe(named) if named else ''} -->\n"
         "<!-- Written by `prism export-rules`: each rule keeps its memorule id. Edit a rule and "
@@ -244,31 +317,53 @@ def _rule_text(memory: Memory, state: MemoryState, state_subject: bool = False) 
     return f"- {body[0]} {marker}{rest}\n"
 
 
-def _front_matter(applies: dict[str, str]) -> str:
-    globs = globs_for(applies.get("surface"))
-    description = _safe(_title(applies)).replace(":", " -")
-    lines = ["---", f"description: Prism memorules - {description}"]
-    if globs:
-        lines += [f"globs: {','.join(globs)}", "alwaysApply: false"]
-    elif applies.get("surface"):
-        lines += ["alwaysApply: false"]
-    else:
-        lines += ["alwaysApply: true"]
+# A text the front matter reader (and YAML) reads back as the same text, unquoted.
+_PLAIN: Final = re.compile(r"[A-Za-z0-9_][\w .,/()+-]*")
+_PLAIN_GLOBS: Final = re.compile(r"[\w*./{},?!\[\]@+-]+(?:, ?[\w*./{},?!\[\]@+-]+)*")
+_WORDS: Final = frozenset({"true", "false", "yes", "no", "on", "off", "null", "~"})
+
+
+def render_front_matter(tool: Tool, values: dict[str, Any]) -> str:
+    """``---`` front matter in the tool's own style (Cursor and Windsurf globs unquoted, as
+    they write them; Copilot's ``applyTo`` one quoted text; ``paths`` a list), or "" when
+    there is none. Every value reads back as written."""
+    if not values:
+        return ""
+    lines = ["---"]
+    for key, value in values.items():
+        if isinstance(value, bool):
+            lines.append(f"{key}: {'true' if value else 'false'}")
+        elif isinstance(value, list):
+            lines.append(f"{key}:" if value else f"{key}: []")
+            lines.extend(f"  - {_quoted(str(item))}" for item in value)
+        else:
+            text = str(value)
+            globs_plain = key == tool.scope_key and tool.fmt in (
+                FileFormat.CURSOR,
+                FileFormat.WINDSURF_RULES,
+            )
+            plain = _PLAIN_GLOBS if globs_plain else _PLAIN
+            bare = plain.fullmatch(text) and text.lower() not in _WORDS and text[:1] != "["
+            lines.append(f"{key}: {text if bare else _quoted(text)}")
     return "\n".join([*lines, "---", ""])
 
 
-def _file_names(groups: list[dict[str, str]]) -> list[str]:
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _file_names(groups: list[tuple[dict[str, str], dict[str, Any]]], suffix: str) -> list[str]:
     stems = []
-    for applies in groups:
+    for applies, _ in groups:
         scope = applies.get("scope", "project")
         parts = [scope, *(applies[k] for k in APPLIES_TO_KEYS if applies.get(k))]
         stems.append("prism-" + "-".join(_slug(p) for p in parts))
     names = []
-    for stem, applies in zip(stems, groups, strict=True):
+    for stem, group in zip(stems, groups, strict=True):
         if stems.count(stem) > 1:
-            digest = hashlib.sha256(json.dumps(applies, sort_keys=True).encode()).hexdigest()
+            digest = hashlib.sha256(json.dumps(group, sort_keys=True).encode()).hexdigest()
             stem = f"{stem}-{digest[:8]}"
-        names.append(f"{stem}.mdc")
+        names.append(f"{stem}{suffix}")
     return names
 
 

@@ -1,32 +1,64 @@
-"""Rule-file dialects: which one a file is, and what its front matter says about scope.
+"""Rule-file formats: which tool's a file is, and what its front matter says about scope.
 
-- Cursor ``.mdc``: ``description``, ``globs`` (comma-separated or a list), ``alwaysApply``.
-  ``alwaysApply: true`` (or no globs) means every file: no surface.
-- Copilot ``*.instructions.md``: ``applyTo`` globs; ``copilot-instructions.md`` applies to
-  the whole repository.
-- Any other Markdown (``CLAUDE.md``, ``AGENTS.md``, ``.cursorrules``): optional front matter;
-  ``globs``/``applyTo`` are read when present.
+A file's format comes from its path (:func:`.tools.format_by_path`), else from the
+``prism:export format=…`` header of a file Prism wrote, else from a front matter key only
+one tool reads; anything else is plain Markdown.
 
-Globs become ``applies_to.surface`` when they name one known surface (``**/*.py`` → python).
+- Scope: ``alwaysApply: true`` (Cursor), or a Windsurf ``trigger`` other than ``glob``,
+  means every file (no surface); otherwise ``globs`` (Cursor,
+  Windsurf), ``applyTo`` (Copilot) or ``paths`` (Claude Code, Cline) become
+  ``applies_to.surface`` when they name one known surface (``**/*.py`` → python).
+- Provenance: for a tool that reads front matter, what of it ``applies_to`` does not give
+  back (a description, exact globs, a Windsurf trigger, a key the tool ignores) is kept in
+  each rule's evidence id (:class:`.records.Front`), so an export in that tool's format
+  writes it again. When it does not fit the evidence id's 200 characters it is not kept,
+  and ``front_matter_not_kept`` says so.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+from typing import Final
+
+from prism_memory.domain.contract.bounds import EVIDENCE_MAX
 from prism_memory.formats.rules_io.frontmatter import FrontMatter, parse_front_matter
 from prism_memory.formats.rules_io.markdown import split_markdown
 from prism_memory.formats.rules_io.reading import MAX_UNITS, SourceText, rejected
-from prism_memory.formats.rules_io.records import FileFormat, FileWarning, ParsedFile, Unit
+from prism_memory.formats.rules_io.records import (
+    FileFormat,
+    FileWarning,
+    Front,
+    ParsedFile,
+    Unit,
+)
 from prism_memory.formats.rules_io.surfaces import surface_for
+from prism_memory.formats.rules_io.tools import (
+    format_by_front_matter,
+    format_by_path,
+    kept_front_matter,
+    tool_for,
+)
+
+_HEADER: Final = re.compile(r"<!--\s*prism:export\s+format=(?P<fmt>[a-z-]+)")
+HEADER_LINES: Final = 40
 
 
-def format_of(path: str) -> FileFormat:
-    """The dialect a file name says it is."""
-    name = path.rsplit("/", 1)[-1].lower()
-    if name.endswith(".mdc"):
-        return FileFormat.CURSOR
-    if name.endswith(".instructions.md") or name == "copilot-instructions.md":
-        return FileFormat.COPILOT
-    return FileFormat.MARKDOWN
+def format_of(
+    path: str, lines: list[str] | None = None, front: FrontMatter | None = None
+) -> FileFormat:
+    """The format a file is in: by its path, else by the header of a file Prism wrote,
+    else by a front matter key only one tool reads; plain Markdown otherwise."""
+    by_path = format_by_path(path)
+    if by_path is not None:
+        return by_path
+    start = front.body_start if front else 0
+    for line in (lines or [])[start : start + HEADER_LINES]:
+        found = _HEADER.search(line)
+        if found and found["fmt"] in FileFormat.__members__.values():
+            return FileFormat(found["fmt"])
+    by_key = format_by_front_matter(front.values) if front else None
+    return by_key or FileFormat.MARKDOWN
 
 
 def parse_rule_file(source: SourceText) -> ParsedFile:
@@ -44,7 +76,7 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
     """
     lines = source.text.split("\n")
     front = parse_front_matter(lines)
-    fmt = format_of(source.path)
+    fmt = format_of(source.path, lines, front)
     warnings = list(source.warnings)
     for number in front.ignored:
         warnings.append(
@@ -57,7 +89,7 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
         )
     applies_to = _applies_to(source.path, front, warnings)
     numbered = [(i + 1, lines[i]) for i in range(front.body_start, len(lines))]
-    split = split_markdown(source.path, numbered, applies_to, fmt.value)
+    split = split_markdown(source.path, numbered, applies_to, fmt.family)
     if len(split.units) > MAX_UNITS:
         raise rejected(
             source.path,
@@ -68,17 +100,48 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
             actual=len(split.units),
         )
     split_warnings = list(split.warnings)
+    units = _with_front(source.path, fmt, front, applies_to, split.units, split_warnings)
     if not split.imports and not any(u.kind is not None for u in split.units):
         split_warnings.append(_nothing_imported(source.path, split.units, split.exported))
     return ParsedFile(
         path=source.path,
         format=fmt,
-        units=split.units,
+        units=units,
         warnings=warnings + split_warnings,
         front_matter=dict(front.values),
         exported=split.exported,
         imports=split.imports,
     )
+
+
+def _with_front(
+    path: str,
+    fmt: FileFormat,
+    front: FrontMatter,
+    applies_to: dict[str, str],
+    units: list[Unit],
+    warnings: list[FileWarning],
+) -> list[Unit]:
+    """Units that carry the file's kept front matter (see the module doc)."""
+    tool = tool_for(fmt)
+    if tool is None or not tool.reads_front_matter:
+        return units
+    kept = Front(fmt.value, kept_front_matter(tool, front.values, applies_to))
+    out = [replace(u, front=kept) for u in units]
+    if any(len(u.evidence()) > EVIDENCE_MAX for u in out if u.kind is not None):
+        warnings.append(
+            FileWarning(
+                "front_matter_not_kept",
+                path,
+                1,
+                f"{path}: its front matter ({', '.join(sorted(kept.values))}) is too long to "
+                "keep with its rules; an export writes the front matter their applies_to "
+                "gives",
+                {"keys": sorted(kept.values)},
+            )
+        )
+        return units
+    return out
 
 
 def _nothing_imported(path: str, units: list[Unit], exported: bool) -> FileWarning:
@@ -98,7 +161,9 @@ def _nothing_imported(path: str, units: list[Unit], exported: bool) -> FileWarni
 def _applies_to(path: str, front: FrontMatter, warnings: list[FileWarning]) -> dict[str, str]:
     if front.flag("alwaysApply"):
         return {}
-    globs = front.globs("globs") or front.globs("applyTo")
+    if front.values.get("trigger") not in (None, "glob"):
+        return {}  # Windsurf: only a `glob` trigger scopes its rules by their globs
+    globs = front.globs("globs") or front.globs("applyTo") or front.globs("paths")
     if not globs:
         return {}
     surface = surface_for(globs)

@@ -19,6 +19,7 @@ from typing import Any
 from uuid import UUID
 
 from prism_memory.domain import validation
+from prism_memory.domain.contract.bounds import EVIDENCE_MAX
 from prism_memory.domain.records import Kind, MemoruleKind, MemoryState, SessionContext, Status
 from prism_memory.errors import InvalidInput
 from prism_memory.formats.rules_io.kinds import guess_kind
@@ -30,6 +31,7 @@ from prism_memory.formats.rules_io.records import (
     NotesMode,
     ParsedFile,
     Unit,
+    front_of,
 )
 from prism_memory.formats.rules_io.requests import (
     idempotency_key,
@@ -92,7 +94,11 @@ class Planner:
         paired = pair(parsed.units, plain, stored)
         steps = dict(claimed)
         for i, s in paired.same:
-            steps[i] = Step(item_for(Action.UNCHANGED, parsed.units[i], s))
+            unit = parsed.units[i]
+            if front_changed(unit, s.state):
+                steps[i] = self._update(unit, s, {"evidence_signal_id": unit.evidence()})
+            else:
+                steps[i] = Step(item_for(Action.UNCHANGED, unit, s))
         for i, s in paired.edited:
             steps[i] = self._update(parsed.units[i], s, changes(parsed.units[i], s.state, False))
         for i in paired.new:
@@ -115,6 +121,8 @@ class Planner:
             why = f"memorule {memory_id} is retired; `prism restore` it to edit it here"
             return Step(item_for(Action.SKIP, unit, current, why))
         wanted = changes(unit, state, exported=True)
+        if not wanted and front_changed(unit, state):
+            wanted = {"evidence_signal_id": unit.evidence()}
         if not wanted:
             return Step(item_for(Action.UNCHANGED, unit, current))
         if unit.marker.version != state.version:
@@ -145,7 +153,7 @@ class Planner:
 
     def _update(self, unit: Unit, stored: Stored, wanted: dict[str, Any]) -> Step:
         tag = unit.location.tag()
-        evidence = tag if stored.memory.kind is Kind.MEMORULE else None
+        evidence = evidence_for(unit, stored.state) if stored.memory.kind is Kind.MEMORULE else None
         payload = {"changes": wanted, "evidence_signal_id": evidence}
         request = {
             "changes": wanted,
@@ -155,7 +163,8 @@ class Planner:
                 self.ctx, stored.memory.id, stored.state.version, payload
             ),
         }
-        item = item_for(Action.UPDATE, unit, stored, ", ".join(sorted(wanted)))
+        what = ", ".join(sorted(wanted)).replace("evidence_signal_id", "front matter")
+        item = item_for(Action.UPDATE, unit, stored, what)
         return Step(item, request, stored)
 
     def _gone(self, stored: Stored) -> Step:
@@ -216,6 +225,31 @@ def changes(unit: Unit, state: MemoryState, exported: bool) -> dict[str, Any]:
     if exported and unit.applies_to_stated and unit.applies_to != current:
         wanted["applies_to"] = unit.applies_to
     return wanted
+
+
+def evidence_for(unit: Unit, state: MemoryState) -> str:
+    """The evidence of a new version: the unit's tag with its file's kept front matter; when
+    the file cannot say what it was (a file of a tool that reads no front matter, or of
+    another tool), the stored rule's kept front matter goes on with the new tag, so an
+    AGENTS.md edit does not erase what the rule's ``.mdc`` said."""
+    stored = front_of(state.evidence_signal_id)
+    if stored is None or (unit.front is not None and unit.front.tool == stored.tool):
+        return unit.evidence()
+    carried = unit.location.tag() + stored.suffix()
+    return carried if len(carried) <= EVIDENCE_MAX else unit.evidence()
+
+
+def front_changed(unit: Unit, state: MemoryState) -> bool:
+    """Whether the unit's file keeps other front matter than the stored rule's evidence
+    (then a new version records it there); never for a file of a tool that reads no front
+    matter, or of another tool than the one the stored front matter is from: it says
+    nothing about it."""
+    if unit.front is None or state.memorule_kind is None:
+        return False
+    stored = front_of(state.evidence_signal_id)
+    if stored is not None and stored.tool != unit.front.tool:
+        return False  # another tool's file cannot say what this one's front matter was
+    return (stored.values if stored else {}) != unit.front.values
 
 
 def _new_kind(unit: Unit, state: MemoryState, body_changed: bool) -> MemoruleKind | None:

@@ -6,6 +6,7 @@ blocks) or one stretch of descriptive text, with the lines it came from.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -15,18 +16,40 @@ from uuid import UUID
 from prism_memory.domain.records import MemoruleKind
 
 EVIDENCE_PREFIX: Final = "file:"
-_TAG: Final = re.compile(r"^file:(?P<path>.+)#L(?P<start>\d+)-L(?P<end>\d+)$")
+_TAG: Final = re.compile(
+    r"^file:(?P<path>.+?)#L(?P<start>\d+)-L(?P<end>\d+)"
+    r"(?: fm=(?P<tool>[a-z-]+) (?P<front>\{.*\}))?$"
+)
 # Evidence ids are at most 200 characters (validation.EVIDENCE_MAX); the tag's own
 # characters take at most 30 of them.
 PATH_IN_TAG_MAX: Final = 170
 
 
 class FileFormat(StrEnum):
-    """The rule-file dialects Prism reads and writes."""
+    """The rule-file formats Prism reads and writes: each tool's own (see :mod:`.tools`)."""
 
-    MARKDOWN = "markdown"  # CLAUDE.md, AGENTS.md, .cursorrules, any .md
+    MARKDOWN = "markdown"  # any other .md: read, never written
+    AGENTS_MD = "agents-md"  # AGENTS.md
+    CLAUDE_MD = "claude-md"  # CLAUDE.md
+    CLAUDE_RULES = "claude-rules"  # .claude/rules/*.md: paths
+    GEMINI_MD = "gemini-md"  # GEMINI.md
     CURSOR = "cursor"  # .cursor/rules/*.mdc: description / globs / alwaysApply
-    COPILOT = "copilot"  # .github/copilot-instructions.md, *.instructions.md: applyTo
+    CURSORRULES = "cursorrules"  # .cursorrules
+    COPILOT = "copilot"  # .github/copilot-instructions.md
+    COPILOT_INSTRUCTIONS = "copilot-instructions"  # .github/instructions/*.instructions.md
+    WINDSURF_RULES = "windsurf-rules"  # .windsurf/rules/*.md: trigger / globs / description
+    WINDSURFRULES = "windsurfrules"  # .windsurfrules
+    CLINERULES = "clinerules"  # .clinerules (one file)
+    CLINE_RULES = "cline-rules"  # .clinerules/*.md: paths
+
+    @property
+    def family(self) -> str:
+        """The dialect the rule classifier weighs: ``cursor``, ``copilot`` or ``markdown``."""
+        if self is FileFormat.CURSOR:
+            return "cursor"
+        if self in (FileFormat.COPILOT, FileFormat.COPILOT_INSTRUCTIONS):
+            return "copilot"
+        return "markdown"
 
 
 class NotesMode(StrEnum):
@@ -79,6 +102,41 @@ def parse_tag(text: str | None) -> Location | None:
 
 
 @dataclass(frozen=True)
+class Front:
+    """The front matter a rule's file had beyond what its ``applies_to`` gives back: kept in
+    the rule's provenance (its evidence id, ``file:P#L1-L2 fm=TOOL {...}``) so an export in
+    the same tool's format writes the file's front matter again.
+
+    Attributes:
+        tool: the format whose front matter it is (``cursor``, ``copilot-instructions``...).
+        values: key → value as read; ``None`` means "the file did not have this key" (a key
+            the export would otherwise derive from ``applies_to``).
+    """
+
+    tool: str
+    values: dict[str, Any]
+
+    def suffix(self) -> str:
+        """`` fm=TOOL {json}`` (one line; "" when there is nothing to keep)."""
+        if not self.values:
+            return ""
+        text = json.dumps(self.values, ensure_ascii=False, separators=(",", ":"))
+        return f" fm={self.tool} {text}"
+
+
+def front_of(text: str | None) -> Front | None:
+    """The front matter an evidence id keeps, or None when it keeps none."""
+    found = _TAG.match(text or "")
+    if found is None or not found["front"]:
+        return None
+    try:
+        values = json.loads(found["front"])
+    except ValueError:
+        return None
+    return Front(found["tool"], values) if isinstance(values, dict) else None
+
+
+@dataclass(frozen=True)
 class Marker:
     """``<!-- prism:id=... v=N kind=K [h=DIGEST s="subject"] -->``: the memorule an exported
     rule came from; ``subject`` (with the digest of the body it belongs to) when the export
@@ -107,6 +165,8 @@ class Unit:
         applies_to_stated: ``applies_to`` came from a ``prism:applies_to`` comment.
         lead: the lead-in line carried into ``text`` as its first line ("All changes need
             to:", a parent item's label), or "".
+        front: the file's front matter beyond ``applies_to`` (its provenance), for files of
+            a tool that reads front matter; None for the others.
     """
 
     text: str
@@ -118,6 +178,12 @@ class Unit:
     applies_to: dict[str, str] = field(default_factory=dict)
     applies_to_stated: bool = False
     lead: str = ""
+    front: Front | None = None
+
+    def evidence(self) -> str:
+        """The evidence id: the source tag, and the file's kept front matter when it fits
+        (see :func:`.formats.parse_rule_file`, which leaves ``front`` out when it does not)."""
+        return self.location.tag() + (self.front.suffix() if self.front else "")
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 - subject: the innermost context ("Testing") and the rule's first sentence, whole (or cut
   at a word boundary with an ellipsis), at most 300 characters; a note's subject ends with
   its source tag so a later import finds it again.
-- evidence (memorules): ``file:<path>#L<start>-L<end>``; confidence ``asserted`` (the file
-  claims it; nobody observed it).
+- evidence (memorules): ``file:<path>#L<start>-L<end>``, then the file's kept front matter
+  (``fm=TOOL {...}``, :class:`.records.Front`) when it has some; confidence ``asserted``
+  (the file claims it; nobody observed it).
 - idempotency key: a hash of the whole request and the writer's context, so a retried or
   concurrent import of the same rule at the same place writes it once, and any difference
   makes a new key (never an idempotency conflict).
@@ -123,7 +124,7 @@ def memorule_request(unit: Unit, overrides: dict[str, str]) -> dict[str, Any]:
         "subject": subject_for(unit),
         "body": unit.text,
         "applies_to": applies_to_for(unit, overrides),
-        "evidence_signal_id": unit.location.tag(),
+        "evidence_signal_id": unit.evidence(),
         "confidence": "asserted",
     }
 
