@@ -395,6 +395,29 @@ def test_git_install_chains_to_an_existing_hook_and_uninstall_restores_it(repo: 
     assert (hooks / "pre-commit").read_text() == original, "a hook that is not ours stays"
 
 
+@pytest.mark.parametrize(
+    ("fmt", "folder"),
+    [
+        ("copilot-instructions", ".github/instructions"),
+        ("copilot", ".github"),
+        ("windsurf-rules", ".windsurf/rules"),
+        ("cline-rules", ".clinerules"),
+        ("claude-rules", ".claude/rules"),
+        ("gemini-md", "."),
+        ("cursor", ".cursor/rules"),
+    ],
+)
+def test_git_install_checks_each_tools_files_where_the_tool_reads_them(
+    repo: Path, fmt: str, folder: str
+) -> None:
+    result = invoke(
+        "hooks", "install", "git", "--repo", str(repo), "--prism", PRISM, "--format", fmt
+    )
+    assert result.exit_code == 0, result.output
+    ours = (repo / ".git" / "hooks" / "pre-commit").read_text()
+    assert f"export-rules --check --format {fmt} --out {folder}" in ours
+
+
 def test_the_pre_commit_hook_blocks_a_commit_while_agents_md_is_stale(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 from prism_memory.errors import FieldError, InvalidInput, PrismError
+from prism_memory.formats.rules_io.tools import TOOLS
 
 if TYPE_CHECKING:
     from prism_memory.services.claude_settings import SettingsChange
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 CLIENTS = ("claude-code", "git")
-DEFAULT_OUT = {"agents-md": ".", "claude-md": ".", "cursor": ".cursor/rules"}
+# Where each tool reads its rule files, from the repository's root: the git hook checks there.
+DEFAULT_OUT = {t.fmt.value: t.home for t in TOOLS.values()}
 _CONTEXT = ("db", "tenant", "project", "persona", "surface", "specialization")
 _CAPTURE_CONTEXT = ("db", "tenant", "project", "persona")  # what the capture command takes
 # (and the adherence command: both Stop hooks take the same context)

@@ -84,10 +84,12 @@ class Tool:
         derive: the front matter an export writes for a group's ``applies_to`` (before
             the kept front matter of the rules' source file is laid over it).
         title: how the tool and its file are named in help and findings.
+        home: the folder, from the repository's root, the tool reads the files from.
     """
 
     fmt: FileFormat
     title: str
+    home: str = "."
     file_name: str | None = None
     suffix: str = ".md"
     keys: dict[str, TypeCheck] = field(default_factory=dict)
@@ -133,6 +135,7 @@ TOOLS: Final[dict[FileFormat, Tool]] = {
         Tool(
             FileFormat.CLAUDE_RULES,
             "Claude Code rules (.claude/rules/*.md)",
+            home=".claude/rules",
             keys={"paths": _glob_list},
             scope_key="paths",
             derive=_paths,
@@ -141,16 +144,23 @@ TOOLS: Final[dict[FileFormat, Tool]] = {
         Tool(
             FileFormat.CURSOR,
             "Cursor rules (.cursor/rules/*.mdc)",
+            home=".cursor/rules",
             suffix=".mdc",
             keys={"description": _text, "globs": _globs, "alwaysApply": _flag},
             scope_key="globs",
             derive=_cursor,
         ),
         Tool(FileFormat.CURSORRULES, ".cursorrules", file_name=".cursorrules"),
-        Tool(FileFormat.COPILOT, "copilot-instructions.md", file_name="copilot-instructions.md"),
+        Tool(
+            FileFormat.COPILOT,
+            "copilot-instructions.md",
+            file_name="copilot-instructions.md",
+            home=".github",
+        ),
         Tool(
             FileFormat.COPILOT_INSTRUCTIONS,
             "Copilot instructions (.github/instructions/*.instructions.md)",
+            home=".github/instructions",
             suffix=".instructions.md",
             keys={
                 "applyTo": _comma_text,
@@ -164,6 +174,7 @@ TOOLS: Final[dict[FileFormat, Tool]] = {
         Tool(
             FileFormat.WINDSURF_RULES,
             "Windsurf rules (.windsurf/rules/*.md)",
+            home=".windsurf/rules",
             keys={
                 "trigger": _one_of("always_on", "manual", "model_decision", "glob"),
                 "globs": _globs,
@@ -177,6 +188,7 @@ TOOLS: Final[dict[FileFormat, Tool]] = {
         Tool(
             FileFormat.CLINE_RULES,
             "Cline rules (.clinerules/*.md)",
+            home=".clinerules",
             keys={"paths": _glob_list},
             scope_key="paths",
             derive=_paths,
