@@ -97,7 +97,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "import-rules",
         "prism_memory.cli.rules_cmd:import_rules",
-        "Import CLAUDE.md, AGENTS.md, Cursor .mdc and Copilot instruction files as memorules.",
+        "Import every tool's rule files as memorules.",
     ),
     (
         "export-rules",

@@ -72,9 +72,10 @@ def import_rules() -> click.Command:
         retire_missing: bool,
         verbose: bool,
     ) -> None:
-        """Import every tool's rule files (CLAUDE.md, .claude/rules, AGENTS.md, GEMINI.md,
-        Cursor .mdc and .cursorrules, Copilot instructions, Windsurf and Cline rules) as
-        memorules.
+        """Import every tool's rule files as memorules.
+
+        The tools: CLAUDE.md and .claude/rules, AGENTS.md, GEMINI.md, Cursor .mdc and
+        .cursorrules, Copilot instructions, Windsurf and Cline rules.
 
         PATHS are files or folders (searched for *.md, *.mdc, .cursorrules, .windsurfrules,
         .clinerules). One memorule per
