@@ -427,3 +427,26 @@ class RecallResult:
 # nodes all use exactly these names, so they are derived here instead of listed again.
 MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
 AUDIT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(MemoruleAudit))
+# A state's fields, in the order of the ``memory_state`` columns on both engines and of the
+# dump's state keys (the dataclass declares them in another order: its defaults come last).
+# Rows, parameters and dump keys are derived from this one list; the content hash keeps its
+# own frozen order (``audit.HASHED_STATE_FIELDS``, a format), and ``test_state_fields``
+# asserts that the two, and the Cypher export's properties, cover each other.
+STATE_FIELDS: tuple[str, ...] = (
+    "id",
+    "memory_id",
+    "version",
+    "memorule_kind",
+    "subject",
+    "body",
+    "applies_to",
+    "evidence_signal_id",
+    "confidence",
+    "written_by_session_id",
+    "written_by_persona",
+    "written_at",
+    "embedding_model",
+    "reason",
+    "checks",
+    "enforcement",
+)

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, NoReturn
 from uuid import UUID
 
 import numpy as np
 
 from prism_memory.domain import audit as chain
-from prism_memory.domain.adherence.checks import parse_checks
+from prism_memory.domain.adherence.checks import checks_json, parse_checks
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
+    STATE_FIELDS,
     AppliesTo,
     AuditEventType,
     Confidence,
@@ -35,6 +36,7 @@ from prism_memory.domain.records import (
     Memory,
     MemoryState,
     Status,
+    iso,
     parse_iso,
 )
 from prism_memory.domain.served import HASH_AT, ID_AT, RECEIPT_FIELDS, ServedReceipt, receipt_hash
@@ -199,23 +201,49 @@ def _exact(data: dict[str, Any], keys: set[str]) -> None:
 
 
 _MEMORY_KEYS: Final = {*MEMORY_FIELDS, "states", "vector"}
-_STATE_KEYS: Final = {
-    "id",
-    "version",
-    "memorule_kind",
-    "subject",
-    "body",
-    "applies_to",
-    "evidence_signal_id",
-    "confidence",
-    "written_by_session_id",
-    "written_by_persona",
-    "written_at",
-    "embedding_model",
-    "reason",
+# A dump nests each memory's states under it: a state's keys are its fields but memory_id.
+_STATE_KEYS: Final = {name for name in STATE_FIELDS if name != "memory_id"} - {
+    "checks",
+    "enforcement",
 }
 _GUARD_KEYS: Final = {"checks", "enforcement"}  # format 3 (issue 28)
 _AUDIT_KEYS: Final = set(AUDIT_FIELDS)
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def _enum_value(v: Any) -> Any:
+    return v.value if v is not None else None
+
+
+# How each state field is written into a dump (``state_json``); the reader is ``_state_of``.
+_STATE_JSON: Final[dict[str, Callable[[Any], Any]]] = {
+    "id": str,
+    "version": _same,
+    "memorule_kind": _enum_value,
+    "subject": _same,
+    "body": _same,
+    "applies_to": lambda v: v.to_dict() if v is not None else None,
+    "evidence_signal_id": _same,
+    "confidence": _enum_value,
+    "written_by_session_id": str,
+    "written_by_persona": _same,
+    "written_at": iso,
+    "embedding_model": _same,
+    "reason": _same,
+    "checks": checks_json,
+    "enforcement": _enum_value,
+}
+_STATE_WRITERS: Final = tuple(
+    (name, _STATE_JSON[name]) for name in STATE_FIELDS if name != "memory_id"
+)
+
+
+def state_json(s: MemoryState) -> dict[str, Any]:
+    """A state as a dump writes it: every field but memory_id, in ``STATE_FIELDS`` order."""
+    return {name: write(getattr(s, name)) for name, write in _STATE_WRITERS}
 
 
 def _memory(d: dict[str, Any]) -> MemoryDump:

@@ -8,8 +8,9 @@ formatted into the SQL text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Any, Final
 from uuid import UUID
 
@@ -23,6 +24,7 @@ from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
+    STATE_FIELDS,
     AppliesTo,
     AuditEventType,
     Confidence,
@@ -38,24 +40,7 @@ from prism_memory.embeddings.port import Vector
 from prism_memory.trigraph.port import AuditFilter
 
 MEMORY_NAMES: Final = MEMORY_FIELDS
-STATE_NAMES: Final = (
-    "id",
-    "memory_id",
-    "version",
-    "memorule_kind",
-    "subject",
-    "body",
-    "applies_to",
-    "evidence_signal_id",
-    "confidence",
-    "written_by_session_id",
-    "written_by_persona",
-    "written_at",
-    "embedding_model",
-    "reason",
-    "checks",
-    "enforcement",
-)
+STATE_NAMES: Final = STATE_FIELDS
 AUDIT_NAMES: Final = AUDIT_FIELDS
 MEMORY_WIDTH: Final = len(MEMORY_NAMES)
 MEMORY_COLUMNS: Final = ", ".join(MEMORY_NAMES)
@@ -75,7 +60,7 @@ INSERT_MEMORY: Final = (
 )
 INSERT_STATE: Final = (
     f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    f"VALUES ({', '.join(['%s'] * (1 + len(STATE_NAMES)))})"
 )
 INSERT_AUDIT: Final = (
     "INSERT INTO memorule_audit (tenant_id, seq, id, memorule_id, state_id, event, "
@@ -134,25 +119,7 @@ def memory_params(m: Memory) -> tuple[Any, ...]:
 
 
 def state_params(tenant_id: UUID, s: MemoryState) -> tuple[Any, ...]:
-    return (
-        tenant_id,
-        s.id,
-        s.memory_id,
-        s.version,
-        s.memorule_kind.value if s.memorule_kind else None,
-        s.subject,
-        s.body,
-        Jsonb(s.applies_to.to_dict()) if s.applies_to is not None else None,
-        s.evidence_signal_id,
-        s.confidence.value if s.confidence else None,
-        s.written_by_session_id,
-        s.written_by_persona,
-        s.written_at,
-        s.embedding_model,
-        s.reason,
-        Jsonb(checks_json(s.checks)) if s.checks else None,
-        s.enforcement.value,
-    )
+    return (tenant_id, *(write(getattr(s, name)) for name, write in _STATE_WRITERS))
 
 
 def audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
@@ -247,24 +214,60 @@ def memory(r: Sequence[Any]) -> Memory:
 
 
 def state(r: Sequence[Any]) -> MemoryState:
+    """A ``memory_state`` row (``STATE_COLUMNS``) as a record."""
     return MemoryState(
-        id=r[0],
-        memory_id=r[1],
-        version=r[2],
-        memorule_kind=MemoruleKind(r[3]) if r[3] else None,
-        subject=r[4],
-        body=r[5],
-        applies_to=AppliesTo.from_dict(r[6]) if r[6] is not None else None,
-        evidence_signal_id=r[7],
-        confidence=Confidence(r[8]) if r[8] else None,
-        written_by_session_id=r[9],
-        written_by_persona=r[10],
-        written_at=utc(r[11]),
-        embedding_model=r[12],
-        reason=r[13],
-        checks=stored_checks(r[14]) if r[14] else (),
-        enforcement=Enforcement(r[15]) if r[15] else Enforcement.REMIND,
+        **{name: read(value) for (name, read), value in zip(_STATE_READERS, r, strict=True)}
     )
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _enum_value(value: Enum | None) -> str | None:
+    return value.value if value is not None else None
+
+
+# Per state field (``STATE_NAMES``), how its column reads into the record and how the
+# record's value is stored.
+_STATE_READ: Final[dict[str, Callable[[Any], Any]]] = {
+    "id": _same,
+    "memory_id": _same,
+    "version": _same,
+    "memorule_kind": lambda v: MemoruleKind(v) if v else None,
+    "subject": _same,
+    "body": _same,
+    "applies_to": lambda v: AppliesTo.from_dict(v) if v is not None else None,
+    "evidence_signal_id": _same,
+    "confidence": lambda v: Confidence(v) if v else None,
+    "written_by_session_id": _same,
+    "written_by_persona": _same,
+    "written_at": utc,
+    "embedding_model": _same,
+    "reason": _same,
+    "checks": lambda v: stored_checks(v) if v else (),
+    "enforcement": lambda v: Enforcement(v) if v else Enforcement.REMIND,
+}
+_STATE_WRITE: Final[dict[str, Callable[[Any], Any]]] = {
+    "id": _same,
+    "memory_id": _same,
+    "version": _same,
+    "memorule_kind": _enum_value,
+    "subject": _same,
+    "body": _same,
+    "applies_to": lambda v: Jsonb(v.to_dict()) if v is not None else None,
+    "evidence_signal_id": _same,
+    "confidence": _enum_value,
+    "written_by_session_id": _same,
+    "written_by_persona": _same,
+    "written_at": _same,
+    "embedding_model": _same,
+    "reason": _same,
+    "checks": lambda v: Jsonb(checks_json(v)) if v else None,
+    "enforcement": _enum_value,
+}
+_STATE_READERS: Final = tuple((f, _STATE_READ[f]) for f in STATE_NAMES)
+_STATE_WRITERS: Final = tuple((f, _STATE_WRITE[f]) for f in STATE_NAMES)
 
 
 def audit(r: Sequence[Any]) -> MemoruleAudit:

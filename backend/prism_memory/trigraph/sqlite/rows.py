@@ -7,6 +7,7 @@ loads (:mod:`.transfer`), so a row has one shape wherever it is read or written.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Any, Final
@@ -17,6 +18,7 @@ from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
+    STATE_FIELDS,
     AppliesTo,
     AuditEventType,
     Confidence,
@@ -31,22 +33,18 @@ from prism_memory.domain.records import (
     parse_iso,
 )
 
-STATE_COLUMNS: Final = (
-    "id, memory_id, version, memorule_kind, subject, body, applies_to, evidence_signal_id, "
-    "confidence, written_by_session_id, written_by_persona, written_at, embedding_model, reason, "
-    "checks, enforcement"
-)
+STATE_COLUMNS: Final = ", ".join(STATE_FIELDS)
 MEMORY_COLUMNS: Final = ", ".join(MEMORY_FIELDS)
 AUDIT_COLUMNS: Final = ", ".join(AUDIT_FIELDS)
 MEMORY_WIDTH: Final = len(MEMORY_FIELDS)
 # The same columns qualified by the aliases the joins use (``memory m``, ``memory_state s``).
 MEMORY_COLUMNS_M: Final = ", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(","))
-STATE_COLUMNS_S: Final = ", ".join(f"s.{c.strip()}" for c in STATE_COLUMNS.split(","))
+STATE_COLUMNS_S: Final = ", ".join(f"s.{c}" for c in STATE_FIELDS)
 
 INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 INSERT_STATE: Final = (
     f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"VALUES ({', '.join('?' * (1 + len(STATE_FIELDS)))})"
 )
 INSERT_AUDIT: Final = (
     f"INSERT INTO memorule_audit ({AUDIT_COLUMNS}) "
@@ -77,25 +75,60 @@ def memory(r: tuple[Any, ...]) -> Memory:
     )
 
 
-def state(r: tuple[Any, ...]) -> MemoryState:
+def _enum_value(value: Enum | None) -> str | None:
+    return value.value if value is not None else None
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+# Per state field (``STATE_FIELDS``), how its column reads into the record and how the
+# record's value is stored.
+_STATE_READ: Final[dict[str, Callable[[Any], Any]]] = {
+    "id": UUID,
+    "memory_id": UUID,
+    "version": _same,
+    "memorule_kind": lambda v: MemoruleKind(v) if v else None,
+    "subject": _same,
+    "body": _same,
+    "applies_to": lambda v: AppliesTo.from_dict(json.loads(v)) if v else None,
+    "evidence_signal_id": _same,
+    "confidence": lambda v: Confidence(v) if v else None,
+    "written_by_session_id": UUID,
+    "written_by_persona": _same,
+    "written_at": parse_iso,
+    "embedding_model": _same,
+    "reason": _same,
+    "checks": lambda v: stored_checks(json.loads(v)) if v else (),
+    "enforcement": lambda v: Enforcement(v) if v else Enforcement.REMIND,
+}
+_STATE_WRITE: Final[dict[str, Callable[[Any], Any]]] = {
+    "id": str,
+    "memory_id": str,
+    "version": _same,
+    "memorule_kind": _enum_value,
+    "subject": _same,
+    "body": _same,
+    "applies_to": lambda v: json.dumps(v.to_dict()) if v is not None else None,
+    "evidence_signal_id": _same,
+    "confidence": _enum_value,
+    "written_by_session_id": str,
+    "written_by_persona": _same,
+    "written_at": iso,
+    "embedding_model": _same,
+    "reason": _same,
+    "checks": lambda v: checks_text(v),
+    "enforcement": _enum_value,
+}
+_STATE_READERS: Final = tuple((f, _STATE_READ[f]) for f in STATE_FIELDS)
+_STATE_WRITERS: Final = tuple((f, _STATE_WRITE[f]) for f in STATE_FIELDS)
+
+
+def state(r: Sequence[Any]) -> MemoryState:
     """A ``memory_state`` row (``STATE_COLUMNS``) as a record."""
     return MemoryState(
-        id=UUID(r[0]),
-        memory_id=UUID(r[1]),
-        version=r[2],
-        memorule_kind=MemoruleKind(r[3]) if r[3] else None,
-        subject=r[4],
-        body=r[5],
-        applies_to=AppliesTo.from_dict(json.loads(r[6])) if r[6] else None,
-        evidence_signal_id=r[7],
-        confidence=Confidence(r[8]) if r[8] else None,
-        written_by_session_id=UUID(r[9]),
-        written_by_persona=r[10],
-        written_at=parse_iso(r[11]),
-        embedding_model=r[12],
-        reason=r[13],
-        checks=stored_checks(json.loads(r[14])) if r[14] else (),
-        enforcement=Enforcement(r[15]) if r[15] else Enforcement.REMIND,
+        **{name: read(value) for (name, read), value in zip(_STATE_READERS, r, strict=True)}
     )
 
 
@@ -136,25 +169,7 @@ def memory_params(t: str, m: Memory) -> tuple[Any, ...]:
 
 def state_params(t: str, s: MemoryState) -> tuple[Any, ...]:
     """A state's values for ``INSERT_STATE`` (tenant ``t`` first)."""
-    return (
-        t,
-        str(s.id),
-        str(s.memory_id),
-        s.version,
-        s.memorule_kind.value if s.memorule_kind else None,
-        s.subject,
-        s.body,
-        json.dumps(s.applies_to.to_dict()) if s.applies_to is not None else None,
-        s.evidence_signal_id,
-        s.confidence.value if s.confidence else None,
-        str(s.written_by_session_id),
-        s.written_by_persona,
-        iso(s.written_at),
-        s.embedding_model,
-        s.reason,
-        checks_text(s.checks),
-        s.enforcement.value,
-    )
+    return (t, *(write(getattr(s, name)) for name, write in _STATE_WRITERS))
 
 
 def checks_text(checks: tuple[Check, ...]) -> str | None:
