@@ -380,30 +380,6 @@ class RecallMatch:
     why: dict[str, Any]
     applicable: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
-        s, m = self.state, self.memory
-        out: dict[str, Any] = {
-            "id": str(m.id),
-            "kind": m.kind.value,
-            "source_type": m.source_type.value,
-            "namespace": m.namespace,
-            "subject": s.subject,
-            "body": s.body,
-            "score": round(self.score, 6),
-            "written_at": iso(s.written_at),
-            "written_by_persona": s.written_by_persona,
-            "version": s.version,
-        }
-        if m.kind is Kind.MEMORULE:
-            out["memorule_kind"] = s.memorule_kind.value if s.memorule_kind else None
-            out["applies_to"] = s.applies_to.to_dict() if s.applies_to else {}
-            out["confidence"] = s.confidence.value if s.confidence else None
-            out["evidence_signal_id"] = s.evidence_signal_id
-            out.update(s.adherence_dict())
-        out["applicable"] = self.applicable
-        out["why"] = self.why
-        return out
-
 
 @dataclass(frozen=True)
 class RecallResult:
@@ -412,15 +388,6 @@ class RecallResult:
     matches: list[RecallMatch] = field(default_factory=list)
     model: str = ""
     candidates: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The result's own shape: no envelope."""
-        return {
-            "matches": [m.to_dict() for m in self.matches],
-            "count": len(self.matches),
-            "candidates": self.candidates,
-            "embedding_model": self.model,
-        }
 
 
 # Field names in declaration order: storage columns, dump keys and Cypher properties of these
