@@ -23,13 +23,12 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
-from prism_memory.domain.adherence.checks import checks_json
-from prism_memory.domain.records import AuditDraft, MemoruleAudit, MemoryState, iso
+from prism_memory.domain.records import AuditDraft, MemoruleAudit, MemoryState, iso, state_values
 
 GENESIS_HASH: Final = "0" * 64
 HEAD_FORM: Final = re.compile(r"([0-9]{1,19}):([0-9a-fA-F]{64})")  # what Head.parse reads
@@ -126,38 +125,12 @@ def _checks(text: str) -> Any:
 def content_hash(s: MemoryState, project_id: UUID | None = None) -> str:
     """The content hash of a state: what an agent is served, who wrote it when, and (given)
     the project its memorule belongs to."""
+    values = state_values(s)
+    values["checks"] = values["checks"] or None  # no checks hash as null (format 1 and 2)
     return content_hash_of(
-        tuple(value(getattr(s, name)) for name, value in _HASHED),
+        tuple(values[name] for name in HASHED_STATE_FIELDS),
         None if project_id is None else str(project_id),
     )
-
-
-def _same(v: Any) -> Any:
-    return v
-
-
-def _enum_value(v: Any) -> Any:
-    return v.value if v is not None else None
-
-
-# How each hashed field's value enters the hash (``content_hash_of``'s text form).
-_HASH_VALUE: Final[dict[str, Callable[[Any], Any]]] = {
-    "memory_id": str,
-    "id": str,
-    "version": _same,
-    "memorule_kind": _enum_value,
-    "subject": _same,
-    "body": _same,
-    "applies_to": lambda v: v.to_dict() if v is not None else None,
-    "evidence_signal_id": _same,
-    "confidence": _enum_value,
-    "written_by_session_id": str,
-    "written_by_persona": _same,
-    "written_at": iso,
-    "checks": lambda v: checks_json(v) if v else None,
-    "enforcement": _enum_value,
-}
-_HASHED: Final = tuple((name, _HASH_VALUE[name]) for name in HASHED_STATE_FIELDS)
 
 
 def event_hash(prev_hash: str, row: EventRow) -> str:

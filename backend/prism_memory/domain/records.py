@@ -5,6 +5,7 @@ Pure data, no I/O. Field names are the TriGraph's names (SPEC-094 v0.4, SPEC-020
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -417,3 +418,40 @@ STATE_FIELDS: tuple[str, ...] = (
     "checks",
     "enforcement",
 )
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _enum_value(value: Any) -> Any:
+    return value.value if value is not None else None
+
+
+# Each state field as a JSON value (``state_values``).
+_STATE_JSON: dict[str, Callable[[Any], Any]] = {
+    "id": str,
+    "memory_id": str,
+    "version": _same,
+    "memorule_kind": _enum_value,
+    "subject": _same,
+    "body": _same,
+    "applies_to": lambda v: v.to_dict() if v is not None else None,
+    "evidence_signal_id": _same,
+    "confidence": _enum_value,
+    "written_by_session_id": str,
+    "written_by_persona": _same,
+    "written_at": iso,
+    "embedding_model": _same,
+    "reason": _same,
+    "checks": checks_json,
+    "enforcement": _enum_value,
+}
+_STATE_JSON_FIELDS = tuple((name, _STATE_JSON[name]) for name in STATE_FIELDS)
+
+
+def state_values(s: MemoryState) -> dict[str, Any]:
+    """Every field of a state as a JSON value, in :data:`STATE_FIELDS` order: ids as text,
+    enums by value, times in ISO 8601, applies_to as a dict, checks as written (a list).
+    The dump writes these; the content hash and the SQLite rows start from them."""
+    return {name: value(getattr(s, name)) for name, value in _STATE_JSON_FIELDS}

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Final, NoReturn
 from uuid import UUID
 
 import numpy as np
 
 from prism_memory.domain import audit as chain
-from prism_memory.domain.adherence.checks import checks_json, parse_checks
+from prism_memory.domain.adherence.checks import parse_checks
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
@@ -36,8 +36,8 @@ from prism_memory.domain.records import (
     Memory,
     MemoryState,
     Status,
-    iso,
     parse_iso,
+    state_values,
 )
 from prism_memory.domain.served import HASH_AT, ID_AT, RECEIPT_FIELDS, ServedReceipt, receipt_hash
 from prism_memory.errors import FieldError, InvalidInput
@@ -210,40 +210,12 @@ _GUARD_KEYS: Final = {"checks", "enforcement"}  # format 3 (issue 28)
 _AUDIT_KEYS: Final = set(AUDIT_FIELDS)
 
 
-def _same(v: Any) -> Any:
-    return v
-
-
-def _enum_value(v: Any) -> Any:
-    return v.value if v is not None else None
-
-
-# How each state field is written into a dump (``state_json``); the reader is ``_state_of``.
-_STATE_JSON: Final[dict[str, Callable[[Any], Any]]] = {
-    "id": str,
-    "version": _same,
-    "memorule_kind": _enum_value,
-    "subject": _same,
-    "body": _same,
-    "applies_to": lambda v: v.to_dict() if v is not None else None,
-    "evidence_signal_id": _same,
-    "confidence": _enum_value,
-    "written_by_session_id": str,
-    "written_by_persona": _same,
-    "written_at": iso,
-    "embedding_model": _same,
-    "reason": _same,
-    "checks": checks_json,
-    "enforcement": _enum_value,
-}
-_STATE_WRITERS: Final = tuple(
-    (name, _STATE_JSON[name]) for name in STATE_FIELDS if name != "memory_id"
-)
-
-
 def state_json(s: MemoryState) -> dict[str, Any]:
-    """A state as a dump writes it: every field but memory_id, in ``STATE_FIELDS`` order."""
-    return {name: write(getattr(s, name)) for name, write in _STATE_WRITERS}
+    """A state as a dump writes it: every field but memory_id (its memory holds it), in
+    ``STATE_FIELDS`` order."""
+    values = state_values(s)
+    del values["memory_id"]
+    return values
 
 
 def _memory(d: dict[str, Any]) -> MemoryDump:

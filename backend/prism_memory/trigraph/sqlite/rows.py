@@ -31,6 +31,7 @@ from prism_memory.domain.records import (
     Status,
     iso,
     parse_iso,
+    state_values,
 )
 
 STATE_COLUMNS: Final = ", ".join(STATE_FIELDS)
@@ -75,16 +76,11 @@ def memory(r: tuple[Any, ...]) -> Memory:
     )
 
 
-def _enum_value(value: Enum | None) -> str | None:
-    return value.value if value is not None else None
-
-
 def _same(value: Any) -> Any:
     return value
 
 
-# Per state field (``STATE_FIELDS``), how its column reads into the record and how the
-# record's value is stored.
+# Per state field (``STATE_FIELDS``), how its column reads into the record.
 _STATE_READ: Final[dict[str, Callable[[Any], Any]]] = {
     "id": UUID,
     "memory_id": UUID,
@@ -103,26 +99,7 @@ _STATE_READ: Final[dict[str, Callable[[Any], Any]]] = {
     "checks": lambda v: stored_checks(json.loads(v)) if v else (),
     "enforcement": lambda v: Enforcement(v) if v else Enforcement.REMIND,
 }
-_STATE_WRITE: Final[dict[str, Callable[[Any], Any]]] = {
-    "id": str,
-    "memory_id": str,
-    "version": _same,
-    "memorule_kind": _enum_value,
-    "subject": _same,
-    "body": _same,
-    "applies_to": lambda v: json.dumps(v.to_dict()) if v is not None else None,
-    "evidence_signal_id": _same,
-    "confidence": _enum_value,
-    "written_by_session_id": str,
-    "written_by_persona": _same,
-    "written_at": iso,
-    "embedding_model": _same,
-    "reason": _same,
-    "checks": lambda v: checks_text(v),
-    "enforcement": _enum_value,
-}
 _STATE_READERS: Final = tuple((f, _STATE_READ[f]) for f in STATE_FIELDS)
-_STATE_WRITERS: Final = tuple((f, _STATE_WRITE[f]) for f in STATE_FIELDS)
 
 
 def state(r: Sequence[Any]) -> MemoryState:
@@ -168,8 +145,13 @@ def memory_params(t: str, m: Memory) -> tuple[Any, ...]:
 
 
 def state_params(t: str, s: MemoryState) -> tuple[Any, ...]:
-    """A state's values for ``INSERT_STATE`` (tenant ``t`` first)."""
-    return (t, *(write(getattr(s, name)) for name, write in _STATE_WRITERS))
+    """A state's values for ``INSERT_STATE`` (tenant ``t`` first): its JSON values, with
+    applies_to and checks as the JSON text the columns hold."""
+    values = state_values(s)
+    applies = values["applies_to"]
+    values["applies_to"] = json.dumps(applies) if applies is not None else None
+    values["checks"] = checks_text(s.checks)
+    return (t, *values.values())
 
 
 def checks_text(checks: tuple[Check, ...]) -> str | None:
