@@ -5,14 +5,14 @@ Pure data, no I/O. Field names are the TriGraph's names (SPEC-094 v0.4, SPEC-020
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
-from prism_memory.domain.adherence.checks import Check, checks_json
+from prism_memory.domain.adherence.checks import Check, checks_json, stored_checks
 from prism_memory.domain.ids import new_id
 
 
@@ -455,3 +455,28 @@ def state_values(s: MemoryState) -> dict[str, Any]:
     enums by value, times in ISO 8601, applies_to as a dict, checks as written (a list).
     The dump writes these; the content hash and the SQLite rows start from them."""
     return {name: value(getattr(s, name)) for name, value in _STATE_JSON_FIELDS}
+
+
+def state_from_stored(v: Mapping[str, Any]) -> MemoryState:
+    """A state from its stored values by field name (:data:`STATE_FIELDS`), as both engines'
+    rows read once each has converted its own types: ids as UUIDs, ``written_at`` aware,
+    applies_to a dict and checks a list (or None), enums by value (None or empty: unset)."""
+    kind, confidence, enforcement = v["memorule_kind"], v["confidence"], v["enforcement"]
+    return MemoryState(
+        id=v["id"],
+        memory_id=v["memory_id"],
+        version=v["version"],
+        body=v["body"],
+        subject=v["subject"],
+        written_by_session_id=v["written_by_session_id"],
+        written_by_persona=v["written_by_persona"],
+        written_at=v["written_at"],
+        embedding_model=v["embedding_model"],
+        memorule_kind=MemoruleKind(kind) if kind else None,
+        applies_to=AppliesTo.from_dict(v["applies_to"]) if v["applies_to"] is not None else None,
+        evidence_signal_id=v["evidence_signal_id"],
+        confidence=Confidence(confidence) if confidence else None,
+        reason=v["reason"],
+        checks=stored_checks(v["checks"]) if v["checks"] else (),
+        enforcement=Enforcement(enforcement) if enforcement else Enforcement.REMIND,
+    )

@@ -8,9 +8,8 @@ formatted into the SQL text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from enum import Enum
 from typing import Any, Final
 from uuid import UUID
 
@@ -19,7 +18,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 
-from prism_memory.domain.adherence.checks import checks_json, stored_checks
+from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
@@ -27,14 +26,12 @@ from prism_memory.domain.records import (
     STATE_FIELDS,
     AppliesTo,
     AuditEventType,
-    Confidence,
-    Enforcement,
     Kind,
     MemoruleAudit,
-    MemoruleKind,
     Memory,
     MemoryState,
     Status,
+    state_from_stored,
 )
 from prism_memory.embeddings.port import Vector
 from prism_memory.trigraph.port import AuditFilter
@@ -119,7 +116,14 @@ def memory_params(m: Memory) -> tuple[Any, ...]:
 
 
 def state_params(tenant_id: UUID, s: MemoryState) -> tuple[Any, ...]:
-    return (tenant_id, *(write(getattr(s, name)) for name, write in _STATE_WRITERS))
+    """A state's values for ``INSERT_STATE`` (tenant first): ids and the time as they are,
+    enums by value, applies_to and checks as ``jsonb`` (no checks: NULL)."""
+    v = {name: getattr(s, name) for name in STATE_NAMES}
+    for name in ("memorule_kind", "confidence", "enforcement"):
+        v[name] = v[name].value if v[name] is not None else None
+    v["applies_to"] = Jsonb(s.applies_to.to_dict()) if s.applies_to is not None else None
+    v["checks"] = Jsonb(checks_json(s.checks)) if s.checks else None
+    return (tenant_id, *v.values())
 
 
 def audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
@@ -215,59 +219,9 @@ def memory(r: Sequence[Any]) -> Memory:
 
 def state(r: Sequence[Any]) -> MemoryState:
     """A ``memory_state`` row (``STATE_COLUMNS``) as a record."""
-    return MemoryState(
-        **{name: read(value) for (name, read), value in zip(_STATE_READERS, r, strict=True)}
-    )
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-def _enum_value(value: Enum | None) -> str | None:
-    return value.value if value is not None else None
-
-
-# Per state field (``STATE_NAMES``), how its column reads into the record and how the
-# record's value is stored.
-_STATE_READ: Final[dict[str, Callable[[Any], Any]]] = {
-    "id": _same,
-    "memory_id": _same,
-    "version": _same,
-    "memorule_kind": lambda v: MemoruleKind(v) if v else None,
-    "subject": _same,
-    "body": _same,
-    "applies_to": lambda v: AppliesTo.from_dict(v) if v is not None else None,
-    "evidence_signal_id": _same,
-    "confidence": lambda v: Confidence(v) if v else None,
-    "written_by_session_id": _same,
-    "written_by_persona": _same,
-    "written_at": utc,
-    "embedding_model": _same,
-    "reason": _same,
-    "checks": lambda v: stored_checks(v) if v else (),
-    "enforcement": lambda v: Enforcement(v) if v else Enforcement.REMIND,
-}
-_STATE_WRITE: Final[dict[str, Callable[[Any], Any]]] = {
-    "id": _same,
-    "memory_id": _same,
-    "version": _same,
-    "memorule_kind": _enum_value,
-    "subject": _same,
-    "body": _same,
-    "applies_to": lambda v: Jsonb(v.to_dict()) if v is not None else None,
-    "evidence_signal_id": _same,
-    "confidence": _enum_value,
-    "written_by_session_id": _same,
-    "written_by_persona": _same,
-    "written_at": _same,
-    "embedding_model": _same,
-    "reason": _same,
-    "checks": lambda v: Jsonb(checks_json(v)) if v else None,
-    "enforcement": _enum_value,
-}
-_STATE_READERS: Final = tuple((f, _STATE_READ[f]) for f in STATE_NAMES)
-_STATE_WRITERS: Final = tuple((f, _STATE_WRITE[f]) for f in STATE_NAMES)
+    v = dict(zip(STATE_NAMES, r, strict=True))
+    v["written_at"] = utc(v["written_at"])
+    return state_from_stored(v)
 
 
 def audit(r: Sequence[Any]) -> MemoruleAudit:

@@ -7,13 +7,13 @@ loads (:mod:`.transfer`), so a row has one shape wherever it is read or written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Any, Final
 from uuid import UUID
 
-from prism_memory.domain.adherence.checks import Check, checks_json, stored_checks
+from prism_memory.domain.adherence.checks import Check, checks_json
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
@@ -21,16 +21,14 @@ from prism_memory.domain.records import (
     STATE_FIELDS,
     AppliesTo,
     AuditEventType,
-    Confidence,
-    Enforcement,
     Kind,
     MemoruleAudit,
-    MemoruleKind,
     Memory,
     MemoryState,
     Status,
     iso,
     parse_iso,
+    state_from_stored,
     state_values,
 )
 
@@ -76,37 +74,16 @@ def memory(r: tuple[Any, ...]) -> Memory:
     )
 
 
-def _same(value: Any) -> Any:
-    return value
-
-
-# Per state field (``STATE_FIELDS``), how its column reads into the record.
-_STATE_READ: Final[dict[str, Callable[[Any], Any]]] = {
-    "id": UUID,
-    "memory_id": UUID,
-    "version": _same,
-    "memorule_kind": lambda v: MemoruleKind(v) if v else None,
-    "subject": _same,
-    "body": _same,
-    "applies_to": lambda v: AppliesTo.from_dict(json.loads(v)) if v else None,
-    "evidence_signal_id": _same,
-    "confidence": lambda v: Confidence(v) if v else None,
-    "written_by_session_id": UUID,
-    "written_by_persona": _same,
-    "written_at": parse_iso,
-    "embedding_model": _same,
-    "reason": _same,
-    "checks": lambda v: stored_checks(json.loads(v)) if v else (),
-    "enforcement": lambda v: Enforcement(v) if v else Enforcement.REMIND,
-}
-_STATE_READERS: Final = tuple((f, _STATE_READ[f]) for f in STATE_FIELDS)
-
-
 def state(r: Sequence[Any]) -> MemoryState:
-    """A ``memory_state`` row (``STATE_COLUMNS``) as a record."""
-    return MemoryState(
-        **{name: read(value) for (name, read), value in zip(_STATE_READERS, r, strict=True)}
-    )
+    """A ``memory_state`` row (``STATE_COLUMNS``) as a record: ids and the time from text,
+    applies_to and checks from JSON text."""
+    v = dict(zip(STATE_FIELDS, r, strict=True))
+    for name in ("id", "memory_id", "written_by_session_id"):
+        v[name] = UUID(v[name])
+    v["written_at"] = parse_iso(v["written_at"])
+    v["applies_to"] = json.loads(v["applies_to"]) if v["applies_to"] else None
+    v["checks"] = json.loads(v["checks"]) if v["checks"] else None
+    return state_from_stored(v)
 
 
 def audit(r: tuple[Any, ...]) -> MemoruleAudit:
