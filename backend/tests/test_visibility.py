@@ -53,7 +53,16 @@ def stores(db_path: Path, pg_url: str) -> Iterator[tuple[SQLiteStore, PostgresSt
 
 def key(projects: tuple[UUID, ...], persona: str | None) -> ApiKey:
     when = datetime(2026, 1, 1, tzinfo=UTC)
-    return ApiKey("k", TENANT, Role.READER, projects, persona, "p", None, when)
+    return ApiKey(
+        key_id="k",
+        tenant_id=TENANT,
+        role=Role.READER,
+        projects=projects,
+        persona=persona,
+        prefix="p",
+        label=None,
+        created_at=when,
+    )
 
 
 def everything(store: SQLiteStore) -> dict[UUID, tuple[Memory, MemoryState]]:
