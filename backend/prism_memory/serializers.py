@@ -2,15 +2,35 @@
 every answer a service returns as a record.
 
 The MCP server, the HTTP API, the CLI and the web console share these, so an answer reads the
-same through every door; services return records and never build these envelopes. (A
-record's own shape, e.g. ``MemoruleAudit.to_dict``, stays with the record.)
+same through every door; services return records and never build these envelopes. A memory,
+a state and a recall match are shaped from their response models
+(:mod:`prism_memory.domain.contract.shapes`: the OpenAPI schema), field by field in the model's
+order, so the shape is stated once. (A record's own shape, e.g. ``MemoruleAudit.to_dict``,
+stays with the record.)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final
+from uuid import UUID
 
-from prism_memory.domain.records import Memory, MemoryState, RecallResult, WriteResult, iso
+from pydantic import BaseModel
+
+from prism_memory.domain.adherence.checks import checks_json
+from prism_memory.domain.contract.shapes import MemoryPublic, RecallMatchPublic, StatePublic
+from prism_memory.domain.records import (
+    AppliesTo,
+    Kind,
+    Memory,
+    MemoryState,
+    RecallMatch,
+    RecallResult,
+    WriteResult,
+    iso,
+)
 
 if TYPE_CHECKING:  # only read here: a door that shows a brief loads no capture or transfer code
     from prism_memory.formats.rules_io.records import ImportReport
@@ -29,46 +49,78 @@ def write_dict(result: WriteResult) -> dict[str, Any]:
 
 def recall_dict(result: RecallResult) -> dict[str, Any]:
     """A recall: ``ok``, the matches and how many candidates were ranked."""
-    return {"ok": True, **result.to_dict()}
+    return {
+        "ok": True,
+        "matches": [match_dict(m) for m in result.matches],
+        "count": len(result.matches),
+        "candidates": result.candidates,
+        "embedding_model": result.model,
+    }
+
+
+def match_dict(match: RecallMatch) -> dict[str, Any]:
+    """One recalled memory (``RecallMatchPublic``): the memory's identity, its state, the
+    score (rounded to 1e-6) and the score's ``why``."""
+    m, s = match.memory, match.state
+    own = {"score": round(match.score, 6), "applicable": match.applicable, "why": match.why}
+    node = {"id": m.id, "kind": m.kind, "source_type": m.source_type, "namespace": m.namespace}
+
+    def value(name: str) -> Any:
+        if name in own:
+            return own[name]
+        return node[name] if name in node else getattr(s, name)
+
+    return _shaped(RecallMatchPublic, value, s, m.kind is Kind.MEMORULE)
 
 
 def memory_dict(m: Memory) -> dict[str, Any]:
-    """A memory node (no content: that is its state)."""
-    return {
-        "id": str(m.id),
-        "tenant_id": str(m.tenant_id),
-        "project_id": str(m.project_id),
-        "namespace": m.namespace,
-        "kind": m.kind.value,
-        "source_type": m.source_type.value,
-        "status": m.status.value,
-        "created_at": iso(m.created_at),
-        "current_version": m.current_version,
-    }
+    """A memory node (``MemoryPublic``; no content: that is its state)."""
+    return {name: _plain(getattr(m, name)) for name in MemoryPublic.model_fields}
 
 
 def state_dict(s: MemoryState) -> dict[str, Any]:
-    """One version of a memory: its content and who wrote it when (memorule fields too)."""
-    out: dict[str, Any] = {
-        "state_id": str(s.id),
-        "version": s.version,
-        "subject": s.subject,
-        "body": s.body,
-        "written_by_session_id": str(s.written_by_session_id),
-        "written_by_persona": s.written_by_persona,
-        "written_at": iso(s.written_at),
-        "embedding_model": s.embedding_model,
-        "reason": s.reason,
-    }
-    if s.memorule_kind is not None:
-        out.update(
-            memorule_kind=s.memorule_kind.value,
-            applies_to=s.applies_to.to_dict() if s.applies_to else {},
-            confidence=s.confidence.value if s.confidence else None,
-            evidence_signal_id=s.evidence_signal_id,
-        )
-        out.update(s.adherence_dict())  # only on a rule with checks or an enforcement
+    """One version of a memory (``StatePublic``): its content and who wrote it when
+    (memorule fields too)."""
+
+    def value(name: str) -> Any:
+        return getattr(s, "id" if name == "state_id" else name)
+
+    return _shaped(StatePublic, value, s, s.memorule_kind is not None)
+
+
+_ADHERENCE: Final = frozenset({"checks", "enforcement"})
+
+
+def _shaped(
+    model: type[BaseModel], value: Callable[[str], Any], s: MemoryState, memorule: bool
+) -> dict[str, Any]:
+    """``model``'s fields in its order, each ``value(name)`` as JSON. Its optional fields are
+    a memorule's: shown only on a memorule (applies_to ``{}`` when it names none), and
+    ``checks``/``enforcement`` only on a rule that has checks or an enforcement other than
+    ``remind`` (``MemoryState.guarded``), so other answers read exactly as before them."""
+    out: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        if not field.is_required() and (not memorule or (name in _ADHERENCE and not s.guarded)):
+            continue
+        v = value(name)
+        out[name] = {} if v is None and name == "applies_to" else _plain(v)
     return out
+
+
+def _plain(value: Any) -> Any:
+    """A record's value as JSON: ids and enums as text, times as ISO 8601, a rule's checks
+    as written."""
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, AppliesTo):
+        return value.to_dict()
+    if isinstance(value, tuple):  # a state's checks
+        return checks_json(value)
+    return value
 
 
 def history_dict(h: History) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from prism_memory.domain.adherence.checks import parse_checks
 from prism_memory.domain.adherence.rules import applicable
 from prism_memory.domain.records import Enforcement, SessionContext, iso, utcnow
 from prism_memory.errors import InvalidInput, PermissionDenied
-from prism_memory.serializers import history_dict, state_dict
+from prism_memory.serializers import history_dict, match_dict, state_dict
 from prism_memory.services.transfer import export_store, import_store
 from prism_memory.settings import load_settings
 from tests.conftest import ContextFactory, raw_sql
@@ -67,7 +67,7 @@ def test_a_rule_with_checks_reads_back_through_every_read(
     assert state_dict(state)["checks"] == CHECKS
     assert state_dict(state)["enforcement"] == "remind"
     match = services.memory.recall(ctx, {"query": "npm", "source_type": "memorule"}).matches[0]
-    assert match.to_dict()["checks"] == CHECKS and match.to_dict()["enforcement"] == "remind"
+    assert match_dict(match)["checks"] == CHECKS and match_dict(match)["enforcement"] == "remind"
     listed = services.memory.list_memories(ctx, {}).items
     assert state_dict(listed[0][1])["checks"] == CHECKS
 
@@ -80,7 +80,7 @@ def test_a_rule_without_checks_answers_exactly_as_before(
     shown = state_dict(state)
     assert "checks" not in shown and "enforcement" not in shown
     match = services.memory.recall(ctx, {"query": "", "source_type": "memorule"}).matches[0]
-    assert "checks" not in match.to_dict() and "enforcement" not in match.to_dict()
+    assert "checks" not in match_dict(match) and "enforcement" not in match_dict(match)
     assert state.checks == () and state.enforcement is Enforcement.REMIND
 
 

@@ -10,6 +10,7 @@ import pytest
 from prism_memory.bootstrap import Services
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import InvalidInput
+from prism_memory.serializers import recall_dict
 
 KINDS = ["behavioral_rule", "feedback", "preference", "correction", "convention"]
 CONFIDENCES = ["observed", "inferred", "asserted"]
@@ -133,7 +134,7 @@ def test_all_five_memorule_kinds_are_written_and_recalled(
     written = services.memory.remember(ctx, memorule(memorule_kind=kind))
     result = services.memory.recall(ctx, {"source_type": "memorule", "memorule_kind": kind})
     assert [m.memory.id for m in result.matches] == [written.id]
-    assert result.to_dict()["matches"][0]["memorule_kind"] == kind
+    assert recall_dict(result)["matches"][0]["memorule_kind"] == kind
 
 
 @pytest.mark.parametrize("confidence", CONFIDENCES)
@@ -168,7 +169,8 @@ def test_recall_envelope_carries_the_memorule_fields_and_a_why(
 ) -> None:
     services.memory.remember(ctx, memorule())
     services.memory.remember(ctx, {"body": "A plain note about pushing branches."})
-    matches = services.memory.recall(ctx, {"query": "run tests before push"}).to_dict()["matches"]
+    found = services.memory.recall(ctx, {"query": "run tests before push"})
+    matches = recall_dict(found)["matches"]
     rule = next(m for m in matches if m["kind"] == "memorule")
     note = next(m for m in matches if m["kind"] == "note")
     for key in ("memorule_kind", "applies_to", "confidence", "evidence_signal_id"):

@@ -9,6 +9,7 @@ import pytest
 
 from prism_memory.bootstrap import Services
 from prism_memory.errors import InvalidInput
+from prism_memory.serializers import recall_dict
 from tests.conftest import ContextFactory
 
 BODY = "Prefer small pull requests that change one thing at a time."
@@ -81,9 +82,9 @@ def test_a_rule_for_another_persona_is_left_out_unless_asked_and_then_last_and_m
     services.memory.remember(writer, rule("For donna", {"persona": "donna"}, confidence="asserted"))
     reader = make_ctx(persona="donna")
     assert subjects(services, reader) == ["For donna"]
-    shown = services.memory.recall(
-        reader, {"source_type": "memorule", "include_inapplicable": True}
-    ).to_dict()["matches"]
+    shown = recall_dict(
+        services.memory.recall(reader, {"source_type": "memorule", "include_inapplicable": True})
+    )["matches"]
     assert [(m["subject"], m["applicable"]) for m in shown] == [
         ("For donna", True),
         ("For texi", False),

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
 import pytest
 
-from prism_memory.domain.ranking import Ranked, RankingWeights
+from prism_memory.domain.ranking import CONFIDENCE_CODE, Ranked, RankingWeights, parts_of
 from prism_memory.domain.records import SessionContext
 from prism_memory.domain.sections import section_of, smooth
 from prism_memory.embeddings.fake import FakeEmbedder
@@ -50,8 +51,16 @@ def entry(name: str, cosine: float, lexical: float = 0.0, applicable: bool = Tru
     w = RankingWeights()
     relevance = (1 - w.lexical) * cosine + w.lexical * lexical
     score = w.asserted * (w.relevance * relevance + w.prior)
-    why = {"relevance": cosine, "lexical": lexical, "confidence_weight": w.asserted}
-    return Ranked(0, name, score, applicable, why | {"score": round(score, 6)})
+    parts = parts_of(
+        w,
+        relevance=cosine,
+        lexical=lexical,
+        matched=[],
+        conflicts=[],
+        scope_rank=0,
+        confidence_code=CONFIDENCE_CODE["asserted"],
+    )
+    return Ranked(0, name, score, applicable, parts)
 
 
 def test_relevance_is_interpolated_with_the_sections_mean_in_the_window() -> None:
@@ -86,6 +95,24 @@ def test_relevance_is_interpolated_with_the_sections_mean_in_the_window() -> Non
     # The testing rules, both relevant, now outrank the side-word match of a section
     # that is about something else.
     assert [r.memory_id for r in out][:3] == ["testing-1", "testing-2", "side-word"]
+
+
+def test_smoothing_reads_the_parts_the_ranking_computed_not_their_rounded_display() -> None:
+    # Relevances finer than the why's six decimals: the new score is exact in them.
+    w = RankingWeights(section=1.0)
+    ranked = [entry("a", 0.612345678901, lexical=0.2000004), entry("b", 0.3000004999)]
+    out = smooth(ranked, ["s", "s"], [True, True], w)
+    rel = [(1 - w.lexical) * r.parts.relevance + w.lexical * r.parts.lexical for r in ranked]
+    mean = sum(rel) / 2
+    by = {r.memory_id: r for r in out}
+    for r, own in zip(ranked, rel, strict=True):
+        expected = r.score + w.asserted * w.relevance * (mean - own)
+        assert by[r.memory_id].score == pytest.approx(expected, abs=1e-15)
+        assert by[r.memory_id].parts.section_relevance == pytest.approx(mean, abs=1e-15)
+        assert by[r.memory_id].why["section_relevance"] == round(mean, 6)
+    # ``why`` is only a rendering of the parts: a ranked entry carries no other copy.
+    assert "why" not in {f.name for f in fields(Ranked)}
+    assert ranked[0].why["relevance"] == round(0.612345678901, 6)
 
 
 def test_notes_use_their_own_lexical_share() -> None:

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.cli.main import cli
 from prism_memory.errors import Conflict, InvalidInput
+from prism_memory.serializers import recall_dict
 from prism_memory.services.transfer import export_store, import_store
 from prism_memory.settings import Settings, load_settings
 from tests.conftest import ContextFactory
@@ -95,7 +96,7 @@ def body(text: str) -> list[str]:
 
 
 def recalls(services: Services, contexts: list[Any]) -> list[Any]:
-    return [services.memory.recall(c, r).to_dict() for c in contexts for r in RECALLS]
+    return [recall_dict(services.memory.recall(c, r)) for c in contexts for r in RECALLS]
 
 
 @pytest.mark.postgres

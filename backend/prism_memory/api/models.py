@@ -6,10 +6,10 @@ same ones validate every door's requests and give the MCP tools their input sche
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from prism_memory.domain.access import Role
 from prism_memory.domain.contract.lifecycle import MemoryChanges as MemoryChanges
@@ -20,22 +20,18 @@ from prism_memory.domain.contract.recall import RecallCreate as RecallCreate
 from prism_memory.domain.contract.remember import AppliesToCreate as AppliesToCreate
 from prism_memory.domain.contract.remember import MemoruleCreate as MemoruleCreate
 from prism_memory.domain.contract.remember import NoteCreate as NoteCreate
+from prism_memory.domain.contract.shapes import AppliesToMap as AppliesToMap
+from prism_memory.domain.contract.shapes import ChecksList as ChecksList
+from prism_memory.domain.contract.shapes import MemoryPublic as MemoryPublic
+from prism_memory.domain.contract.shapes import RecallMatchPublic as RecallMatchPublic
+from prism_memory.domain.contract.shapes import StatePublic as StatePublic
+from prism_memory.domain.contract.shapes import Timestamp as Timestamp
 from prism_memory.domain.records import (
     AuditEventType,
     Confidence,
-    Enforcement,
     Kind,
     MemoruleKind,
-    SourceType,
-    Status,
 )
-
-Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
-AppliesToMap = Annotated[
-    dict[str, str],
-    Field(description="the keys the rule names: persona, surface, specialization, scope"),
-]
-
 
 # -- responses -----------------------------------------------------------------------------
 
@@ -79,51 +75,6 @@ class WriteResultPublic(BaseModel):
     audit_id: UUID | None = None
     warnings: list[dict[str, Any]] = []
     replayed: bool = False
-
-
-class MemoryPublic(BaseModel):
-    """The ``:Memory`` node."""
-
-    id: UUID
-    tenant_id: UUID
-    project_id: UUID
-    namespace: str
-    kind: Kind
-    source_type: SourceType
-    status: Status
-    created_at: Timestamp
-    current_version: int
-
-
-# A memorule's checks (DESIGN §12), as written; only on a rule that has checks or an
-# enforcement other than 'remind' (null otherwise).
-ChecksList = Annotated[
-    list[dict[str, Any]],
-    Field(
-        description="The rule's checks: each one key (forbid_command, forbid_edit, "
-        "require_before, require_edit_with)."
-    ),
-]
-
-
-class StatePublic(BaseModel):
-    """One version (``:MemoryState``); memorule fields only on memorules."""
-
-    state_id: UUID
-    version: int
-    subject: str | None
-    body: str
-    written_by_session_id: UUID
-    written_by_persona: str | None
-    written_at: Timestamp
-    embedding_model: str
-    reason: str | None
-    memorule_kind: MemoruleKind | None = None
-    applies_to: AppliesToMap | None = None
-    confidence: Confidence | None = None
-    evidence_signal_id: str | None = None
-    checks: ChecksList | None = None
-    enforcement: Enforcement | None = None
 
 
 class MemoryWithStatePublic(BaseModel):
@@ -216,29 +167,6 @@ class ChainReportPublic(BaseModel):
     recorded_head: HeadPublic | None = None
     given_head: HeadPublic | None = None
     served: ServedReportPublic | None = None
-
-
-class RecallMatchPublic(BaseModel):
-    """One recalled memory; ``why`` breaks its score down."""
-
-    id: UUID
-    kind: Kind
-    source_type: SourceType
-    namespace: str
-    subject: str | None
-    body: str
-    score: float
-    written_at: Timestamp
-    written_by_persona: str | None
-    version: int
-    memorule_kind: MemoruleKind | None = None
-    applies_to: AppliesToMap | None = None
-    confidence: Confidence | None = None
-    evidence_signal_id: str | None = None
-    checks: ChecksList | None = None
-    enforcement: Enforcement | None = None
-    applicable: bool
-    why: dict[str, Any]
 
 
 class RecallPublic(BaseModel):

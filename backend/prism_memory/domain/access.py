@@ -287,18 +287,67 @@ def require_enforcement_right(
         )
 
 
+def reach_of(memory: Memory, state: MemoryState) -> tuple[Scope, str | None]:
+    """A memory's scope and the persona its rule names (a note reaches its project)."""
+    applies = state.applies_to if memory.kind is Kind.MEMORULE else None
+    if applies is None:
+        return Scope.PROJECT, None
+    return applies.effective_scope, applies.persona
+
+
+def visible(
+    project_id: UUID,
+    scope: Scope,
+    rule_persona: str | None,
+    viewer_project: UUID,
+    viewer_persona: str | None,
+    *,
+    no_persona_sees_persona_rules: bool,
+) -> bool:
+    """Whether a memory of ``project_id`` (of the viewer's tenant) reaches a viewer in
+    ``viewer_project``: the visibility rule (DESIGN §6), stated once.
+
+    A ``global`` or ``org`` memorule reaches every project of its tenant; any other memory
+    only its own project, and there a ``persona`` rule only the persona it names (compared
+    normalised). A viewer without a persona sees the persona rules of its project when
+    ``no_persona_sees_persona_rules`` (a key not bound to a persona: reads and listings), and
+    none of them otherwise (a recall in a session context without a persona).
+
+    The engines state it again where it must run next to the data — the listing query
+    (``trigraph/listing_sql.py``), PostgreSQL's recall branches (``postgres/visibility.py``),
+    the SQLite recall cache's snapshot and fold (``sqlite/recall_cache.py``,
+    ``sqlite/recall.py``) — and ``test_visibility.py`` checks every one of them against
+    this function on random memories and viewers, on both engines.
+    """
+    if scope in TENANT_WIDE:
+        return True
+    if project_id != viewer_project:
+        return False
+    if scope is not Scope.PERSONA:
+        return True
+    if viewer_persona is None:
+        return no_persona_sees_persona_rules
+    return normalise_key(rule_persona) == normalise_key(viewer_persona)
+
+
 def can_see(key: ApiKey, memory: Memory, state: MemoryState) -> bool:
-    """Whether the key may read this memory (else it is reported as not found)."""
+    """Whether the key may read this memory (else it is reported as not found): it is of
+    the key's tenant and :func:`visible` from one of the key's projects (any project, for
+    a key restricted to none)."""
     if memory.tenant_id != key.tenant_id:
         return False
-    applies = state.applies_to if memory.kind is Kind.MEMORULE else None
-    scope = applies.effective_scope if applies is not None else Scope.PROJECT
-    tenant_wide = scope in (Scope.GLOBAL, Scope.ORG)
-    if key.projects and memory.project_id not in key.projects and not tenant_wide:
-        return False
-    if scope is Scope.PERSONA and key.persona is not None and applies is not None:
-        return normalise_key(applies.persona) == normalise_key(key.persona)
-    return True
+    scope, persona = reach_of(memory, state)
+    return any(
+        visible(
+            memory.project_id,
+            scope,
+            persona,
+            project,
+            key.persona,
+            no_persona_sees_persona_rules=True,
+        )
+        for project in key.projects or (memory.project_id,)
+    )
 
 
 def require_change(key: ApiKey, memory: Memory, state: MemoryState) -> None:

@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
-from prism_memory.domain.adherence.checks import checks_json
-from prism_memory.domain.records import AuditDraft, MemoruleAudit, MemoryState, iso
+from prism_memory.domain.records import AuditDraft, MemoruleAudit, MemoryState, iso, state_values
 
 GENESIS_HASH: Final = "0" * 64
 HEAD_FORM: Final = re.compile(r"([0-9]{1,19}):([0-9a-fA-F]{64})")  # what Head.parse reads
@@ -38,16 +37,36 @@ STATE_FORMAT_PROJECT: Final = "prism-state/2"  # + the memorule's project
 GUARDED_STATE_FORMAT: Final = "prism-state/3"  # + the project, checks and enforcement
 EVENT_FORMAT: Final = "prism-audit/2"
 
+# The state fields a content hash covers, in the hash's own order. A format (stored hashes
+# verify byte for byte), so stated here and never derived from ``records.STATE_FIELDS``;
+# the state's other fields are not hashed (``UNHASHED_STATE_FIELDS``), and
+# ``test_state_fields`` asserts that the two cover ``STATE_FIELDS`` exactly.
+HASHED_STATE_FIELDS: Final = (
+    "memory_id",
+    "id",
+    "version",
+    "memorule_kind",
+    "subject",
+    "body",
+    "applies_to",
+    "evidence_signal_id",
+    "confidence",
+    "written_by_session_id",
+    "written_by_persona",
+    "written_at",
+    "checks",
+    "enforcement",
+)
+UNHASHED_STATE_FIELDS: Final = ("embedding_model", "reason")
+
 # One event as text, in this order (what the engines select for verification):
 # id, tenant_id, seq, memorule_id, state_id, event, written_by_session_id,
 # written_by_persona, evidence_signal_id, written_at (ISO), reason, content_hash,
-# prev_hash, hash; then the state it names (None when the state is missing):
-# memory_id, state id, version, memorule_kind, subject, body, applies_to (dict or JSON
-# text), evidence_signal_id, confidence, written_by_session_id, written_by_persona,
-# written_at (ISO), checks (a list, JSON text or None), enforcement; then the memorule's
-# project (memory.project_id, None when missing).
+# prev_hash, hash; then the state it names, ``HASHED_STATE_FIELDS`` (None when the state
+# is missing; applies_to a dict or JSON text, written_at ISO, checks a list, JSON text or
+# None); then the memorule's project (memory.project_id, None when missing).
 EVENT_WIDTH: Final = 14
-STATE_WIDTH: Final = 14  # the state's values, checks and enforcement included
+STATE_WIDTH: Final = len(HASHED_STATE_FIELDS)  # checks and enforcement included
 EventRow = Sequence[Any]
 
 
@@ -106,23 +125,10 @@ def _checks(text: str) -> Any:
 def content_hash(s: MemoryState, project_id: UUID | None = None) -> str:
     """The content hash of a state: what an agent is served, who wrote it when, and (given)
     the project its memorule belongs to."""
+    values = state_values(s)
+    values["checks"] = values["checks"] or None  # no checks hash as null (format 1 and 2)
     return content_hash_of(
-        (
-            str(s.memory_id),
-            str(s.id),
-            s.version,
-            s.memorule_kind.value if s.memorule_kind else None,
-            s.subject,
-            s.body,
-            s.applies_to.to_dict() if s.applies_to is not None else None,
-            s.evidence_signal_id,
-            s.confidence.value if s.confidence else None,
-            str(s.written_by_session_id),
-            s.written_by_persona,
-            iso(s.written_at),
-            checks_json(s.checks) if s.checks else None,
-            s.enforcement.value,
-        ),
+        tuple(values[name] for name in HASHED_STATE_FIELDS),
         None if project_id is None else str(project_id),
     )
 

@@ -44,7 +44,13 @@ from prism_memory.domain.ranking_inputs import (
     micros_of,
     tiebreak_of,
 )
-from prism_memory.domain.ranking_why import context_codes, keys_of, normalise_key, why_of
+from prism_memory.domain.ranking_why import (
+    ScoreParts,
+    context_codes,
+    keys_of,
+    normalise_key,
+    parts_of,
+)
 from prism_memory.domain.records import APPLIES_TO_KEYS, SessionContext
 
 __all__ = [  # what other modules import from here (the inputs are defined in ranking_inputs)
@@ -56,27 +62,33 @@ __all__ = [  # what other modules import from here (the inputs are defined in ra
     "Candidates",
     "Ranked",
     "RankingWeights",
+    "ScoreParts",
     "dots",
     "encode",
     "micros_array",
     "micros_of",
     "normalise_key",
+    "parts_of",
     "rank",
     "rows_within_reach",
     "tiebreak_of",
-    "why_of",
 ]
 
 
 @dataclass(frozen=True)
 class Ranked:
-    """One candidate's place: its row in the candidates, score and reasons."""
+    """One candidate's place: its row in the candidates, its score and the score's parts."""
 
     index: int
     memory_id: str
     score: float
     applicable: bool
-    why: dict[str, Any]
+    parts: ScoreParts
+
+    @property
+    def why(self) -> dict[str, Any]:
+        """The score's parts as callers see them (``ScoreParts.why``)."""
+        return self.parts.why(self.score)
 
 
 def rank(
@@ -191,7 +203,7 @@ def rank(
         )
     ):
         matched, conflicting = keys_of(codes, {k: v[n] for k, v in named.items()}, memorule)
-        why = why_of(
+        parts = parts_of(
             weights,
             relevance=cosines[n],
             lexical=lexes[n],
@@ -199,9 +211,8 @@ def rank(
             conflicts=conflicting,
             scope_rank=scope_rank,
             confidence_code=conf,
-            score=scores[n],
         )
-        out.append(Ranked(i, str(memory_id), scores[n], fits, why))
+        out.append(Ranked(i, str(memory_id), scores[n], fits, parts))
     return out
 
 

@@ -5,13 +5,14 @@ Pure data, no I/O. Field names are the TriGraph's names (SPEC-094 v0.4, SPEC-020
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
-from prism_memory.domain.adherence.checks import Check, checks_json
+from prism_memory.domain.adherence.checks import Check, checks_json, stored_checks
 from prism_memory.domain.ids import new_id
 
 
@@ -380,30 +381,6 @@ class RecallMatch:
     why: dict[str, Any]
     applicable: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
-        s, m = self.state, self.memory
-        out: dict[str, Any] = {
-            "id": str(m.id),
-            "kind": m.kind.value,
-            "source_type": m.source_type.value,
-            "namespace": m.namespace,
-            "subject": s.subject,
-            "body": s.body,
-            "score": round(self.score, 6),
-            "written_at": iso(s.written_at),
-            "written_by_persona": s.written_by_persona,
-            "version": s.version,
-        }
-        if m.kind is Kind.MEMORULE:
-            out["memorule_kind"] = s.memorule_kind.value if s.memorule_kind else None
-            out["applies_to"] = s.applies_to.to_dict() if s.applies_to else {}
-            out["confidence"] = s.confidence.value if s.confidence else None
-            out["evidence_signal_id"] = s.evidence_signal_id
-            out.update(s.adherence_dict())
-        out["applicable"] = self.applicable
-        out["why"] = self.why
-        return out
-
 
 @dataclass(frozen=True)
 class RecallResult:
@@ -413,17 +390,93 @@ class RecallResult:
     model: str = ""
     candidates: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """The result's own shape: no envelope."""
-        return {
-            "matches": [m.to_dict() for m in self.matches],
-            "count": len(self.matches),
-            "candidates": self.candidates,
-            "embedding_model": self.model,
-        }
-
 
 # Field names in declaration order: storage columns, dump keys and Cypher properties of these
 # nodes all use exactly these names, so they are derived here instead of listed again.
 MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Memory))
 AUDIT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(MemoruleAudit))
+# A state's fields, in the order of the ``memory_state`` columns on both engines and of the
+# dump's state keys (the dataclass declares them in another order: its defaults come last).
+# Rows, parameters and dump keys are derived from this one list; the content hash keeps its
+# own frozen order (``audit.HASHED_STATE_FIELDS``, a format), and ``test_state_fields``
+# asserts that the two, and the Cypher export's properties, cover each other.
+STATE_FIELDS: tuple[str, ...] = (
+    "id",
+    "memory_id",
+    "version",
+    "memorule_kind",
+    "subject",
+    "body",
+    "applies_to",
+    "evidence_signal_id",
+    "confidence",
+    "written_by_session_id",
+    "written_by_persona",
+    "written_at",
+    "embedding_model",
+    "reason",
+    "checks",
+    "enforcement",
+)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _enum_value(value: Any) -> Any:
+    return value.value if value is not None else None
+
+
+# Each state field as a JSON value (``state_values``).
+_STATE_JSON: dict[str, Callable[[Any], Any]] = {
+    "id": str,
+    "memory_id": str,
+    "version": _same,
+    "memorule_kind": _enum_value,
+    "subject": _same,
+    "body": _same,
+    "applies_to": lambda v: v.to_dict() if v is not None else None,
+    "evidence_signal_id": _same,
+    "confidence": _enum_value,
+    "written_by_session_id": str,
+    "written_by_persona": _same,
+    "written_at": iso,
+    "embedding_model": _same,
+    "reason": _same,
+    "checks": checks_json,
+    "enforcement": _enum_value,
+}
+_STATE_JSON_FIELDS = tuple((name, _STATE_JSON[name]) for name in STATE_FIELDS)
+
+
+def state_values(s: MemoryState) -> dict[str, Any]:
+    """Every field of a state as a JSON value, in :data:`STATE_FIELDS` order: ids as text,
+    enums by value, times in ISO 8601, applies_to as a dict, checks as written (a list).
+    The dump writes these; the content hash and the SQLite rows start from them."""
+    return {name: value(getattr(s, name)) for name, value in _STATE_JSON_FIELDS}
+
+
+def state_from_stored(v: Mapping[str, Any]) -> MemoryState:
+    """A state from its stored values by field name (:data:`STATE_FIELDS`), as both engines'
+    rows read once each has converted its own types: ids as UUIDs, ``written_at`` aware,
+    applies_to a dict and checks a list (or None), enums by value (None or empty: unset)."""
+    kind, confidence, enforcement = v["memorule_kind"], v["confidence"], v["enforcement"]
+    return MemoryState(
+        id=v["id"],
+        memory_id=v["memory_id"],
+        version=v["version"],
+        body=v["body"],
+        subject=v["subject"],
+        written_by_session_id=v["written_by_session_id"],
+        written_by_persona=v["written_by_persona"],
+        written_at=v["written_at"],
+        embedding_model=v["embedding_model"],
+        memorule_kind=MemoruleKind(kind) if kind else None,
+        applies_to=AppliesTo.from_dict(v["applies_to"]) if v["applies_to"] is not None else None,
+        evidence_signal_id=v["evidence_signal_id"],
+        confidence=Confidence(confidence) if confidence else None,
+        reason=v["reason"],
+        checks=stored_checks(v["checks"]) if v["checks"] else (),
+        enforcement=Enforcement(enforcement) if enforcement else Enforcement.REMIND,
+    )

@@ -19,15 +19,17 @@ applicable (``include_inapplicable``) keeps its score. An empty query changes no
 every relevance is 0.
 
 ``relevance`` is the hybrid relevance the ranking scored (``ranking.rank``):
-``(1 − w_lexical)·cosine + w_lexical·lexical``, read from each match's ``why`` so that
-every engine's ranking is smoothed alike, and the ``why`` gains ``section`` and
-``section_relevance`` (the mean) to explain the new score.
+``(1 − w_lexical)·cosine + w_lexical·lexical``, read from each match's score parts
+(``ranking_why.ScoreParts``, as the ranking computed them) so that every engine's ranking is
+smoothed alike, and the parts gain ``section`` and ``section_relevance`` (the mean), which
+the ``why`` shows to explain the new score.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final
 
 from prism_memory.domain.ranking import Ranked, RankingWeights
@@ -80,18 +82,12 @@ def smooth(
     for rows in groups:
         mixed = {i: _relevance(ranked[i], is_memorule[i], weights) for i in rows}
         mean = sum(mixed.values()) / len(rows)
-        shown = round(mean, 6)
         for i in rows:
             r = ranked[i]
-            weight = r.why.get("confidence_weight", 1.0) * weights.relevance * lam
+            weight = r.parts.confidence_weight * weights.relevance * lam
             score = r.score + weight * (mean - mixed[i])
-            why = {
-                **r.why,
-                "section": sections[i],
-                "section_relevance": shown,
-                "score": round(score, 6),
-            }
-            out[i] = Ranked(r.index, r.memory_id, score, r.applicable, why)
+            parts = replace(r.parts, section=sections[i], section_relevance=mean)
+            out[i] = Ranked(r.index, r.memory_id, score, r.applicable, parts)
     order = sorted(
         range(len(out)), key=lambda i: (not out[i].applicable, -round(out[i].score, 9), i)
     )
@@ -99,6 +95,6 @@ def smooth(
 
 
 def _relevance(r: Ranked, is_memorule: bool, weights: RankingWeights) -> float:
-    """The hybrid relevance ``rank`` scored ``r`` with, from its ``why``."""
+    """The hybrid relevance ``rank`` scored ``r`` with, from its score parts."""
     alpha = weights.lexical if is_memorule else weights.lexical_note
-    return float((1.0 - alpha) * r.why.get("relevance", 0.0) + alpha * r.why.get("lexical", 0.0))
+    return (1.0 - alpha) * r.parts.relevance + alpha * r.parts.lexical

@@ -25,6 +25,7 @@ from prism_memory.domain.adherence.checks import parse_checks
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
+    STATE_FIELDS,
     AppliesTo,
     AuditEventType,
     Confidence,
@@ -36,6 +37,7 @@ from prism_memory.domain.records import (
     MemoryState,
     Status,
     parse_iso,
+    state_values,
 )
 from prism_memory.domain.served import HASH_AT, ID_AT, RECEIPT_FIELDS, ServedReceipt, receipt_hash
 from prism_memory.errors import FieldError, InvalidInput
@@ -199,23 +201,21 @@ def _exact(data: dict[str, Any], keys: set[str]) -> None:
 
 
 _MEMORY_KEYS: Final = {*MEMORY_FIELDS, "states", "vector"}
-_STATE_KEYS: Final = {
-    "id",
-    "version",
-    "memorule_kind",
-    "subject",
-    "body",
-    "applies_to",
-    "evidence_signal_id",
-    "confidence",
-    "written_by_session_id",
-    "written_by_persona",
-    "written_at",
-    "embedding_model",
-    "reason",
+# A dump nests each memory's states under it: a state's keys are its fields but memory_id.
+_STATE_KEYS: Final = {name for name in STATE_FIELDS if name != "memory_id"} - {
+    "checks",
+    "enforcement",
 }
 _GUARD_KEYS: Final = {"checks", "enforcement"}  # format 3 (issue 28)
 _AUDIT_KEYS: Final = set(AUDIT_FIELDS)
+
+
+def state_json(s: MemoryState) -> dict[str, Any]:
+    """A state as a dump writes it: every field but memory_id (its memory holds it), in
+    ``STATE_FIELDS`` order."""
+    values = state_values(s)
+    del values["memory_id"]
+    return values
 
 
 def _memory(d: dict[str, Any]) -> MemoryDump:

@@ -33,10 +33,9 @@ from uuid import UUID
 import numpy as np
 
 from prism_memory.domain import audit as chain
-from prism_memory.domain.adherence.checks import checks_json
-from prism_memory.domain.records import MemoruleAudit, MemoryState, iso, utcnow
+from prism_memory.domain.records import MemoruleAudit, iso, utcnow
 from prism_memory.domain.served import ServedReceipt
-from prism_memory.formats.transfer_format import COUNTS, FORMAT, VERSION, Reader
+from prism_memory.formats.transfer_format import COUNTS, FORMAT, VERSION, Reader, state_json
 from prism_memory.trigraph.dump import DumpItem, MemoryDump
 from prism_memory.trigraph.port import TriGraphStore
 
@@ -142,7 +141,7 @@ def encode(item: DumpItem) -> dict[str, Any]:
             "status": m.status.value,
             "created_at": iso(m.created_at),
             "current_version": m.current_version,
-            "states": [_state(s) for s in item.states],
+            "states": [state_json(s) for s in item.states],
             "vector": vector,
         }
     if isinstance(item, MemoruleAudit):
@@ -156,24 +155,4 @@ def encode(item: DumpItem) -> dict[str, Any]:
         "request_hash": item.request_hash,
         "result": item.result,
         "created_at": iso(item.created_at),
-    }
-
-
-def _state(s: MemoryState) -> dict[str, Any]:
-    return {
-        "id": str(s.id),
-        "version": s.version,
-        "memorule_kind": s.memorule_kind.value if s.memorule_kind else None,
-        "subject": s.subject,
-        "body": s.body,
-        "applies_to": s.applies_to.to_dict() if s.applies_to is not None else None,
-        "evidence_signal_id": s.evidence_signal_id,
-        "confidence": s.confidence.value if s.confidence else None,
-        "written_by_session_id": str(s.written_by_session_id),
-        "written_by_persona": s.written_by_persona,
-        "written_at": iso(s.written_at),
-        "embedding_model": s.embedding_model,
-        "reason": s.reason,
-        "checks": checks_json(s.checks),
-        "enforcement": s.enforcement.value,
     }

@@ -28,6 +28,7 @@ from prism_memory.serializers import (
     audit_page_dict,
     heads_dict,
     history_dict,
+    match_dict,
     served_page_dict,
     state_dict,
 )
@@ -132,7 +133,7 @@ async def memorule_list(request: Request) -> Response:
 
     def search(key: ApiKey, ctx: SessionContext) -> list[dict[str, Any]]:
         found = access.recall(key, ctx, filters.recall_request(100))
-        rows = [{**m.to_dict(), "status": "active"} for m in found.matches]
+        rows = [{**match_dict(m), "status": "active"} for m in found.matches]
         return [r for r in rows if filters.keeps(r)]
 
     def browse(key: ApiKey, ctx: SessionContext) -> tuple[list[dict[str, Any]], str | None]:

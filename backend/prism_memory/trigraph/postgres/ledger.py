@@ -18,7 +18,7 @@ from uuid import UUID
 
 import psycopg
 
-from prism_memory.domain.audit import GENESIS_HASH, Head
+from prism_memory.domain.audit import GENESIS_HASH, HASHED_STATE_FIELDS, Head
 from prism_memory.domain.records import utcnow
 from prism_memory.domain.served import RECEIPT_FIELDS, ServedDraft, ServedReceipt, chain_receipts
 from prism_memory.trigraph.ledger import SERVED_CHAIN, ServedFilter
@@ -35,13 +35,20 @@ def _iso_sql(column: str) -> str:
     return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 
+# The hashed state fields as the text ``domain.audit`` verifies (uuid, jsonb and time as text).
+_STATE_AS_TEXT: Final = {
+    "memory_id": "s.memory_id::text",
+    "id": "s.id::text",
+    "applies_to": "s.applies_to::text",
+    "written_by_session_id": "s.written_by_session_id::text",
+    "written_at": _iso_sql("s.written_at"),
+    "checks": "s.checks::text",
+}
 _EVENTS: Final = (
     "SELECT a.id::text, a.tenant_id::text, a.seq, a.memorule_id::text, a.state_id::text, "
     "a.event, a.written_by_session_id::text, a.written_by_persona, a.evidence_signal_id, "
     f"{_iso_sql('a.written_at')}, a.reason, a.content_hash, a.prev_hash, a.hash, "
-    "s.memory_id::text, s.id::text, s.version, s.memorule_kind, s.subject, s.body, "
-    "s.applies_to::text, s.evidence_signal_id, s.confidence, s.written_by_session_id::text, "
-    f"s.written_by_persona, {_iso_sql('s.written_at')}, s.checks::text, s.enforcement, "
+    f"{', '.join(_STATE_AS_TEXT.get(name, f's.{name}') for name in HASHED_STATE_FIELDS)}, "
     "m.project_id::text "
     "FROM memorule_audit a LEFT JOIN memory_state s "
     "ON s.tenant_id = a.tenant_id AND s.id = a.state_id "

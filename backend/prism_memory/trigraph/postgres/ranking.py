@@ -26,7 +26,7 @@ visibility indexes, which carry every column they read (migration 6), not the ve
 (:mod:`~prism_memory.trigraph.postgres.preselect`).
 
 The statement returns the best rows with the parts of their scores, and
-:func:`prism_memory.domain.ranking.why_of` explains them as ``rank`` does.
+:func:`prism_memory.domain.ranking.parts_of` carries them as ``rank`` does.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from uuid import UUID
 import psycopg
 
 from prism_memory.domain.lexical import tokenize
-from prism_memory.domain.ranking import Ranked, why_of
+from prism_memory.domain.ranking import Ranked, parts_of
 from prism_memory.domain.records import APPLIES_TO_KEYS, Kind
 from prism_memory.embeddings.port import Vector
 from prism_memory.trigraph.port import CandidateFilter, NearMatch, RankedPage, RecallRequest
@@ -334,7 +334,7 @@ def _ranked(position: int, row: tuple[Any, ...], req: RecallRequest) -> Ranked:
     memory_id, scope_rank, conf_code, masks, cos, lex, applicable, score = row
     matched = [k for i, k in enumerate(APPLIES_TO_KEYS) if masks & (1 << i)]
     conflicts = [k for i, k in enumerate(APPLIES_TO_KEYS) if masks & (1 << (3 + i))]
-    why = why_of(
+    parts = parts_of(
         req.weights,
         relevance=float(cos),
         lexical=float(lex),
@@ -342,6 +342,5 @@ def _ranked(position: int, row: tuple[Any, ...], req: RecallRequest) -> Ranked:
         conflicts=conflicts,
         scope_rank=int(scope_rank),
         confidence_code=int(conf_code),
-        score=float(score),
     )
-    return Ranked(position, str(memory_id), float(score), bool(applicable), why)
+    return Ranked(position, str(memory_id), float(score), bool(applicable), parts)

@@ -18,44 +18,26 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 
-from prism_memory.domain.adherence.checks import checks_json, stored_checks
+from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
+    STATE_FIELDS,
     AppliesTo,
     AuditEventType,
-    Confidence,
-    Enforcement,
     Kind,
     MemoruleAudit,
-    MemoruleKind,
     Memory,
     MemoryState,
     Status,
+    state_from_stored,
 )
 from prism_memory.embeddings.port import Vector
 from prism_memory.trigraph.port import AuditFilter
 
 MEMORY_NAMES: Final = MEMORY_FIELDS
-STATE_NAMES: Final = (
-    "id",
-    "memory_id",
-    "version",
-    "memorule_kind",
-    "subject",
-    "body",
-    "applies_to",
-    "evidence_signal_id",
-    "confidence",
-    "written_by_session_id",
-    "written_by_persona",
-    "written_at",
-    "embedding_model",
-    "reason",
-    "checks",
-    "enforcement",
-)
+STATE_NAMES: Final = STATE_FIELDS
 AUDIT_NAMES: Final = AUDIT_FIELDS
 MEMORY_WIDTH: Final = len(MEMORY_NAMES)
 MEMORY_COLUMNS: Final = ", ".join(MEMORY_NAMES)
@@ -75,7 +57,7 @@ INSERT_MEMORY: Final = (
 )
 INSERT_STATE: Final = (
     f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    f"VALUES ({', '.join(['%s'] * (1 + len(STATE_NAMES)))})"
 )
 INSERT_AUDIT: Final = (
     "INSERT INTO memorule_audit (tenant_id, seq, id, memorule_id, state_id, event, "
@@ -134,25 +116,14 @@ def memory_params(m: Memory) -> tuple[Any, ...]:
 
 
 def state_params(tenant_id: UUID, s: MemoryState) -> tuple[Any, ...]:
-    return (
-        tenant_id,
-        s.id,
-        s.memory_id,
-        s.version,
-        s.memorule_kind.value if s.memorule_kind else None,
-        s.subject,
-        s.body,
-        Jsonb(s.applies_to.to_dict()) if s.applies_to is not None else None,
-        s.evidence_signal_id,
-        s.confidence.value if s.confidence else None,
-        s.written_by_session_id,
-        s.written_by_persona,
-        s.written_at,
-        s.embedding_model,
-        s.reason,
-        Jsonb(checks_json(s.checks)) if s.checks else None,
-        s.enforcement.value,
-    )
+    """A state's values for ``INSERT_STATE`` (tenant first): ids and the time as they are,
+    enums by value, applies_to and checks as ``jsonb`` (no checks: NULL)."""
+    v = {name: getattr(s, name) for name in STATE_NAMES}
+    for name in ("memorule_kind", "confidence", "enforcement"):
+        v[name] = v[name].value if v[name] is not None else None
+    v["applies_to"] = Jsonb(s.applies_to.to_dict()) if s.applies_to is not None else None
+    v["checks"] = Jsonb(checks_json(s.checks)) if s.checks else None
+    return (tenant_id, *v.values())
 
 
 def audit_params(e: MemoruleAudit) -> tuple[Any, ...]:
@@ -247,24 +218,10 @@ def memory(r: Sequence[Any]) -> Memory:
 
 
 def state(r: Sequence[Any]) -> MemoryState:
-    return MemoryState(
-        id=r[0],
-        memory_id=r[1],
-        version=r[2],
-        memorule_kind=MemoruleKind(r[3]) if r[3] else None,
-        subject=r[4],
-        body=r[5],
-        applies_to=AppliesTo.from_dict(r[6]) if r[6] is not None else None,
-        evidence_signal_id=r[7],
-        confidence=Confidence(r[8]) if r[8] else None,
-        written_by_session_id=r[9],
-        written_by_persona=r[10],
-        written_at=utc(r[11]),
-        embedding_model=r[12],
-        reason=r[13],
-        checks=stored_checks(r[14]) if r[14] else (),
-        enforcement=Enforcement(r[15]) if r[15] else Enforcement.REMIND,
-    )
+    """A ``memory_state`` row (``STATE_COLUMNS``) as a record."""
+    v = dict(zip(STATE_NAMES, r, strict=True))
+    v["written_at"] = utc(v["written_at"])
+    return state_from_stored(v)
 
 
 def audit(r: Sequence[Any]) -> MemoruleAudit:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 from uuid import UUID
 
-from prism_memory.domain.audit import GENESIS_HASH, Head
+from prism_memory.domain.audit import GENESIS_HASH, HASHED_STATE_FIELDS, Head
 from prism_memory.domain.records import iso, parse_iso
 from prism_memory.domain.served import RECEIPT_FIELDS, ServedDraft, ServedReceipt, chain_receipts
 from prism_memory.trigraph.ledger import SERVED_CHAIN, ServedFilter
@@ -25,9 +25,8 @@ T = TypeVar("T")
 _EVENTS: Final = (
     "SELECT a.id, a.tenant_id, a.seq, a.memorule_id, a.state_id, a.event, "
     "a.written_by_session_id, a.written_by_persona, a.evidence_signal_id, a.written_at, "
-    "a.reason, a.content_hash, a.prev_hash, a.hash, s.memory_id, s.id, s.version, "
-    "s.memorule_kind, s.subject, s.body, s.applies_to, s.evidence_signal_id, s.confidence, "
-    "s.written_by_session_id, s.written_by_persona, s.written_at, s.checks, s.enforcement, "
+    "a.reason, a.content_hash, a.prev_hash, a.hash, "
+    f"{', '.join(f's.{name}' for name in HASHED_STATE_FIELDS)}, "
     "m.project_id "
     "FROM memorule_audit a LEFT JOIN memory_state s "
     "ON s.tenant_id = a.tenant_id AND s.id = a.state_id "

@@ -7,46 +7,43 @@ loads (:mod:`.transfer`), so a row has one shape wherever it is read or written.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Any, Final
 from uuid import UUID
 
-from prism_memory.domain.adherence.checks import Check, checks_json, stored_checks
+from prism_memory.domain.adherence.checks import Check, checks_json
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     AUDIT_FIELDS,
     MEMORY_FIELDS,
+    STATE_FIELDS,
     AppliesTo,
     AuditEventType,
-    Confidence,
-    Enforcement,
     Kind,
     MemoruleAudit,
-    MemoruleKind,
     Memory,
     MemoryState,
     Status,
     iso,
     parse_iso,
+    state_from_stored,
+    state_values,
 )
 
-STATE_COLUMNS: Final = (
-    "id, memory_id, version, memorule_kind, subject, body, applies_to, evidence_signal_id, "
-    "confidence, written_by_session_id, written_by_persona, written_at, embedding_model, reason, "
-    "checks, enforcement"
-)
+STATE_COLUMNS: Final = ", ".join(STATE_FIELDS)
 MEMORY_COLUMNS: Final = ", ".join(MEMORY_FIELDS)
 AUDIT_COLUMNS: Final = ", ".join(AUDIT_FIELDS)
 MEMORY_WIDTH: Final = len(MEMORY_FIELDS)
 # The same columns qualified by the aliases the joins use (``memory m``, ``memory_state s``).
 MEMORY_COLUMNS_M: Final = ", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(","))
-STATE_COLUMNS_S: Final = ", ".join(f"s.{c.strip()}" for c in STATE_COLUMNS.split(","))
+STATE_COLUMNS_S: Final = ", ".join(f"s.{c}" for c in STATE_FIELDS)
 
 INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 INSERT_STATE: Final = (
     f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"VALUES ({', '.join('?' * (1 + len(STATE_FIELDS)))})"
 )
 INSERT_AUDIT: Final = (
     f"INSERT INTO memorule_audit ({AUDIT_COLUMNS}) "
@@ -77,26 +74,16 @@ def memory(r: tuple[Any, ...]) -> Memory:
     )
 
 
-def state(r: tuple[Any, ...]) -> MemoryState:
-    """A ``memory_state`` row (``STATE_COLUMNS``) as a record."""
-    return MemoryState(
-        id=UUID(r[0]),
-        memory_id=UUID(r[1]),
-        version=r[2],
-        memorule_kind=MemoruleKind(r[3]) if r[3] else None,
-        subject=r[4],
-        body=r[5],
-        applies_to=AppliesTo.from_dict(json.loads(r[6])) if r[6] else None,
-        evidence_signal_id=r[7],
-        confidence=Confidence(r[8]) if r[8] else None,
-        written_by_session_id=UUID(r[9]),
-        written_by_persona=r[10],
-        written_at=parse_iso(r[11]),
-        embedding_model=r[12],
-        reason=r[13],
-        checks=stored_checks(json.loads(r[14])) if r[14] else (),
-        enforcement=Enforcement(r[15]) if r[15] else Enforcement.REMIND,
-    )
+def state(r: Sequence[Any]) -> MemoryState:
+    """A ``memory_state`` row (``STATE_COLUMNS``) as a record: ids and the time from text,
+    applies_to and checks from JSON text."""
+    v = dict(zip(STATE_FIELDS, r, strict=True))
+    for name in ("id", "memory_id", "written_by_session_id"):
+        v[name] = UUID(v[name])
+    v["written_at"] = parse_iso(v["written_at"])
+    v["applies_to"] = json.loads(v["applies_to"]) if v["applies_to"] else None
+    v["checks"] = json.loads(v["checks"]) if v["checks"] else None
+    return state_from_stored(v)
 
 
 def audit(r: tuple[Any, ...]) -> MemoruleAudit:
@@ -135,26 +122,13 @@ def memory_params(t: str, m: Memory) -> tuple[Any, ...]:
 
 
 def state_params(t: str, s: MemoryState) -> tuple[Any, ...]:
-    """A state's values for ``INSERT_STATE`` (tenant ``t`` first)."""
-    return (
-        t,
-        str(s.id),
-        str(s.memory_id),
-        s.version,
-        s.memorule_kind.value if s.memorule_kind else None,
-        s.subject,
-        s.body,
-        json.dumps(s.applies_to.to_dict()) if s.applies_to is not None else None,
-        s.evidence_signal_id,
-        s.confidence.value if s.confidence else None,
-        str(s.written_by_session_id),
-        s.written_by_persona,
-        iso(s.written_at),
-        s.embedding_model,
-        s.reason,
-        checks_text(s.checks),
-        s.enforcement.value,
-    )
+    """A state's values for ``INSERT_STATE`` (tenant ``t`` first): its JSON values, with
+    applies_to and checks as the JSON text the columns hold."""
+    values = state_values(s)
+    applies = values["applies_to"]
+    values["applies_to"] = json.dumps(applies) if applies is not None else None
+    values["checks"] = checks_text(s.checks)
+    return (t, *values.values())
 
 
 def checks_text(checks: tuple[Check, ...]) -> str | None:

@@ -92,7 +92,8 @@ def _memories(conn: sqlite3.Connection, t: str) -> Iterator[MemoryDump]:
             f"AND memory_id IN ({marks}) ORDER BY memory_id, version",
             (t, *ids),
         ):
-            states[r[1]].append(rows.state(r))
+            state = rows.state(r)
+            states[str(state.memory_id)].append(state)
         vectors = {
             r[0]: (r[1], r[2])
             for r in conn.execute(

@@ -1,0 +1,96 @@
+"""What every front door shows of a memory: the response models its JSON is built from.
+
+Each model here is at once the OpenAPI response schema (``api/models.py`` re-exports it)
+and the one statement of its shape: ``serializers.py`` builds every door's dict from the
+model's fields, in their order, so the HTTP and MCP answers cannot drift from the schema.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+from prism_memory.domain.records import (
+    Confidence,
+    Enforcement,
+    Kind,
+    MemoruleKind,
+    SourceType,
+    Status,
+)
+
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+AppliesToMap = Annotated[
+    dict[str, str],
+    Field(description="the keys the rule names: persona, surface, specialization, scope"),
+]
+
+
+class MemoryPublic(BaseModel):
+    """The ``:Memory`` node."""
+
+    id: UUID
+    tenant_id: UUID
+    project_id: UUID
+    namespace: str
+    kind: Kind
+    source_type: SourceType
+    status: Status
+    created_at: Timestamp
+    current_version: int
+
+
+# A memorule's checks (DESIGN §12), as written; only on a rule that has checks or an
+# enforcement other than 'remind' (null otherwise).
+ChecksList = Annotated[
+    list[dict[str, Any]],
+    Field(
+        description="The rule's checks: each one key (forbid_command, forbid_edit, "
+        "require_before, require_edit_with)."
+    ),
+]
+
+
+class StatePublic(BaseModel):
+    """One version (``:MemoryState``); memorule fields only on memorules."""
+
+    state_id: UUID
+    version: int
+    subject: str | None
+    body: str
+    written_by_session_id: UUID
+    written_by_persona: str | None
+    written_at: Timestamp
+    embedding_model: str
+    reason: str | None
+    memorule_kind: MemoruleKind | None = None
+    applies_to: AppliesToMap | None = None
+    confidence: Confidence | None = None
+    evidence_signal_id: str | None = None
+    checks: ChecksList | None = None
+    enforcement: Enforcement | None = None
+
+
+class RecallMatchPublic(BaseModel):
+    """One recalled memory; ``why`` breaks its score down."""
+
+    id: UUID
+    kind: Kind
+    source_type: SourceType
+    namespace: str
+    subject: str | None
+    body: str
+    score: float
+    written_at: Timestamp
+    written_by_persona: str | None
+    version: int
+    memorule_kind: MemoruleKind | None = None
+    applies_to: AppliesToMap | None = None
+    confidence: Confidence | None = None
+    evidence_signal_id: str | None = None
+    checks: ChecksList | None = None
+    enforcement: Enforcement | None = None
+    applicable: bool
+    why: dict[str, Any]

@@ -1,0 +1,105 @@
+"""A memory, a state and a recall match are shaped once: by their response models.
+
+``serializers.py`` builds every door's dict from the models in
+``domain/contract/shapes.py`` (which the OpenAPI schema shows), so these tests check the
+dicts against the models: the same keys in the models' order, values the model accepts and
+gives back unchanged, and which optional fields each kind of memory shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+from uuid import UUID
+
+import pytest
+from pydantic import BaseModel
+
+from prism_memory.api import models as api_models
+from prism_memory.domain.contract import shapes
+from prism_memory.domain.records import Enforcement, Kind, Memory, RecallMatch, Status
+from prism_memory.serializers import match_dict, memory_dict, state_dict
+from tests.test_state_fields import FULL, PLAIN
+
+RULE = Memory(
+    id=FULL.memory_id,
+    tenant_id=UUID(int=1),
+    project_id=UUID(int=2),
+    namespace="default",
+    kind=Kind.MEMORULE,
+    status=Status.ACTIVE,
+    created_at=FULL.written_at,
+    current_version=3,
+)
+NOTE = replace(RULE, kind=Kind.NOTE, current_version=1)
+UNGUARDED = replace(FULL, checks=(), enforcement=Enforcement.REMIND, applies_to=None)
+STATE = [
+    "state_id",
+    "version",
+    "subject",
+    "body",
+    "written_by_session_id",
+    "written_by_persona",
+    "written_at",
+    "embedding_model",
+    "reason",
+]
+MEMORULE = ["memorule_kind", "applies_to", "confidence", "evidence_signal_id"]
+ADHERENCE = ["checks", "enforcement"]
+MATCH_HEAD = ["id", "kind", "source_type", "namespace", "subject", "body", "score"]
+MATCH_STATE = ["written_at", "written_by_persona", "version"]
+
+
+def same_through(model: type[BaseModel], shown: dict[str, Any]) -> None:
+    """``shown`` is what ``model`` accepts and writes back, key for key, in its order."""
+    back = model.model_validate(shown).model_dump(mode="json", exclude_unset=True)
+    assert back == shown and list(back) == list(shown)
+    order = list(model.model_fields)
+    assert [k for k in order if k in shown] == list(shown)
+
+
+def test_the_door_models_are_the_shapes_not_copies() -> None:
+    for name in ("MemoryPublic", "StatePublic", "RecallMatchPublic"):
+        assert getattr(api_models, name) is getattr(shapes, name)
+
+
+def test_a_memory_shows_every_field_of_its_model() -> None:
+    shown = memory_dict(RULE)
+    same_through(shapes.MemoryPublic, shown)
+    assert list(shown) == list(shapes.MemoryPublic.model_fields)
+
+
+@pytest.mark.parametrize(
+    ("state", "keys"),
+    [
+        (PLAIN, STATE),  # a note: no memorule fields
+        (UNGUARDED, STATE + MEMORULE),  # a rule without checks: no adherence fields
+        (FULL, STATE + MEMORULE + ADHERENCE),
+    ],
+)
+def test_a_state_shows_the_fields_of_its_kind(state: Any, keys: list[str]) -> None:
+    shown = state_dict(state)
+    same_through(shapes.StatePublic, shown)
+    assert list(shown) == keys
+    assert shown["state_id"] == str(state.id)
+    if "applies_to" in shown:  # a rule naming no key shows {}, never null
+        assert shown["applies_to"] == (state.applies_to.to_dict() if state.applies_to else {})
+
+
+@pytest.mark.parametrize(
+    ("memory", "state", "keys"),
+    [
+        (NOTE, PLAIN, MATCH_HEAD + MATCH_STATE),
+        (RULE, UNGUARDED, MATCH_HEAD + MATCH_STATE + MEMORULE),
+        (RULE, FULL, MATCH_HEAD + MATCH_STATE + MEMORULE + ADHERENCE),
+    ],
+)
+def test_a_recall_match_shows_the_fields_of_its_kind(
+    memory: Memory, state: Any, keys: list[str]
+) -> None:
+    why = {"relevance": 0.5, "score": 0.412346}
+    shown = match_dict(RecallMatch(memory, state, 0.41234567, why, False))
+    same_through(shapes.RecallMatchPublic, shown)
+    assert list(shown) == [*keys, "applicable", "why"]
+    assert (shown["id"], shown["score"], shown["applicable"]) == (str(memory.id), 0.412346, False)
+    assert shown["why"] == why
