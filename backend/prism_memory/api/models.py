@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from prism_memory.domain.access import Role
 from prism_memory.domain.contract.lifecycle import MemoryChanges as MemoryChanges
