@@ -63,9 +63,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--errors", action="store_true", help="print the dev part's errors")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--part", choices=(*PARTS, "both"), default="both")
     args = parser.parse_args()
     figures = {}
-    for part in PARTS:
+    for part in PARTS if args.part == "both" else (args.part,):
         figures[part], errors = score(load(part))
         f = figures[part]
         print(
