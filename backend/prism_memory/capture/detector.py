@@ -159,7 +159,11 @@ _STATES_HOW = re.compile(
 def _task_step(s: _Sentence) -> bool:
     """An imperative about the task that only names where it happens ("Look at the settings
     in this project"): a request, not a statement of how the project is."""
-    return "imperative" in s.cues and "lasting" not in s.cues and not _STATES_HOW.search(s.low)
+    return (
+        "lasting" not in s.cues
+        and compiled()["imperative"].search(s.low) is not None
+        and not _STATES_HOW.search(s.low)
+    )
 
 
 def _is_directive(low: str) -> bool:
