@@ -59,7 +59,7 @@ RAW: dict[str, str] = {
         r"quick experiment|in this run|for this test|this benchmark|for this benchmark|"
         r"when you're done|when you are done|before you hand it back|i meant|i asked|"
         r"i wanted|the other (file|one|branch|function)|that one|on line \d+|line \d+|"
-        r"later|tonight|this afternoon|this morning|for the demo|instead of \d+|now)\b"
+        r"later|tonight|this afternoon|this morning|for the demo|instead of \d+|now|currently)\b"
     ),
     # Doubt, hypothesis, wishes.
     "hedge": (
