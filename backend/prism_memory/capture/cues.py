@@ -25,8 +25,8 @@ RAW: dict[str, str] = {
     # Lasting markers: the words that make an instruction outlive the task.
     "lasting": (
         r"\b(always(?!-)|never|ever|from now on|going forward|in (the )?future|next time|"
-        r"every time|each time|whenever|every single \w+|everywhere|all (new|public) \w+s\b|"
-        r"rule of thumb|make it a rule|one more rule|in new code|as a rule|"
+        r"every time|each time|whenever|every (single )?\w+|everywhere|all (new |public )?\w+s\b|"
+        r"any \w+|rule of thumb|make it a rule|one more rule|in new code|as a rule|"
         r"by default|keep in mind|for the record|note for the future|"
         r"has to|must|in all|at all times|anywhere|any more|anymore|as we go|"
         r"remember (to|that|when|whenever))\b|^remember:|"
