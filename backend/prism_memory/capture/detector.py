@@ -172,7 +172,6 @@ def _is_directive(low: str) -> bool:
         re.search(
             r"\b(you (must|should|need to|have to)|i want|must|has to|have to|"
             r"should never|should always|never \w+|always \w+|don't \w+ ever|ever\.|"
-            r"\bwe (want|need|should|must|have to)\b|\bshould\b|"
             r"(^|: )no \w+)",
             low,
         )
