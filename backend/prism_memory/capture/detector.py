@@ -103,8 +103,6 @@ def _heads(low: str) -> list[str]:
 
 _CUE_NAMES = (
     "lasting",
-    "standing",
-    "prohibition",
     "false_lasting",
     "one_off",
     "hedge",
@@ -117,7 +115,6 @@ _CUE_NAMES = (
     "lesson",
     "imperative",
     "question",
-    "request",
 )
 _SILENCING = frozenset({"question", "hedge", "sarcasm", "reported"})
 
@@ -126,8 +123,6 @@ def _states_something(s: _Sentence) -> bool:
     """Not a question, a doubt, a joke or another person's words; not time-limited."""
     if s.cues & _SILENCING:
         return False
-    if "request" in s.cues and "lasting" not in s.cues:
-        return False
     return not ("one_off" in s.cues and "lasting" not in s.cues)
 
 
@@ -135,35 +130,13 @@ def _rule_kind(s: _Sentence) -> MemoruleKind | None:
     """The kind a sentence states on its own, ignoring the turn it answers."""
     if not _states_something(s):
         return None
-    if "preference" in s.cues and not _APPROVAL.search(s.low):
+    if "preference" in s.cues and "i like it" not in s.low:
         return MemoruleKind.PREFERENCE
-    if "convention" in s.cues and not _task_step(s):
+    if "convention" in s.cues:
         return MemoruleKind.CONVENTION
-    if "lasting" in s.cues and (
-        "imperative" in s.cues or "standing" in s.cues or _is_directive(s.low)
-    ):
+    if "lasting" in s.cues and ("imperative" in s.cues or _is_directive(s.low)):
         return MemoruleKind.BEHAVIORAL_RULE
     return None
-
-
-# "I like the new X", "I love how it reads": approval of the thing at hand, not a preference.
-_APPROVAL = re.compile(
-    r"\bi (really )?(like|love) (it|this|that|these|those|your|the new|how (it|this|that|you))\b"
-)
-_STATES_HOW = re.compile(
-    r"\b(we|our \w+|(the|this) (project|repo|repository|codebase|team)) (use|uses|is|are|has|"
-    r"have|keep|keeps|run|runs|follow|follows|don't|doesn't|do not|does not|never|always|only)\b"
-)
-
-
-def _task_step(s: _Sentence) -> bool:
-    """An imperative about the task that only names where it happens ("Look at the settings
-    in this project"): a request, not a statement of how the project is."""
-    return (
-        "lasting" not in s.cues
-        and compiled()["imperative"].search(s.low) is not None
-        and not _STATES_HOW.search(s.low)
-    )
 
 
 def _is_directive(low: str) -> bool:
@@ -185,8 +158,6 @@ def _general_move(s: _Sentence) -> bool:
     if _rule_kind(s) is not None:
         return True
     if "imperative" in s.cues:
-        return True
-    if re.search(r"\b(you|we|agents?|they) (should|must)\b", s.low):
         return True
     return bool(re.search(r"\b(not|instead|rather than|only)\b", s.low)) and len(s.low) > 25
 
@@ -232,10 +203,7 @@ def _correction(
 ) -> tuple[MemoruleKind, _Sentence] | None:
     if not after_action:
         return None
-    # A bare "don't ..." rejects what was just done in a message of one or two sentences; in a
-    # longer one it is a constraint of the task being described.
-    rejecting = {"rejection", "prohibition"} if len(sentences) <= 2 else {"rejection"}
-    rejects = any(s.cues & rejecting and not (s.cues & _SILENCING) for s in sentences)
+    rejects = any("rejection" in s.cues and not (s.cues & _SILENCING) for s in sentences)
     if not rejects or any("one_off" in s.cues and "lasting" not in s.cues for s in sentences):
         return None
     moves = [s for s in sentences if _general_move(s)]
