@@ -13,18 +13,29 @@ lasting or not; kinds were not labelled). ``--errors`` refuses to print set-asid
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from prism_memory.capture.detector import detect
+from prism_memory.capture.transcript import read_lines
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
 
-from capture import transcript_for  # noqa: E402  (bench/capture.py: the same transcript shape)
 
-from prism_memory.capture.detector import detect  # noqa: E402
-from prism_memory.capture.transcript import read_lines  # noqa: E402
+def _transcript_for() -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+    """``bench/capture.py``'s transcript builder: the same shape for both sets."""
+    spec = importlib.util.spec_from_file_location("capture_bench", HERE.parent / "capture.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    built: Callable[[dict[str, Any]], list[dict[str, Any]]] = module.transcript_for
+    return built
+
+
+transcript_for = _transcript_for()
 
 PARTS = ("dev", "setaside")
 
@@ -34,7 +45,9 @@ def load(part: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def score(items: list[dict[str, Any]]) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+def score(
+    items: list[dict[str, Any]],
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     tp = fp = fn = 0
     errors: list[tuple[str, dict[str, Any]]] = []
     for item in items:

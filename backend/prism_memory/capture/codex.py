@@ -109,7 +109,8 @@ def read_codex_lines(
         elif kind == "event_msg" and payload.get("type") == "user_message":
             text = payload.get("message")
             if isinstance(text, str) and text.strip() and not _injected(text):
-                typed.append(_message(session, number, raw, text.strip(), session.acted_since_event))
+                acted = session.acted_since_event
+                typed.append(_message(session, number, raw, text.strip(), acted))
                 session.acted_since_event = False
     if not seen_any:
         message = f"{name} has no Codex rollout lines"

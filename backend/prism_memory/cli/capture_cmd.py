@@ -1,10 +1,10 @@
 """``prism capture claude-code`` / ``prism capture codex``: propose memorules from what the
 operator typed.
 
-Reads a Claude Code session transcript or a Codex CLI session file, detects the messages that state a lasting rule
-(:mod:`prism_memory.capture`), and puts each into the review queue as a ``proposed`` memorule, or
-adds
-it as evidence to the rule it repeats. Re-running on the same file proposes nothing new.
+Reads a Claude Code session transcript or a Codex CLI session file, detects the messages that
+state a lasting rule (:mod:`prism_memory.capture`), and puts each into the review queue as a
+``proposed`` memorule, or adds it as evidence to the rule it repeats. Re-running on the same
+file proposes nothing new.
 
 ``--hook`` is the entry a Claude Code ``Stop``/``SessionEnd`` hook calls: it reads the hook
 input (JSON with ``transcript_path``) from stdin, starts the capture in a detached background
@@ -20,9 +20,9 @@ import os
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
