@@ -27,7 +27,7 @@ import json
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -69,10 +69,11 @@ class OperatorMessage:
     cwd: str | None
     text: str
     after_action: bool
+    agent: str = "claude-code"  # whose session file it came from: names the evidence
 
     @property
     def evidence_signal_id(self) -> str:
-        return f"claude-code:{self.session_id}/{self.uuid}"
+        return f"{self.agent}:{self.session_id}/{self.uuid}"
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,14 @@ def read_file(path: Path) -> list[OperatorMessage]:
     return read(path).messages
 
 
-def read(path: Path) -> Transcript:
+LinesReader = Callable[[Iterable[bytes], str, Counter[str]], "Transcript"]
+
+
+def read(path: Path, parse: LinesReader | None = None) -> Transcript:
     """A transcript file: its operator's messages in file order, and what was skipped.
+
+    ``parse`` reads the file's lines (bounded, see the module); Claude Code's
+    :func:`read_transcript` unless another agent's reader is given.
 
     Raises:
         InvalidInput: the file cannot be read, is not a regular file, or no line of it is a
@@ -120,7 +127,7 @@ def read(path: Path) -> Transcript:
     with os.fdopen(fd, "rb") as fh:
         skipped: Counter[str] = Counter()
         try:
-            return read_transcript(_bounded_lines(fh, skipped), str(path), skipped)
+            return (parse or read_transcript)(_bounded_lines(fh, skipped), str(path), skipped)
         except OSError as exc:
             message = f"cannot read transcript {path}: {exc.strerror}"
             raise InvalidInput([FieldError("transcript", "unreadable", message)]) from exc
@@ -163,7 +170,7 @@ def read_transcript(
             skipped["too_long"] += 1
             continue
         try:
-            raw = _json_object(line)
+            raw = json_object(line)
         except RecursionError:
             skipped["too_deep"] += 1
             continue
@@ -214,7 +221,7 @@ def _unicode(m: OperatorMessage) -> bool:
     return True
 
 
-def _json_object(line: bytes | str) -> dict[str, Any] | None:
+def json_object(line: bytes | str) -> dict[str, Any] | None:
     try:
         value = json.loads(line)
     except (ValueError, UnicodeDecodeError):

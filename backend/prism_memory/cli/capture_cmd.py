@@ -1,9 +1,10 @@
-"""``prism capture claude-code``: propose memorules from what the operator typed.
+"""``prism capture claude-code`` / ``prism capture codex``: propose memorules from what the
+operator typed.
 
-Reads a Claude Code session transcript, detects the messages that state a lasting rule
-(:mod:`prism_memory.capture`), and puts each into the review queue as a ``proposed`` memorule, or
-adds
-it as evidence to the rule it repeats. Re-running on the same file proposes nothing new.
+Reads a Claude Code session transcript or a Codex CLI session file, detects the messages that
+state a lasting rule (:mod:`prism_memory.capture`), and puts each into the review queue as a
+``proposed`` memorule, or adds it as evidence to the rule it repeats. Re-running on the same
+file proposes nothing new.
 
 ``--hook`` is the entry a Claude Code ``Stop``/``SessionEnd`` hook calls: it reads the hook
 input (JSON with ``transcript_path``) from stdin, starts the capture in a detached background
@@ -19,14 +20,16 @@ import os
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from prism_memory.capture.codex import read_codex
 from prism_memory.capture.proposals import candidates, project_slug
-from prism_memory.capture.transcript import read
+from prism_memory.capture.transcript import Transcript, read
 from prism_memory.cli.acting import as_operator
 from prism_memory.cli.hook_failures import count_failure
 from prism_memory.cli.runtime import Runtime, common
@@ -102,6 +105,29 @@ def capture_group() -> click.Group:
             shown.close()
         rt.emit(report, _human)
 
+    @group.command("codex")
+    @click.option(
+        "--transcript",
+        type=click.Path(dir_okay=False, path_type=Path),
+        required=True,
+        help="a Codex CLI session file (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)",
+    )
+    @click.option("--dry-run", is_flag=True, help="show what would be proposed; write nothing")
+    @click.option(
+        "--for-persona",
+        help="applies_to.persona: the agent the operator was talking to [default: --persona]",
+    )
+    @common
+    def codex(rt: Runtime, transcript: Path, dry_run: bool, for_persona: str | None) -> None:
+        """Capture corrections, rules, preferences and conventions from a Codex session.
+
+        Only what the operator typed is read (its user_message events): never the context
+        Codex injects, assistant text, tool calls or output, or a sub-agent's session. The
+        project is the session's working directory unless --project or PRISM_PROJECT names one.
+        """
+        report = _capture(rt, transcript, for_persona, dry_run, reader=read_codex)
+        rt.emit(report, _human)
+
     return group
 
 
@@ -125,8 +151,9 @@ def _capture(
     for_persona: str | None,
     dry_run: bool,
     progress: CaptureProgress | None = None,
+    reader: Callable[[Path], Transcript] = read,
 ) -> dict[str, Any]:
-    read_back = read(transcript)
+    read_back = reader(transcript)
     messages = read_back.messages
     if rt.options.get("project") is None and "PRISM_PROJECT" not in os.environ:
         rt.options["project"] = project_slug(messages) or None
