@@ -5,10 +5,14 @@ kind, best first, rendered as compact Markdown that fits a token budget. Every r
 its id so the agent can cite it or correct it.
 
 The budget is spent in tiers (DESIGN §13): first the must-include tier — corrections and
-feedback an operator's observation stands behind (confidence ``observed``) — then the rest
-in rank order. With no task, rules of equal score keep the order they were written in (a
-rule file's own order), so a file imported at once is briefed from its top, not its tail.
-What did not fit is counted, and the brief says how to get it.
+feedback an operator's observation stands behind (confidence ``observed``) — then, with no
+task, the rules about every change (committing, pull requests, whole-change checks, what to
+run before finishing: :mod:`prism_memory.domain.every_change`), which no task's words name,
+then the rest in rank order. With no task, rules of equal score keep the order they were
+written in (a rule file's own order), so a file imported at once is briefed from its top,
+not its tail. What did not fit is counted, and the brief says how to get it. The rendering
+is compact: a section heading shared by consecutive rules is said once, the commonest
+confidence once, and a body's repeat of its subject not at all.
 """
 
 from __future__ import annotations
