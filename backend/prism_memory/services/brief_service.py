@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
+from uuid import UUID
 
 from prism_memory.domain.contract.bounds import TASK_MAX as TASK_MAX
 from prism_memory.domain.contract.bounds import TOKEN_BUDGET_DEFAULT as TOKEN_BUDGET_DEFAULT
@@ -203,17 +204,42 @@ def _fit(
 ) -> tuple[list[RecallMatch], str]:
     """The best-ranked prefix of ``ranked`` whose rendering fits the budget, and that rendering."""
     limit = token_budget * CHARS_PER_TOKEN
-    kept = len(ranked)
+    bullets: _Bullets = {}
+    kept = _most_that_may_fit(ranked, limit)
     while kept > 0:
-        markdown = _render(ctx, ranked[:kept], candidates - kept)
+        markdown = _render(ctx, ranked[:kept], candidates - kept, bullets)
         if len(markdown) <= limit:
             return ranked[:kept], markdown
-        # Drop the lowest-ranked rule that is still in; at most top_k (<= 100) renders.
+        # Drop the lowest-ranked rule that is still in; at most top_k (<= 100) renders, each
+        # reusing the bullets an earlier one wrote.
         kept -= 1
-    return [], _render(ctx, [], candidates)
+    return [], _render(ctx, [], candidates, bullets)
 
 
-def _render(ctx: SessionContext, matches: list[RecallMatch], omitted: int) -> str:
+def _most_that_may_fit(ranked: list[RecallMatch], limit: int) -> int:
+    """How many of the best-ranked rules could fit at most: each takes at least its shortest
+    bullet (its heading said above it, its confidence in the header) and a line break, so a
+    prefix past this bound cannot fit and need not be rendered."""
+    used = 0
+    for i, m in enumerate(ranked):
+        used += (
+            len(
+                bullet(m, heading=_heading(m.state.subject or ""), common_confidence=_confidence(m))
+            )
+            + 1
+        )
+        if used > limit:
+            return i
+    return len(ranked)
+
+
+# A bullet by (rule id, heading said above it, confidence said in the header).
+_Bullets = dict[tuple[UUID, str, str | None], str]
+
+
+def _render(
+    ctx: SessionContext, matches: list[RecallMatch], omitted: int, bullets: _Bullets
+) -> str:
     """The brief's Markdown: rules grouped by kind; within a kind, consecutive rules under
     the same section heading (an imported rule's subject is "heading: first sentence") get
     the heading once; confidence is said once for the commonest and marked on the others."""
@@ -232,7 +258,7 @@ def _render(ctx: SessionContext, matches: list[RecallMatch], omitted: int) -> st
         if group:
             lines.append("")
             lines.append(f"## {KIND_HEADINGS[kind]}")
-            lines.extend(_grouped_bullets(group, common))
+            lines.extend(_grouped_bullets(group, common, bullets))
     if omitted > 0:
         lines.append("")
         noun = "rule" if omitted == 1 else "rules"
@@ -243,7 +269,7 @@ def _render(ctx: SessionContext, matches: list[RecallMatch], omitted: int) -> st
     return "\n".join(lines)
 
 
-def _grouped_bullets(group: list[RecallMatch], common: str | None) -> list[str]:
+def _grouped_bullets(group: list[RecallMatch], common: str | None, bullets: _Bullets) -> list[str]:
     """Bullets of one kind; a run of two or more rules under one heading is nested under a
     bullet that says the heading once."""
     headings = [_heading(m.state.subject or "") for m in group]
@@ -252,12 +278,14 @@ def _grouped_bullets(group: list[RecallMatch], common: str | None) -> list[str]:
         heading = headings[i]
         before = i > 0 and headings[i - 1] == heading
         after = i + 1 < len(group) and headings[i + 1] == heading
-        if heading and (before or after):
-            if not before:
-                out.append(f"- {heading}:")
-            out.append("  " + bullet(m, heading=heading, common_confidence=common))
-        else:
-            out.append(bullet(m, common_confidence=common))
+        nested = bool(heading) and (before or after)
+        if nested and not before:
+            out.append(f"- {heading}:")
+        said = heading if nested else ""
+        key = (m.memory.id, said, common)
+        if key not in bullets:
+            bullets[key] = bullet(m, heading=said, common_confidence=common)
+        out.append(("  " if nested else "") + bullets[key])
     return out
 
 
