@@ -64,16 +64,15 @@ def test_within_a_kind_the_highest_ranked_rule_comes_first(
     assert [m.memory.id for m in brief.included] == [strong.id, middle.id, weak.id]
 
 
-def test_each_bullet_shows_subject_body_confidence_and_id(
+def test_each_bullet_shows_subject_body_and_id_and_the_commonest_confidence_is_said_once(
     services: Services, ctx: SessionContext
 ) -> None:
     written = services.memory.remember(
         ctx, rule("Run the tests first", body="Always run the full suite.", confidence="observed")
     )
     line = next(x for x in services.brief.brief(ctx).markdown.splitlines() if x.startswith("- "))
-    assert line == (
-        f"- **Run the tests first** — Always run the full suite. (observed; id `{written.id}`)"
-    )
+    assert line == f"- **Run the tests first** — Always run the full suite. (id `{written.id}`)"
+    assert "Confidence observed unless marked." in services.brief.brief(ctx).markdown
 
 
 def test_long_bodies_are_shortened_to_one_line(services: Services, ctx: SessionContext) -> None:
@@ -237,5 +236,69 @@ def test_a_body_that_opens_with_its_subject_is_not_briefed_twice(
     markdown = services.brief.brief(ctx).markdown
     assert (
         "- **Testing: Run only the tests covering the files you changed** — "
-        "Never the whole suite. (inferred;" in markdown
+        "Never the whole suite. (id" in markdown
     )
+
+
+def test_a_body_that_repeats_its_subject_in_bold_after_a_label_is_not_briefed_twice(
+    services: Services, ctx: SessionContext
+) -> None:
+    services.memory.remember(
+        ctx,
+        rule(
+            "Coding Patterns: Key rules: Never create agents in loops",
+            body="Key rules: **Never create agents in loops** — reuse them.",
+        ),
+    )
+    markdown = services.brief.brief(ctx).markdown
+    assert "- **Coding Patterns: Key rules: Never create agents in loops** — reuse them. (id" in (
+        markdown
+    )
+
+
+def test_confidence_is_marked_on_the_rules_whose_confidence_is_not_the_commonest(
+    services: Services, ctx: SessionContext
+) -> None:
+    for i in range(3):
+        services.memory.remember(ctx, rule(f"Asserted habit {i}", confidence="asserted"))
+    odd = services.memory.remember(ctx, rule("Observed habit", confidence="observed"))
+    markdown = services.brief.brief(ctx).markdown
+    assert "Confidence asserted unless marked." in markdown
+    assert f"(observed; id `{odd.id}`)" in markdown
+    assert markdown.count("asserted;") == 0
+
+
+def test_consecutive_rules_under_one_heading_say_the_heading_once(
+    services: Services, ctx: SessionContext
+) -> None:
+    a = services.memory.remember(
+        ctx, rule("Testing: Use the real database", body="No mocks at all.")
+    )
+    b = services.memory.remember(
+        ctx, rule("Testing: Name tests for behaviour", body="Say why it matters.")
+    )
+    alone = services.memory.remember(
+        ctx, rule("Style: Tabs, not spaces", body="Everywhere, always.")
+    )
+    markdown = services.brief.brief(ctx).markdown
+    assert (
+        f"- Testing:\n  - **Use the real database** — No mocks at all. (id `{a.id}`)\n"
+        f"  - **Name tests for behaviour** — Say why it matters. (id `{b.id}`)\n"
+        f"- **Style: Tabs, not spaces** — Everywhere, always. (id `{alone.id}`)"
+    ) in markdown
+
+
+def test_with_no_task_rules_about_every_change_are_briefed_before_the_file_order(
+    services: Services, ctx: SessionContext
+) -> None:
+    written = [services.memory.remember(ctx, rule(f"File rule {i:02d}")).id for i in range(30)]
+    commit = services.memory.remember(
+        ctx, rule("Commits: Use Conventional Commits for commit messages")
+    )
+    checks = services.memory.remember(ctx, rule("Run `make check` before you open a pull request"))
+    brief = services.brief.brief(ctx, token_budget=300)
+    kept = [m.memory.id for m in brief.included]
+    assert kept[:2] == [commit.id, checks.id], "the rules about every change come first"
+    assert kept[2:] == written[: len(kept) - 2], "then the file from its top"
+    tasked = services.brief.brief(ctx, task="File rule 07", token_budget=300)
+    assert tasked.included[0].memory.id == written[7], "with a task, relevance decides"

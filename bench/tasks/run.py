@@ -16,7 +16,7 @@ distractors. For each task (a pull-request title of that repository):
 
 Tasks with no must-follow rule count in precision and tokens, not in recall. Means come
 with their standard errors over tasks; ``--compare OLD.json`` adds the paired difference
-(bench/paired.py) per metric and split. The load average is recorded at start and end.
+(bench/lib/paired.py) per metric and split. The load average is recorded at start and end.
 
     .venv/bin/python bench/tasks/run.py --out /tmp/real.json [--hook-arg=--token-budget=800]
 """
@@ -38,7 +38,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from paired import paired  # noqa: E402
+from lib.paired import paired  # noqa: E402
 
 ID = re.compile(r"id `([0-9a-f-]{36})`")
 CHARS_PER_TOKEN = 4

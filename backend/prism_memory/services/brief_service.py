@@ -5,10 +5,14 @@ kind, best first, rendered as compact Markdown that fits a token budget. Every r
 its id so the agent can cite it or correct it.
 
 The budget is spent in tiers (DESIGN §13): first the must-include tier — corrections and
-feedback an operator's observation stands behind (confidence ``observed``) — then the rest
-in rank order. With no task, rules of equal score keep the order they were written in (a
-rule file's own order), so a file imported at once is briefed from its top, not its tail.
-What did not fit is counted, and the brief says how to get it.
+feedback an operator's observation stands behind (confidence ``observed``) — then, with no
+task, the rules about every change (committing, pull requests, whole-change checks, what to
+run before finishing: :mod:`prism_memory.domain.every_change`), which no task's words name,
+then the rest in rank order. With no task, rules of equal score keep the order they were
+written in (a rule file's own order), so a file imported at once is briefed from its top,
+not its tail. What did not fit is counted, and the brief says how to get it. The rendering
+is compact: a section heading shared by consecutive rules is said once, the commonest
+confidence once, and a body's repeat of its subject not at all.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
+from uuid import UUID
 
 from prism_memory.domain.contract.bounds import TASK_MAX as TASK_MAX
 from prism_memory.domain.contract.bounds import TOKEN_BUDGET_DEFAULT as TOKEN_BUDGET_DEFAULT
@@ -25,6 +30,7 @@ from prism_memory.domain.contract.bounds import TOKEN_BUDGET_MAX as TOKEN_BUDGET
 from prism_memory.domain.contract.bounds import TOKEN_BUDGET_MIN as TOKEN_BUDGET_MIN
 from prism_memory.domain.contract.bounds import TOP_K_DEFAULT as TOP_K_DEFAULT
 from prism_memory.domain.contract.recall import BriefCreate
+from prism_memory.domain.every_change import applies_to_every_change
 from prism_memory.domain.records import (
     APPLIES_TO_KEYS,
     Confidence,
@@ -37,6 +43,12 @@ from prism_memory.services.memory_service import MemoryService
 # Rough and stable: English text with ids averages about four characters per token.
 CHARS_PER_TOKEN: Final = 4
 BODY_PREVIEW_MAX: Final = 240
+# A subject's opening up to ": " is read as its section heading when at most this long.
+HEADING_MAX: Final = 80
+# The body's repeat of its subject is dropped when the repeat is at least this long, or
+# follows a label of at most LABEL_MAX characters ending in ":".
+LEAD_MIN: Final = 4
+LABEL_MAX: Final = 80
 
 KIND_ORDER: Final = (
     MemoruleKind.BEHAVIORAL_RULE,
@@ -56,6 +68,7 @@ MUST_INCLUDE_KINDS: Final = frozenset({MemoruleKind.CORRECTION, MemoruleKind.FEE
 # With no task every rule of a project scores alike; look past top_k to keep file order.
 NO_TASK_POOL: Final = 100
 _SPACE = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|\n")
 
 
 @dataclass(frozen=True)
@@ -140,18 +153,45 @@ def must_include(match: RecallMatch) -> bool:
     return state.memorule_kind in MUST_INCLUDE_KINDS and state.confidence is Confidence.OBSERVED
 
 
+def about_every_change(match: RecallMatch) -> bool:
+    """An applicable rule about the work itself (committing, pull requests, formatting, what
+    to run before finishing), which no task's words are needed to apply; see
+    :func:`prism_memory.domain.every_change.applies_to_every_change`."""
+    state = match.state
+    return match.applicable and applies_to_every_change(
+        state.subject or "", _first_sentence(state.body)
+    )
+
+
 def tiered(matches: Sequence[RecallMatch], *, written_order: bool) -> list[RecallMatch]:
-    """The must-include tier first, then the rest; each in rank order.
+    """The must-include tier first; with no task, then the rules about every change; then
+    the rest. Each tier in rank order.
 
     Args:
         matches: recall's matches, best first.
-        written_order: rules of equal score keep the order they were written in (ids are
-            time-ordered) instead of recall's newest first; for a brief with no task.
+        written_order: the brief has no task: rules of equal score keep the order they were
+            written in (ids are time-ordered) instead of recall's newest first, and the rules
+            about every change come before the others (a task ranks them by its words).
     """
     ordered = list(matches)
     if written_order:
         ordered.sort(key=lambda m: (not m.applicable, -m.score, m.memory.id.int))
-    return [m for m in ordered if must_include(m)] + [m for m in ordered if not must_include(m)]
+    first = [m for m in ordered if must_include(m)]
+    rest = [m for m in ordered if not must_include(m)]
+    if not written_order:
+        return first + rest
+    return (
+        first
+        + [m for m in rest if about_every_change(m)]
+        + [m for m in rest if not about_every_change(m)]
+    )
+
+
+def _first_sentence(body: str) -> str:
+    """The body up to its first sentence end or line break (at most 300 characters)."""
+    head = body.strip()[:300]
+    cut = _SENTENCE_END.search(head)
+    return head[: cut.start()] if cut else head
 
 
 def estimate_tokens(text: str) -> int:
@@ -164,32 +204,61 @@ def _fit(
 ) -> tuple[list[RecallMatch], str]:
     """The best-ranked prefix of ``ranked`` whose rendering fits the budget, and that rendering."""
     limit = token_budget * CHARS_PER_TOKEN
-    bullets = [bullet(m) for m in ranked]
-    kept = len(ranked)
+    bullets: _Bullets = {}
+    kept = _most_that_may_fit(ranked, limit)
     while kept > 0:
-        markdown = _render(ctx, ranked[:kept], bullets[:kept], candidates - kept)
+        markdown = _render(ctx, ranked[:kept], candidates - kept, bullets)
         if len(markdown) <= limit:
             return ranked[:kept], markdown
-        # Drop the lowest-ranked rule that is still in; at most top_k (<= 100) renders.
+        # Drop the lowest-ranked rule that is still in; at most top_k (<= 100) renders, each
+        # reusing the bullets an earlier one wrote.
         kept -= 1
-    return [], _render(ctx, [], [], candidates)
+    return [], _render(ctx, [], candidates, bullets)
+
+
+def _most_that_may_fit(ranked: list[RecallMatch], limit: int) -> int:
+    """How many of the best-ranked rules could fit at most: each takes at least its shortest
+    bullet (its heading said above it, its confidence in the header) and a line break, so a
+    prefix past this bound cannot fit and need not be rendered."""
+    used = 0
+    for i, m in enumerate(ranked):
+        used += (
+            len(
+                bullet(m, heading=_heading(m.state.subject or ""), common_confidence=_confidence(m))
+            )
+            + 1
+        )
+        if used > limit:
+            return i
+    return len(ranked)
+
+
+# A bullet by (rule id, heading said above it, confidence said in the header).
+_Bullets = dict[tuple[UUID, str, str | None], str]
 
 
 def _render(
-    ctx: SessionContext, matches: list[RecallMatch], bullets: list[str], omitted: int
+    ctx: SessionContext, matches: list[RecallMatch], omitted: int, bullets: _Bullets
 ) -> str:
+    """The brief's Markdown: rules grouped by kind; within a kind, consecutive rules under
+    the same section heading (an imported rule's subject is "heading: first sentence") get
+    the heading once; confidence is said once for the commonest and marked on the others."""
     lines = ["# Memorules that apply", _context_line(ctx)]
     if not matches and omitted <= 0:
         lines.append("")
         lines.append("No memorules apply to this context yet.")
         return "\n".join(lines)
-    lines.append("Advisory rules recorded by agents and operators; cite an id when you apply one.")
+    common = _commonest_confidence(matches)
+    lines.append(
+        "Advisory rules recorded by agents and operators; cite an id when you apply one."
+        + (f" Confidence {common} unless marked." if common else "")
+    )
     for kind in KIND_ORDER:
-        group = [b for m, b in zip(matches, bullets, strict=True) if m.state.memorule_kind is kind]
+        group = [m for m in matches if m.state.memorule_kind is kind]
         if group:
             lines.append("")
             lines.append(f"## {KIND_HEADINGS[kind]}")
-            lines.extend(group)
+            lines.extend(_grouped_bullets(group, common, bullets))
     if omitted > 0:
         lines.append("")
         noun = "rule" if omitted == 1 else "rules"
@@ -200,26 +269,89 @@ def _render(
     return "\n".join(lines)
 
 
+def _grouped_bullets(group: list[RecallMatch], common: str | None, bullets: _Bullets) -> list[str]:
+    """Bullets of one kind; a run of two or more rules under one heading is nested under a
+    bullet that says the heading once."""
+    headings = [_heading(m.state.subject or "") for m in group]
+    out: list[str] = []
+    for i, m in enumerate(group):
+        heading = headings[i]
+        before = i > 0 and headings[i - 1] == heading
+        after = i + 1 < len(group) and headings[i + 1] == heading
+        nested = bool(heading) and (before or after)
+        if nested and not before:
+            out.append(f"- {heading}:")
+        said = heading if nested else ""
+        key = (m.memory.id, said, common)
+        if key not in bullets:
+            bullets[key] = bullet(m, heading=said, common_confidence=common)
+        out.append(("  " if nested else "") + bullets[key])
+    return out
+
+
+def _heading(subject: str) -> str:
+    """The section heading an imported rule's subject opens with ("Testing: Use ..."), or ""."""
+    head, sep, rest = subject.partition(": ")
+    if not sep or not rest.strip() or len(head) > HEADING_MAX or "`" in head:
+        return ""
+    return head.strip()
+
+
+def _commonest_confidence(matches: Sequence[RecallMatch]) -> str | None:
+    counts: dict[str, int] = {}
+    for m in matches:
+        value = _confidence(m)
+        counts[value] = counts.get(value, 0) + 1
+    if not counts:
+        return None
+    return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+
+def _confidence(m: RecallMatch) -> str:
+    return m.state.confidence.value if m.state.confidence else "inferred"
+
+
 def _context_line(ctx: SessionContext) -> str:
     named = [f"{key} {ctx.value(key)}" for key in APPLIES_TO_KEYS if ctx.value(key)]
     return "_Context: " + (", ".join(named) or "no persona, surface or specialization") + "_"
 
 
-def bullet(m: RecallMatch) -> str:
-    """One rule as a Markdown bullet: subject, body (shortened), confidence and id."""
+def bullet(m: RecallMatch, *, heading: str = "", common_confidence: str | None = None) -> str:
+    """One rule as a Markdown bullet: subject, body (shortened), confidence and id.
+
+    Args:
+        m: the rule.
+        heading: the section heading already said above the bullet: left out of the subject.
+        common_confidence: the confidence the brief says once; not repeated on the bullet.
+    """
     state = m.state
+    subject = state.subject or ""
+    if heading and subject.startswith(heading + ": "):
+        subject = subject[len(heading) + 2 :]
     body = _without_subject(_SPACE.sub(" ", state.body).strip(), state.subject or "")
     if len(body) > BODY_PREVIEW_MAX:
         body = body[: BODY_PREVIEW_MAX - 1].rstrip() + "…"
-    confidence = state.confidence.value if state.confidence else "inferred"
+    confidence = _confidence(m)
     text = f" — {body} " if body else " "
-    return f"- **{state.subject}**{text}({confidence}; id `{m.memory.id}`)"
+    marks = f"{confidence}; " if confidence != common_confidence else ""
+    return f"- **{subject}**{text}({marks}id `{m.memory.id}`)"
 
 
 def _without_subject(body: str, subject: str) -> str:
     """The body less its opening when that only repeats the subject (a rule file's subject is
-    its section heading and first sentence): the words are briefed once."""
-    lead = subject.rsplit(": ", 1)[-1].strip().rstrip(".")
-    if len(lead) >= 12 and body.startswith(lead):
-        return body[len(lead) :].lstrip(" .;:")
+    its section heading and first sentence): the words are briefed once.
+
+    The comparison ignores bold markers, and the repeat may follow a short label of the body's
+    own ("Key rules: **Never** ..."); a body the subject already says in full is left out."""
+    plain = body.replace("**", "")
+    subject_plain = subject.replace("**", "").strip()
+    if plain.rstrip(" .") and plain.rstrip(" .") in subject_plain:
+        return ""
+    for lead in (subject_plain, subject_plain.rsplit(": ", 1)[-1].strip()):
+        lead = lead.rstrip(".")
+        if len(lead) < LEAD_MIN:
+            continue
+        at = plain.find(lead)
+        if at == 0 or (0 < at <= LABEL_MAX and plain[:at].rstrip().endswith(":")):
+            return plain[at + len(lead) :].lstrip(" .;:—–-")
     return body
