@@ -195,6 +195,38 @@ def hook_failure_counts(services: Services) -> Callable[[], dict[str, int]]:
     return read
 
 
+def verdict_counts(services: Services) -> Callable[[], dict[str, int]]:
+    """Reads the adherence verdicts and guard attempts recorded in the store (audit events
+    ``followed``, ``violated``, ``reminded``, ``blocked``, whichever process wrote them: a
+    Stop hook, the guard, a door), every type named, for ``/metrics``. The first read counts
+    the whole store; later reads only what each tenant's chain gained since (the heads are
+    kept). The reader raises ``StorageError`` when the store fails."""
+    import threading
+
+    from prism_memory.domain.records import AuditEventType
+
+    kinds = [
+        AuditEventType.FOLLOWED.value,
+        AuditEventType.VIOLATED.value,
+        AuditEventType.REMINDED.value,
+        AuditEventType.BLOCKED.value,
+    ]
+    ledger, lock = services.ledger.ledger, threading.Lock()
+    heads: dict[str, int] = {}
+    totals = dict.fromkeys(kinds, 0)
+
+    def read() -> dict[str, int]:
+        with lock:  # two scrapes at once must not count the same events twice
+            tally = ledger.tally(kinds, heads)
+            for kind, n in tally.counts.items():
+                totals[kind] += n
+            heads.clear()
+            heads.update(tally.heads)
+            return dict(totals)
+
+    return read
+
+
 def build_access(services: Services) -> AccessService:
     """Every memory operation behind the key rules (:mod:`prism_memory.domain.access`): what each
     front door calls with the key it acts with."""

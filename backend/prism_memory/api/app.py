@@ -33,7 +33,7 @@ from prism_memory.api.metrics import (
 )
 from prism_memory.api.models import ErrorPublic, HealthPublic, ReadyPublic
 from prism_memory.api.rate_limit import AnonymousRateLimit, RateLimits
-from prism_memory.bootstrap import Services, build_auth, hook_failure_counts
+from prism_memory.bootstrap import Services, build_auth, hook_failure_counts, verdict_counts
 from prism_memory.errors import StorageError
 from prism_memory.services.access_service import AccessService
 from prism_memory.settings import Settings
@@ -70,7 +70,11 @@ def build_state(
     metrics = Metrics()
     engine = "postgresql" if settings.database_url else "sqlite"
     domain = DomainMetrics(
-        metrics.registry, engine, services.ledger.writer, hook_failure_counts(services)
+        metrics.registry,
+        engine,
+        services.ledger.writer,
+        hook_failure_counts(services),
+        verdict_counts(services),
     )
     return ApiState(
         settings=settings,

@@ -134,6 +134,8 @@ class DomainMetrics:
         receipts: the served-receipts writer (None: receipts are off).
         hook_failures: reads the client hooks' failures counted in the store, by hook (every
             hook, 0 for those never failed).
+        verdicts: reads the adherence verdicts and guard attempts recorded in the store, by
+            kind (every kind, 0 for none).
     """
 
     def __init__(
@@ -142,6 +144,7 @@ class DomainMetrics:
         engine: str,
         receipts: ReceiptWriter | None,
         hook_failures: Callable[[], dict[str, int]] | None = None,
+        verdicts: Callable[[], dict[str, int]] | None = None,
     ) -> None:
         self.engine = engine
         self.latency = Histogram(
@@ -156,6 +159,8 @@ class DomainMetrics:
             registry.register(_ReceiptsCollector(receipts))
         if hook_failures is not None:
             registry.register(_HookFailuresCollector(hook_failures))
+        if verdicts is not None:
+            registry.register(_VerdictsCollector(verdicts))
 
     def timed(self, operation: str) -> _Timer:
         return _Timer(self.latency.labels(operation, self.engine))
@@ -213,6 +218,30 @@ class _HookFailuresCollector(Collector):
         )
         for hook, failures in counted.items():
             family.add_metric((hook,), failures)
+        yield family
+
+
+class _VerdictsCollector(Collector):
+    """Read at every scrape: the adherence verdicts and guard attempts in the store's audit
+    chains (whatever process recorded them), by kind."""
+
+    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            counted = self.counts()
+        except StorageError:  # the store is down: /readyz says so; the scrape goes on
+            return
+        family = CounterMetricFamily(
+            "prism_adherence_verdicts",
+            "Adherence records in the store's audit chains, every tenant: session verdicts "
+            "(followed, violated) and guard attempts (reminded, blocked), whichever process "
+            "recorded them (a Stop hook, the PreToolUse guard, a door).",
+            labels=("verdict",),
+        )
+        for verdict, n in counted.items():
+            family.add_metric((verdict,), n)
         yield family
 
 

@@ -38,6 +38,19 @@ class ServedFilter:
     limit: int = 100
 
 
+@dataclass(frozen=True)
+class EventTally:
+    """Events of some types appended to the tenants' memorule chains since earlier heads.
+
+    Attributes:
+        counts: events of each asked type after the given heads (types with none absent).
+        heads: each tenant's memorule chain head (its recorded ``seq``) now, by tenant id.
+    """
+
+    counts: dict[str, int]
+    heads: dict[str, int]
+
+
 class LedgerSnapshot(Protocol):
     """One consistent read of a tenant's chains (heads and rows agree)."""
 
@@ -97,4 +110,14 @@ class AuditLedger(Protocol):
 
     def served(self, tenant_id: UUID, flt: ServedFilter) -> list[ServedReceipt]:
         """Receipts matching ``flt``, oldest first (at most ``flt.limit``)."""
+        ...
+
+    def tally(self, events: Sequence[str], since: dict[str, int]) -> EventTally:
+        """Count, over every tenant, the memorule events of the types ``events`` with a
+        ``seq`` after ``since[tenant]`` (0 when absent) up to the tenant's recorded head: a
+        reader that keeps the heads reads only what was appended since (``/metrics``).
+
+        Raises:
+            StorageError: the engine failed.
+        """
         ...

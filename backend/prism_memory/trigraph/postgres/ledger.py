@@ -21,7 +21,8 @@ import psycopg
 from prism_memory.domain.audit import GENESIS_HASH, HASHED_STATE_FIELDS, Head
 from prism_memory.domain.records import utcnow
 from prism_memory.domain.served import RECEIPT_FIELDS, ServedDraft, ServedReceipt, chain_receipts
-from prism_memory.trigraph.ledger import SERVED_CHAIN, ServedFilter
+from prism_memory.errors import StorageError
+from prism_memory.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN, EventTally, ServedFilter
 from prism_memory.trigraph.postgres.conn import PostgresPool
 from prism_memory.trigraph.postgres.rows import utc
 
@@ -245,3 +246,28 @@ class PostgresLedger:
                 (*args, flt.limit),
             ).fetchall()
         return [receipt(r) for r in found]
+
+    def tally(self, events: Sequence[str], since: dict[str, int]) -> EventTally:
+        counts: dict[str, int] = {}
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                heads = {
+                    str(t): int(seq)
+                    for t, seq in conn.execute(
+                        "SELECT tenant_id, seq FROM audit_head WHERE chain = %s", (AUDIT_CHAIN,)
+                    ).fetchall()
+                }
+                for tenant, head in heads.items():
+                    if head <= since.get(tenant, 0):
+                        continue  # nothing appended (or a cut chain: verify reports that)
+                    rows = conn.execute(
+                        "SELECT event, count(*) FROM memorule_audit WHERE tenant_id = %s "
+                        "AND seq > %s AND seq <= %s AND event = ANY(%s) GROUP BY event",
+                        (UUID(tenant), since.get(tenant, 0), head, list(events)),
+                    ).fetchall()
+                    for event, n in rows:
+                        counts[str(event)] = counts.get(str(event), 0) + int(n)
+        except psycopg.Error as exc:
+            raise StorageError(f"cannot count audit events: {exc}") from exc
+        return EventTally(counts, heads)

@@ -18,7 +18,8 @@ from uuid import UUID
 from prism_memory.domain.audit import GENESIS_HASH, HASHED_STATE_FIELDS, Head
 from prism_memory.domain.records import iso, parse_iso
 from prism_memory.domain.served import RECEIPT_FIELDS, ServedDraft, ServedReceipt, chain_receipts
-from prism_memory.trigraph.ledger import SERVED_CHAIN, ServedFilter
+from prism_memory.errors import StorageError
+from prism_memory.trigraph.ledger import AUDIT_CHAIN, SERVED_CHAIN, EventTally, ServedFilter
 from prism_memory.trigraph.sqlite.conn import SQLiteFile
 
 T = TypeVar("T")
@@ -185,3 +186,33 @@ class SQLiteLedger:
             .fetchall()
         )
         return [receipt(r) for r in rows]
+
+    def tally(self, events: Sequence[str], since: dict[str, int]) -> EventTally:
+        marks = ", ".join("?" for _ in events)
+        count = (
+            "SELECT event, count(*) FROM memorule_audit WHERE tenant_id = ? AND seq > ? "
+            f"AND seq <= ? AND event IN ({marks}) GROUP BY event"
+        )
+        counts: dict[str, int] = {}
+        try:
+            conn = self.file.connection()
+            conn.execute("BEGIN")  # the heads and the counted rows agree
+            try:
+                heads = {
+                    str(t): int(seq)
+                    for t, seq in conn.execute(
+                        "SELECT tenant_id, seq FROM audit_head WHERE chain = ?", (AUDIT_CHAIN,)
+                    )
+                }
+                for tenant, head in heads.items():
+                    if head <= since.get(tenant, 0):
+                        continue  # nothing appended (or a cut chain: verify reports that)
+                    for event, n in conn.execute(
+                        count, (tenant, since.get(tenant, 0), head, *events)
+                    ):
+                        counts[str(event)] = counts.get(str(event), 0) + int(n)
+            finally:
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot count audit events: {exc}") from exc
+        return EventTally(counts, heads)
