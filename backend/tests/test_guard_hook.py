@@ -466,7 +466,13 @@ def test_a_tool_use_no_rule_could_hit_is_answered_before_the_domain_is_imported(
             "make test",
             False,
         ),
-        ([{"forbid_edit": "src/generated/**"}], "edit", "/x/README.md", True),  # globs: full path
+        ([{"forbid_edit": "src/generated/**"}], "edit", "/x/README.md", False),
+        ([{"forbid_edit": "src/generated/**"}], "edit", "/x/src/app.py", False),
+        ([{"forbid_edit": "src/generated/**"}], "edit", "/home/dev/shop/src/generated/a.ts", True),
+        ([{"forbid_edit": "src/generated/**"}], "edit", "src/generated/a.ts", True),
+        ([{"forbid_edit": "src/generated/**"}], "edit", "../generated/a.ts", True),  # climbs
+        ([{"forbid_edit": "*.lock"}], "edit", "/x/y/pnpm-lock.yaml", False),
+        ([{"forbid_edit": "*.lock"}], "edit", "/x/y/yarn.lock", True),
         ([{"forbid_command": r"\bnpm\b"}], "edit", "/x/npm", False),
         (
             [{"require_edit_with": {"edit": "src/**", "also": "CHANGELOG.md"}}],
@@ -503,3 +509,35 @@ def test_the_prefilter_only_clears_what_no_check_could_hit(
         conn.close()
     assert may_hit(db_path, kind, text) is maybe
     assert may_hit(db_path.with_name("missing.db"), kind, text) is True
+
+
+def test_the_prefilter_never_clears_an_edit_the_judge_would_hit() -> None:
+    """Whatever the session's folder turns out to be, an edit whose path a ``forbid_edit``
+    glob names for the judge is never cleared by the prefilter (which knows no folder)."""
+    from prism_memory.domain.adherence.paths import glob_matches, session_path
+    from prism_memory.trigraph.sqlite.guard_prefilter import _edit_may_hit
+
+    globs = ["src/generated/**", "*.lock", "**/migrations/*.sql", "docs/*.md", "a?c", "/x/*"]
+    paths = [
+        "/home/dev/shop/src/generated/api.ts",
+        "/home/dev/shop/yarn.lock",
+        "/srv/app/db/migrations/0001.sql",
+        "docs/intro.md",
+        "./docs/../docs/intro.md",
+        "abc",
+        "/abc",
+        "/x/y",
+        "src/generated/deep/er/file.py",
+        "../outside/src/generated/a.ts",
+        "/",
+        "",
+    ]
+    cwds = [None, "/", "/home", "/home/dev/shop", "/home/dev/shop/src", "/srv/app", "/other"]
+    checked = 0
+    for glob in globs:
+        for path in paths:
+            for cwd in cwds:
+                if glob_matches(glob, session_path(path, cwd)):
+                    checked += 1
+                    assert _edit_may_hit(glob, path), (glob, path, cwd)
+    assert checked > 10

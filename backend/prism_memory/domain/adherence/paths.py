@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 _CACHE_MAX: Final = 4096
 
 
-@dataclass(frozen=True)
-class SessionPath:
+class SessionPath(NamedTuple):
     """An edited file as the globs see it: ``relative`` to cwd (``None`` when outside it) and
-    its ``name``."""
+    its ``name``. (A named tuple: the guard's fast path imports this module, and
+    ``dataclasses`` alone would cost it more than the glob matching.)"""
 
     absolute: str | None
     relative: str | None
