@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -63,6 +62,8 @@ class BriefedState:
         merged = list(dict.fromkeys([*known, *ids]))[-MAX_IDS:]
         self.folder.mkdir(parents=True, exist_ok=True)
         payload = json.dumps({"session_id": str(session_id), "briefed": merged}, indent=1)
+        import tempfile  # here: reading the state (the prompt hook's path) needs none
+
         fd, name = tempfile.mkstemp(prefix=".state.", dir=self.folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -17,10 +17,8 @@ Light on purpose (no pydantic, no numpy): the hook's fast path imports it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +54,8 @@ def store_identity(db: Path, database_url: str | None) -> str:
     """The name both sides give the store: the SQLite file's resolved path, or a digest of the
     PostgreSQL URL (the URL may hold a password; the file keeps only its digest)."""
     if database_url:
+        import hashlib  # here: a SQLite hook never needs it
+
         return "postgresql:" + hashlib.sha256(database_url.encode()).hexdigest()[:32]
     return str(db.expanduser().resolve())
 
@@ -90,6 +90,8 @@ def publish(db: Path, database_url: str | None, host: str, port: int) -> Discove
     Raises:
         OSError: the folder cannot be written.
     """
+    import secrets
+
     found = Discovery(
         host=host,
         port=port,
