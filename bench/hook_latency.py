@@ -14,8 +14,9 @@ session (so every prompt run does the same work), for each hook event:
 
 The cases run interleaved (one of each per round) so all see the same load; the first round
 warms caches and is not counted. Per case: p50/p95/p99 wall time, the child's CPU time and
-its peak RSS (GNU ``time``'s ``%M``), how often a server run fell back, and whether both paths printed
-the same answer. The 1-minute load average is taken before and after. Not part of the tests.
+its peak RSS (GNU ``time``'s ``%M``), how often a server run fell back, and whether both
+paths printed the same answer. The 1-minute load average is taken before and after. Not
+part of the tests.
 
     python bench/hook_latency.py --rules 1000 --runs 30 --out bench/results/hook_latency.json
 """

@@ -199,8 +199,9 @@ def ask_server(flags: dict[str, Any], raw: bytes, deadline_s: float) -> bool:
     timeout = min(_server_timeout(), deadline_s)
     status, payload = post_json(server.host, server.port, ROUTE, server.token, body, timeout)
     if status != 200 or not isinstance(payload.get("answer"), dict):
-        error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
-        raise NoServer(f"the server refused: {status} {error.get('code', '')}".rstrip())
+        error = payload.get("error")
+        code = error.get("code", "") if isinstance(error, dict) else ""
+        raise NoServer(f"the server refused: {status} {code}".rstrip())
     got = payload["answer"]
     result = HookAnswer(
         context=got.get("context") if isinstance(got.get("context"), str) else None,
