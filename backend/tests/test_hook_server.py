@@ -387,3 +387,70 @@ def test_no_hook_file_writes_none(tmp_path: Path) -> None:
         assert not local_serve.discovery_path(db, None).exists()
     finally:
         assert server.stop() == 0
+
+
+@pytest.mark.postgres
+def test_a_postgresql_store_is_served_too(pg_url: str, tmp_path: Path) -> None:
+    """The discovery file of a PostgreSQL store is in the user data directory, named by the
+    URL's digest (the URL, which may hold a password, is not written)."""
+    services = build_services(load_settings(database_url=pg_url, embedder="fake"))
+    try:
+        ctx = context_of("default", "default", persona="donna")
+        for subject, body in RULES:
+            services.memory.remember(ctx, rule(subject, body, {"scope": "project"}))
+    finally:
+        services.close()
+    db = tmp_path / "unused.db"
+    env = {"PRISM_DATABASE_URL": pg_url, "XDG_DATA_HOME": str(tmp_path / "data")}
+    expected = [hook(db, stdin, tmp_path / "a", **env) for _, stdin in calls("pg")]
+    server = Server(db, "--database-url", pg_url, XDG_DATA_HOME=env["XDG_DATA_HOME"])
+    try:
+        files = list((tmp_path / "data" / "prism-memory").glob("serve-*.json"))
+        assert len(files) == 1 and pg_url not in files[0].read_text()
+        before = hook_hits(server)
+        got = [hook(db, stdin, tmp_path / "b", **env) for _, stdin in calls("pg")]
+        assert hook_hits(server) == before + 3
+    finally:
+        assert server.stop() == 0, server.log.read_text()
+    assert not files[0].exists()
+    for here, there in zip(expected, got, strict=True):
+        assert there.stderr == "" and there.stdout.startswith('{"hookSpecificOutput"')
+        assert there.stdout == here.stdout
+
+
+def test_the_fast_path_reads_the_brief_flags_and_leaves_the_rest_to_the_cli() -> None:
+    from prism_memory.cli.claude_hook_fast import parse_flags
+
+    assert parse_flags([]) == {}
+    assert parse_flags(
+        ["--db", "x.db", "--persona=donna", "--min-relevance", "0.3", "--prompt-rules", "2"]
+    ) == {"db": "x.db", "persona": "donna", "min_relevance": 0.3, "prompt_rules": 2}
+    for argv in (
+        ["--no-such-flag", "1"],  # unknown
+        ["--prompt-rules", "11"],  # out of range
+        ["--top-k", "many"],  # not a number
+        ["--persona"],  # no value
+        ["--json"],  # a CLI flag the hook does not take
+    ):
+        assert parse_flags(argv) is None, argv
+
+
+def test_install_writes_the_fast_form_for_every_brief_hook(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from prism_memory.cli.main import cli
+
+    args = ["hooks", "install", "claude-code", "--project-dir", str(tmp_path)]
+    result = CliRunner().invoke(cli, [*args, "--on-prompt", "--on-subagent"])
+    assert result.exit_code == 0, result.output
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    fast = f"{sys.executable} -P -m prism_memory brief --hook claude-code"
+    for event in ("SessionStart", "UserPromptSubmit", "SubagentStart"):
+        assert [h["command"] for g in hooks[event] for h in g["hooks"]] == [fast]
+    # --prism names the executable: the brief runs it, as before (updated in place)
+    result = CliRunner().invoke(cli, [*args, "--on-prompt", "--prism", "prism"])
+    assert result.exit_code == 0, result.output
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    assert [h["command"] for g in hooks["UserPromptSubmit"] for h in g["hooks"]] == [
+        "prism brief --hook claude-code"
+    ]
