@@ -10,7 +10,9 @@ session (so every prompt run does the same work), for each hook event:
 - ``*_server``: the store with the server: the hook's fast path asks it;
 - ``*_fallback``: the store without one: the hook answers in-process (loads the store, and
   the model for a prompt or a subagent's task), as every hook did before;
-- ``python_only``: the floor, the same interpreter doing nothing.
+- ``python_only``: the floor, the same interpreter doing nothing;
+- ``*_http_only``: the server's share, the same request sent from the benchmark's own
+  process (no hook process): what a hook waits for.
 
 The cases run interleaved (one of each per round) so all see the same load; the first round
 warms caches and is not counted. Per case: p50/p95/p99 wall time, the child's CPU time and
@@ -122,6 +124,44 @@ class Case:
         }
 
 
+@dataclass
+class HttpOnly:
+    """The server's share: the fast path's own request (``post_json``) sent from this process,
+    no hook process started; the time a hook spends waiting for the server."""
+
+    event: str
+    db: Path
+    wall: list[float] = field(default_factory=list)
+
+    def run(self, session: str) -> None:
+        from prism_memory.cli.claude_hook_fast import ROUTE, post_json
+        from prism_memory.services import local_serve
+        from prism_memory.services.project_config import session_uuid
+
+        found = local_serve.discover(self.db, None)
+        if found is None:
+            raise SystemExit("no discovery file beside the served store")
+        body = {
+            "event": self.event,
+            "text": TASK if self.event == "UserPromptSubmit" else "database migration reviewer",
+            "store": found.store,
+            "context": {
+                "persona": PERSONA,
+                "surface": SURFACE,
+                "session_id": str(session_uuid("claude-code", session)),
+            },
+        }
+        start = time.perf_counter()
+        status, _ = post_json(found.host, found.port, ROUTE, found.token, body, 60.0)
+        self.wall.append(time.perf_counter() - start)
+        if status != 200:
+            raise SystemExit(f"the hook route answered {status}")
+
+    def summary(self) -> dict[str, Any]:
+        wall = self.wall[1:]
+        return {**summary_ms(wall), "p95_ms": round(pct([w * 1000 for w in wall], 95), 3)}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -195,11 +235,13 @@ def main() -> None:
         server, url = start_server(served_db, served_env)
         try:
             events = ("UserPromptSubmit", "SubagentStart", "SessionStart")
-            cases: dict[str, Case] = {}
+            cases: dict[str, Case | HttpOnly] = {}
             for event in events:
                 cases[f"{event}_server"] = Case(event, served_env)
                 cases[f"{event}_fallback"] = Case(event, alone_env)
             cases["python_only"] = Case("none", alone_env, ["-P", "-c", "pass"])
+            for event in events:
+                cases[f"{event}_http_only"] = HttpOnly(event, served_db)
             load_before = os.getloadavg()
             progress(f"{opts.runs + 1} rounds of {', '.join(cases)}, interleaved")
             for i in range(opts.runs + 1):

@@ -238,7 +238,12 @@ def post_json(
     end = time.monotonic() + timeout
     chunks: list[bytes] = []
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
+        # A numeric loopback address: connect() directly (create_connection's getaddrinfo
+        # would import the IDNA codec for nothing).
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect((host, port))
             sock.sendall(head.encode() + payload)
             size = 0
             while True:
