@@ -9,6 +9,12 @@ Contract (Claude Code hooks reference): the hook input JSON arrives on stdin (``
 ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`` adds
 ``additionalContext`` to the model's context (capped by Claude Code at 10,000 characters).
 
+This module answers in the hook's own process (the store and, for a prompt or a subagent's
+task, the embedding model loaded here). The installed command goes first through
+:mod:`prism_memory.cli.claude_hook_fast`, which asks the store's running ``prism serve`` for
+the same answer (:func:`prism_memory.services.hook_answers.answer`, the same request built by
+:func:`hook_request`) and comes here only when no server can answer.
+
 Hooks fail open: whatever goes wrong (bad input, no store, a locked or broken store, a bad
 setting, the deadline passing) the hook exits 0 with nothing on stdout, so the session
 starts as it would without Prism, and says why on stderr.
