@@ -5,7 +5,8 @@ instead of loading the store and the embedding model itself. It is the local ope
 store (it can read the store's file), so the route takes no API key: it takes only the
 token this server wrote into the store's discovery file (mode 0600, beside the store; see
 :mod:`prism_memory.services.local_serve`), only from a loopback peer, and only for the store
-the server serves. API keys are refused here, and the token is refused everywhere else. The
+the server serves (the body judged by :mod:`prism_memory.services.hook_wire`). API keys are
+refused here, and the token is refused everywhere else. The
 answer is :func:`prism_memory.services.hook_answers.answer`, the same the hook computes
 in-process; its served receipts are recorded here, under the session the request names.
 """
@@ -23,7 +24,8 @@ from prism_memory.api.deps import StateDep, json_object
 from prism_memory.bootstrap import context_of
 from prism_memory.domain.access import Caller, operator_key
 from prism_memory.errors import Conflict, PermissionDenied, Unauthenticated
-from prism_memory.services.hook_answers import answer, request_from
+from prism_memory.services.hook_answers import answer
+from prism_memory.services.hook_wire import request_from
 
 router = APIRouter(prefix="/v1", include_in_schema=False)
 BEARER = "bearer "

@@ -27,9 +27,8 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from uuid import UUID
 
 from prism_memory.domain.contract.bounds import TASK_MAX
@@ -53,8 +52,7 @@ class HookSkipped(Exception):
     """The hook adds nothing this time; the message says why (printed on stderr)."""
 
 
-@dataclass(frozen=True)
-class HookOptions:
+class HookOptions(NamedTuple):
     """How the hook runs (flags of ``prism brief``)."""
 
     token_budget: int
@@ -174,6 +172,8 @@ def read_input(raw: bytes) -> dict[str, Any]:
 def _answer(
     options: Mapping[str, Any], hook: HookOptions, data: dict[str, Any]
 ) -> dict[str, Any] | None:
+    from dataclasses import replace
+
     from prism_memory.bootstrap import build_services, context_from
     from prism_memory.cli.acting import as_operator
     from prism_memory.services.briefed_state import BriefedState, default_state_dir

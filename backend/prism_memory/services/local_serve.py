@@ -12,7 +12,7 @@ The hook trusts a file only if this user owns it, nobody else may read or write 
 a loopback address and its process is alive; anything else is no server (the hook answers
 in-process). The server removes the file when it stops, if the file is still its own.
 
-Light on purpose (no pydantic, no numpy): the hook's fast path imports it.
+Light on purpose (no pydantic, no numpy, no dataclasses): the hook's fast path imports it.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 SUFFIX: Final = ".serve.json"
 TOKEN_PREFIX: Final = "prism_hook_"
@@ -30,8 +29,7 @@ FILE_MAX_BYTES: Final = 4_096
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "::1"})
 
 
-@dataclass(frozen=True)
-class Discovery:
+class Discovery(NamedTuple):
     """A running server's address for one store, and the token it accepts."""
 
     host: str

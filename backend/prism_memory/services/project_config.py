@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
-
-from prism_memory.errors import FieldError, InvalidInput
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
 
 CONFIG_NAME: Final = ".prism.toml"
 CONFIG_MAX_BYTES: Final = 65_536
@@ -56,9 +54,11 @@ _SUBSUMES: Final = {"typescript": "javascript"}
 CLIENT_SESSION_NAMESPACE: Final = uuid.UUID("6b1f3a52-93c4-5d0e-9a57-0c6f1e2d4b18")
 
 
-@dataclass(frozen=True)
-class ProjectConfig:
+class ProjectConfig(NamedTuple):
     """A project's ``.prism.toml`` (empty when there is none) and where it was found.
+
+    A named tuple, not a dataclass: the hooks' fast paths read it, and ``dataclasses``
+    imports ``inspect`` (about a third of such a hook's own start-up).
 
     Attributes:
         root: the project's root: the folder holding ``.git`` (or the start folder).
@@ -70,7 +70,7 @@ class ProjectConfig:
 
     root: Path
     path: Path | None = None
-    values: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, str] = MappingProxyType({})
     derive_surface: bool = True
 
     def derived_surface(self) -> str | None:
@@ -124,6 +124,9 @@ def find_project_config(start: Path) -> ProjectConfig:
 
 
 def _read(path: Path) -> tuple[dict[str, str], bool]:
+    # here, not at import: a hook in a project without a .prism.toml never needs the errors
+    from prism_memory.errors import FieldError, InvalidInput
+
     label = str(path)
     try:
         raw = path.read_bytes()
