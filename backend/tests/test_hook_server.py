@@ -68,8 +68,8 @@ def hook(
         PRISM_HOOK_STATE_DIR=str(state),
         PYTHONPATH=str(BACKEND),
         HF_HUB_OFFLINE="1",
-        **env,
     )
+    environ.update(env)
     return subprocess.run(
         [sys.executable, "-P", "-m", "prism_memory", "brief", "--hook", "claude-code", *args],
         input=stdin,
@@ -454,3 +454,31 @@ def test_install_writes_the_fast_form_for_every_brief_hook(tmp_path: Path) -> No
     assert [h["command"] for g in hooks["UserPromptSubmit"] for h in g["hooks"]] == [
         "prism brief --hook claude-code"
     ]
+
+
+def test_context_values_are_judged_as_the_settings_judge_them(
+    served: tuple[Server, Path, list[str]], tmp_path: Path
+) -> None:
+    """A persona with blanks around it is the trimmed persona on both paths (the brief names
+    it); one with a control character is refused by the server, and the in-process hook then
+    says why, as it always did."""
+    server, db, _ = served
+    path = local_serve.discovery_path(db, None)
+    stdin = hook_input(session_id="blanks")
+    aside = tmp_path / "aside.json"
+    path.rename(aside)
+    try:
+        alone = hook(db, stdin, tmp_path / "a", PRISM_PERSONA="  donna ")
+    finally:
+        aside.rename(path)
+    assert "persona donna" in alone.stdout
+    before = hook_hits(server)
+    asked = hook(db, stdin, tmp_path / "b", PRISM_PERSONA="  donna ")
+    assert hook_hits(server) == before + 1
+    assert (asked.stdout, asked.stderr) == (alone.stdout, "")
+    before = hook_hits(server, 422)
+    bad = hook(db, stdin, tmp_path / "c", PRISM_PERSONA="don\x07na")
+    assert hook_hits(server, 422) == before + 1
+    assert bad.stdout == ""
+    assert "the server refused: 422 validation_failed; answering in-process" in bad.stderr
+    assert "skipped:" in bad.stderr

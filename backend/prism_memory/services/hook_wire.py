@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from prism_memory.domain.characters import forbidden_character
 from prism_memory.domain.contract.bounds import TOKEN_BUDGET_MAX, TOKEN_BUDGET_MIN
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.services.hook_answers import EVENTS, PROMPT_RULES_MAX, HookRequest
 
+STRIPPED: Final = frozenset({"persona", "surface", "specialization"})
 BRIEFED_MAX: Final = 1_000  # ids a request may carry (the briefed state keeps at most this)
 NAMESPACE_MAX: Final = 200
 
@@ -76,7 +78,13 @@ def _context(raw: Any, errors: list[FieldError]) -> dict[str, str | None]:
                 FieldError(f"context.{name}", "invalid_format", f"'{name}' must be 1 to 200 chars")
             )
             continue
-        out[name] = value
+        if value is not None and (wrong := forbidden_character(value)):
+            errors.append(
+                FieldError(f"context.{name}", "invalid_characters", f"'{name}' contains {wrong}")
+            )
+            continue
+        # as the settings judge them for the in-process hook: the same value, the same answer
+        out[name] = value.strip() if value is not None and name in STRIPPED else value
     if not out.get("session_id") and not any(e.field == "context.session_id" for e in errors):
         errors.append(FieldError("context.session_id", "required", "the session is required"))
     return out
