@@ -4,8 +4,9 @@ Builds a SQLite store of N real rules (``shared/bench/rules/rules.jsonl``, embed
 real model; :func:`brief_latency.build_store`) and copies it, so two identical stores exist:
 one with a ``prism serve`` running (real model, as a user runs it), one without. Then runs the
 hook command ``prism hooks install claude-code`` writes (``python -P -m prism_memory brief
---hook claude-code``) as a subprocess, ``--runs`` times per case, each run in a fresh Claude
-session (so every prompt run does the same work), for each hook event:
+--hook claude-code``) as a subprocess, ``--runs`` times per case, each round in a fresh Claude
+session (a random UUID, as Claude Code's are; so every prompt run does the same work), for
+each hook event:
 
 - ``*_server``: the store with the server: the hook's fast path asks it;
 - ``*_fallback``: the store without one: the hook answers in-process (loads the store, and
@@ -36,6 +37,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,8 +247,9 @@ def main() -> None:
             load_before = os.getloadavg()
             progress(f"{opts.runs + 1} rounds of {', '.join(cases)}, interleaved")
             for i in range(opts.runs + 1):
+                session = str(uuid.uuid4())  # Claude Code's session ids are UUIDs
                 for case in cases.values():
-                    case.run(f"bench-session-{i}")
+                    case.run(session)
             load_after = os.getloadavg()
             server_rss = rss_mib(server.pid)
         finally:
