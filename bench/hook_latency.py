@@ -246,7 +246,7 @@ def main() -> None:
                 cases[f"{event}_http_only"] = HttpOnly(event, served_db)
             load_before = os.getloadavg()
             progress(f"{opts.runs + 1} rounds of {', '.join(cases)}, interleaved")
-            for i in range(opts.runs + 1):
+            for _ in range(opts.runs + 1):
                 session = str(uuid.uuid4())  # Claude Code's session ids are UUIDs
                 for case in cases.values():
                     case.run(session)
