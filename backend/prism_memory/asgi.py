@@ -42,6 +42,7 @@ def create_app(
     insecure_local: bool = False,
     json_logs: bool = False,
     access_log: bool = True,
+    hook: tuple[str, str] | None = None,
 ) -> FastAPI:
     """The whole server over ``services``: the HTTP API, MCP at ``/mcp``, the console at ``/``.
 
@@ -54,12 +55,14 @@ def create_app(
         json_logs: give every request an ``X-Request-ID`` and, with ``access_log``, one JSON
             ``prism.access`` line (:mod:`prism_memory.api.access_log`).
         access_log: with ``json_logs``, write the access lines.
+        hook: the token and store of the local hook route (``prism serve`` writes them into
+            the store's discovery file); None: the route refuses every request.
 
     Raises:
         InvalidInput: the settings' tenant or project is malformed.
     """
     access = build_access(services)
-    state = build_state(services, settings, access, insecure_local=insecure_local)
+    state = build_state(services, settings, access, insecure_local=insecure_local, hook=hook)
     mcp = _build_mcp(services, settings, state, insecure_local)
 
     @asynccontextmanager

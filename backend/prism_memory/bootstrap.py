@@ -118,23 +118,49 @@ def context_from(
     Raises:
         InvalidInput: a tenant, project or session id that is neither a UUID nor a slug.
     """
+    return context_of(
+        settings.tenant,
+        settings.project,
+        session_id=str(session_id) if session_id is not None else settings.session_id,
+        persona=persona or settings.persona,
+        surface=surface or settings.surface,
+        specialization=specialization or settings.specialization,
+    )
+
+
+def context_of(
+    tenant: str,
+    project: str,
+    *,
+    session_id: str | None = None,
+    persona: str | None = None,
+    surface: str | None = None,
+    specialization: str | None = None,
+) -> SessionContext:
+    """A session context from its values as text (a tenant and project UUID or slug, a session
+    UUID or None for a new one), judged as :func:`context_from` judges settings; what a
+    hook asks a running server for (``POST /v1/hooks/claude-code``).
+
+    Raises:
+        InvalidInput: every value that is malformed, at once.
+    """
     errors = []
     ids: dict[str, UUID] = {}
-    for name in ("tenant", "project"):
+    for name, text in (("tenant", tenant), ("project", project)):
         try:
-            ids[name] = uuid_for(name, getattr(settings, name))
+            ids[name] = uuid_for(name, text)
         except ValueError as exc:
             errors.append(FieldError(name, "invalid_format", str(exc)))
-    sid = session_id
-    if sid is None and settings.session_id:
+    sid: UUID | None = None
+    if session_id:
         try:
-            sid = UUID(settings.session_id)
+            sid = UUID(session_id)
         except ValueError:
             errors.append(FieldError("session_id", "invalid_format", "session id must be a UUID"))
     for label, value in (
-        ("persona", persona or settings.persona),
-        ("surface", surface or settings.surface),
-        ("specialization", specialization or settings.specialization),
+        ("persona", persona),
+        ("surface", surface),
+        ("specialization", specialization),
     ):
         if value is not None and (
             len(value) > APPLIES_VALUE_MAX or not value.strip() or not value.isprintable()
@@ -153,9 +179,9 @@ def context_from(
         tenant_id=ids["tenant"],
         project_id=ids["project"],
         session_id=sid or new_id(),
-        persona=persona or settings.persona,
-        surface=surface or settings.surface,
-        specialization=specialization or settings.specialization,
+        persona=persona,
+        surface=surface,
+        specialization=specialization,
     )
 
 

@@ -115,7 +115,8 @@ def test_every_hook_runs_prism_not_the_project_folders_app_or_prism_memory(
     env = hook_env(tmp_path, db, project)
 
     start = hooks["SessionStart"][-1]["hooks"][0]
-    assert start["command"].startswith(str(PRISM_SCRIPT))
+    # the brief's fast path (python -P: the project folder is not on sys.path)
+    assert start["command"].startswith(f"{sys.executable} -P -m prism_memory brief")
     proc = run_in(project, start["command"], hook_input(cwd=str(project)), env)
     assert str(written.id) in context_of(proc, "SessionStart")
 

@@ -3,12 +3,18 @@ surface its marker files name."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from uuid import UUID
 
 import pytest
 
-from prism_memory.services.project_config import find_project_config, session_uuid
+from prism_memory.services.project_config import (
+    CLIENT_SESSION_NAMESPACE,
+    find_project_config,
+    session_uuid,
+    uuid5,
+)
 
 CLAUDE_SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
 
@@ -18,6 +24,14 @@ def test_a_session_id_that_is_not_a_uuid_maps_to_the_same_session_every_time() -
     assert first == session_uuid("claude-code", "abc123")
     assert first != session_uuid("claude-code", "abc124")
     assert session_uuid("claude-code", CLAUDE_SESSION) == UUID(CLAUDE_SESSION)
+    # the documented mapping, uuid5 of "client:id" (computed without hashlib, as uuid5 does)
+    assert first == uuid.uuid5(CLIENT_SESSION_NAMESPACE, "claude-code:abc123")
+
+
+@pytest.mark.parametrize("name", ["", "a", "claude-code:s1/subagent/agent-1", "é" * 500])
+def test_uuid5_is_the_standard_librarys(name: str) -> None:
+    for namespace in (CLIENT_SESSION_NAMESPACE, uuid.NAMESPACE_DNS):
+        assert uuid5(namespace, name) == uuid.uuid5(namespace, name)
 
 
 @pytest.mark.parametrize(

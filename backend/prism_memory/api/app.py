@@ -18,7 +18,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from pydantic.json_schema import models_json_schema
 
-from prism_memory.api import adherence_routes, audit_routes, proposals, routes
+from prism_memory.api import adherence_routes, audit_routes, hook_routes, proposals, routes
 from prism_memory.api.deps import ApiState, StateDep
 from prism_memory.api.docs import install_docs
 from prism_memory.api.errors import InternalErrors, error_response, install_error_handlers
@@ -51,7 +51,12 @@ Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 
 def build_state(
-    services: Services, settings: Settings, access: AccessService, *, insecure_local: bool = False
+    services: Services,
+    settings: Settings,
+    access: AccessService,
+    *,
+    insecure_local: bool = False,
+    hook: tuple[str, str] | None = None,
 ) -> ApiState:
     """What every HTTP door authenticates with and calls (no I/O).
 
@@ -88,6 +93,8 @@ def build_state(
             metrics.rate_limited,
         ),
         local_key=auth.local_key(settings.tenant, settings.persona) if insecure_local else None,
+        hook_token=hook[0] if hook else None,
+        hook_store=hook[1] if hook else None,
     )
 
 
@@ -115,6 +122,7 @@ def create_api(state: ApiState, *, lifespan: Lifespan | None = None) -> FastAPI:
     app.include_router(proposals.router)  # the capture review queue (issue 20)
     app.include_router(audit_routes.router)
     app.include_router(adherence_routes.router)  # judging sessions, the report (issue 28)
+    app.include_router(hook_routes.router)  # the hooks' fast path asks here (issue 31)
     _install_probes(app)
     # Outermost last: headers on every answer; metrics see every status (429/503 too);
     # unexpected errors end as a 500 that keeps the connection; the address limit runs

@@ -54,6 +54,10 @@ class ApiState:
     metrics: Metrics
     rate_limits: RateLimits
     local_key: ApiKey | None = None
+    # The local hook route's token and the store it answers for (prism serve writes both
+    # into the store's discovery file); None: the route refuses every request.
+    hook_token: str | None = None
+    hook_store: str | None = None
     _ready: bool = field(default=False, repr=False)
 
     def is_ready(self) -> bool:

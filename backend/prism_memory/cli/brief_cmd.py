@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from prism_memory.cli import claude_hook
 from prism_memory.cli.claude_subagent import SUBAGENT_TOKEN_BUDGET_DEFAULT
 from prism_memory.cli.runtime import Runtime, common
 from prism_memory.serializers import brief_dict
@@ -21,10 +22,13 @@ from prism_memory.services.brief_service import (
     TOKEN_BUDGET_MIN,
     TOP_K_DEFAULT,
 )
+from prism_memory.services.hook_answers import (
+    MIN_RELEVANCE_DEFAULT,
+    PROMPT_RULES_DEFAULT,
+    PROMPT_RULES_MAX,
+)
 
-HOOK_DEADLINE_DEFAULT_S = 5.0
-MIN_RELEVANCE_DEFAULT = 0.2
-PROMPT_RULES_DEFAULT = 5
+HOOK_DEADLINE_DEFAULT_S = claude_hook.HOOK_DEADLINE_DEFAULT_S
 
 
 def brief_command() -> click.Command:
@@ -77,7 +81,7 @@ def brief_command() -> click.Command:
     )
     @click.option(
         "--prompt-rules",
-        type=click.IntRange(0, 10),
+        type=click.IntRange(0, PROMPT_RULES_MAX),
         default=PROMPT_RULES_DEFAULT,
         show_default=True,
         help="--hook, UserPromptSubmit: add at most this many rules for the prompt",
@@ -114,8 +118,6 @@ def brief_command() -> click.Command:
         reads the project's .prism.toml, and prints the hook's JSON answer.
         """
         if hook is not None:
-            from prism_memory.cli import claude_hook
-
             claude_hook.run(
                 rt.options,
                 claude_hook.HookOptions(

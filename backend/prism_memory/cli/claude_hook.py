@@ -9,6 +9,12 @@ Contract (Claude Code hooks reference): the hook input JSON arrives on stdin (``
 ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`` adds
 ``additionalContext`` to the model's context (capped by Claude Code at 10,000 characters).
 
+This module answers in the hook's own process (the store and, for a prompt or a subagent's
+task, the embedding model loaded here). The installed command goes first through
+:mod:`prism_memory.cli.claude_hook_fast`, which asks the store's running ``prism serve`` for
+the same answer (:func:`prism_memory.services.hook_answers.answer`, the same request built by
+:func:`hook_request`) and comes here only when no server can answer.
+
 Hooks fail open: whatever goes wrong (bad input, no store, a locked or broken store, a bad
 setting, the deadline passing) the hook exits 0 with nothing on stdout, so the session
 starts as it would without Prism, and says why on stderr.
@@ -21,34 +27,32 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from uuid import UUID
 
-from prism_memory.cli.claude_subagent import SUBAGENT_TOKEN_BUDGET_DEFAULT
+from prism_memory.domain.contract.bounds import TASK_MAX
+from prism_memory.services.hook_answers import (
+    EVENTS,
+    PROMPT_RULES_DEFAULT,
+    SUBAGENT_TOKEN_BUDGET_DEFAULT,
+    HookAnswer,
+    HookRequest,
+)
 
 if TYPE_CHECKING:
-    from prism_memory.bootstrap import Services
-    from prism_memory.domain.records import RecallMatch, SessionContext
     from prism_memory.services.briefed_state import BriefedState
 
 CLIENT: Final = "claude-code"
 INPUT_MAX_BYTES: Final = 1_048_576
-# Claude Code replaces context over 10,000 characters with a file preview; stay under it.
-HOOK_TOKEN_BUDGET_MAX: Final = 2_400
-PROMPT_TOKEN_BUDGET: Final = 300
-PROMPT_RULES_MAX: Final = 5
-PROMPT_TOP_K: Final = 10
-EVENTS: Final = ("SessionStart", "UserPromptSubmit", "SubagentStart")
+HOOK_DEADLINE_DEFAULT_S: Final = 5.0
 
 
 class HookSkipped(Exception):
     """The hook adds nothing this time; the message says why (printed on stderr)."""
 
 
-@dataclass(frozen=True)
-class HookOptions:
+class HookOptions(NamedTuple):
     """How the hook runs (flags of ``prism brief``)."""
 
     token_budget: int
@@ -57,7 +61,7 @@ class HookOptions:
     min_relevance: float
     namespace: str | None = None
     top_k: int = 30
-    prompt_rules: int = PROMPT_RULES_MAX
+    prompt_rules: int = PROMPT_RULES_DEFAULT
     subagent_token_budget: int = SUBAGENT_TOKEN_BUDGET_DEFAULT
 
 
@@ -84,7 +88,7 @@ class Deadline:
 
     def _expire(self) -> None:
         with self._lock:
-            _say(f"gave up after the {self.seconds:g} s deadline (PRISM_HOOK_DEADLINE)")
+            say(f"gave up after the {self.seconds:g} s deadline (PRISM_HOOK_DEADLINE)")
             os._exit(0)
 
     def answer(self, payload: Mapping[str, Any]) -> None:
@@ -95,23 +99,26 @@ class Deadline:
             sys.stdout.flush()
 
 
-def run(options: Mapping[str, Any], hook: HookOptions) -> None:
-    """Answer one Claude Code hook call; never raises, always returns (exit 0).
+def run(options: Mapping[str, Any], hook: HookOptions, raw: bytes | None = None) -> None:
+    """Answer one Claude Code hook call in this process; never raises, always returns (exit 0).
 
     Args:
         options: the CLI's context options (``db``, ``tenant``, ``persona``...; None when
             not given).
         hook: the hook's budget, deadline and state folder.
+        raw: the hook input, when the caller read it already (else it is read from stdin).
     """
     try:
         with Deadline(hook.deadline_s) as deadline:
-            payload = _answer(options, hook, _read_input())
+            if raw is None:
+                raw = sys.stdin.buffer.read(INPUT_MAX_BYTES + 1)
+            payload = _answer(options, hook, read_input(raw))
             if payload is not None:
                 deadline.answer(payload)
     except HookSkipped as exc:
-        _say(str(exc))
+        say(str(exc))
     except Exception as exc:  # fail open: the session must start whatever Prism's state
-        _say(_describe(exc))
+        say(_describe(exc))
         from prism_memory.cli.hook_failures import count_failure
 
         count_failure(options, "brief")  # for /metrics, when the store can take it
@@ -125,12 +132,12 @@ def seconds(value: str, default: float) -> float:
     except ValueError:
         parsed = float("nan")
     if not 0.1 <= parsed <= 600.0:  # also False for NaN
-        _say(f"deadline {value!r} is not 0.1 to 600 seconds; using {default:g}", "warning")
+        say(f"deadline {value!r} is not 0.1 to 600 seconds; using {default:g}", "warning")
         return default
     return parsed
 
 
-def _say(reason: str, verb: str = "skipped") -> None:
+def say(reason: str, verb: str = "skipped") -> None:
     sys.stderr.write(f"prism brief --hook {CLIENT}: {verb}: {reason}\n")
     sys.stderr.flush()
 
@@ -143,8 +150,12 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _read_input() -> dict[str, Any]:
-    raw = sys.stdin.buffer.read(INPUT_MAX_BYTES + 1)
+def read_input(raw: bytes) -> dict[str, Any]:
+    """The hook input (a JSON object of a known event with a session), from stdin's bytes.
+
+    Raises:
+        HookSkipped: anything else (the message says what).
+    """
     if len(raw) > INPUT_MAX_BYTES:
         raise HookSkipped(f"hook input is over {INPUT_MAX_BYTES} bytes")
     try:
@@ -164,67 +175,81 @@ def _read_input() -> dict[str, Any]:
 def _answer(
     options: Mapping[str, Any], hook: HookOptions, data: dict[str, Any]
 ) -> dict[str, Any] | None:
+    from dataclasses import replace
+
     from prism_memory.bootstrap import build_services, context_from
     from prism_memory.cli.acting import as_operator
     from prism_memory.services.briefed_state import BriefedState, default_state_dir
+    from prism_memory.services.hook_answers import answer
     from prism_memory.services.project_config import session_uuid
     from prism_memory.settings import load_settings
 
-    event: str = data["hook_event_name"]
     session = session_uuid(CLIENT, data["session_id"])
     settings = load_settings(**_context_options(options, data, session))
     if not settings.database_url and not settings.db_path().is_file():
         raise HookSkipped(f"no Prism store at {settings.db_path()} (set PRISM_DB or --db)")
     state = BriefedState(hook.state_dir or default_state_dir())
+    ctx = context_from(settings)
+    request, own_session = hook_request(data, hook, ctx.session_id, state)
+    ctx = replace(ctx, session_id=own_session)
     # A read-only path: no migrations (they take the write lock), no model unless a prompt.
     services = build_services(settings, migrate=False)
     try:
-        ctx = context_from(settings)
-        if event == "SessionStart":
-            budget = min(hook.token_budget, HOOK_TOKEN_BUDGET_MAX)
-            access, me = as_operator(services, ctx)
-            brief = access.brief(
-                me.key, me.ctx, token_budget=budget, namespace=hook.namespace, top_k=hook.top_k
-            )
-            _remember(state, ctx.session_id, [str(m.memory.id) for m in brief.included], True)
-            return _output(event, brief.markdown)
-        if event == "SubagentStart":
-            return _output(event, _subagent_brief(services, ctx, data, hook, state))
-        text = _prompt_context(services, ctx, data, hook, state)
-        return _output(event, text)
+        access, me = as_operator(services, ctx)
+        result = answer(access, me, request)
     finally:
         services.close()
+    return deliver(data["hook_event_name"], result, state, own_session)
 
 
-def _subagent_brief(
-    services: Services,
-    ctx: SessionContext,
-    data: Mapping[str, Any],
-    hook: HookOptions,
-    state: BriefedState,
-) -> str:
-    """The brief for a subagent's role and task, under the subagent's own session."""
-    from dataclasses import replace
+def hook_request(
+    data: Mapping[str, Any], hook: HookOptions, session: UUID, state: BriefedState
+) -> tuple[HookRequest, UUID]:
+    """What to ask for a hook input, and the session it is asked in (a subagent's own);
+    the same in the hook's process and when the hook asks a running server.
 
-    from prism_memory.cli.acting import as_operator
+    Raises:
+        HookSkipped: a SubagentStart input without ``agent_id``.
+    """
     from prism_memory.cli.claude_subagent import subagent_session, subagent_task
-    from prism_memory.services.brief_service import TASK_MAX
 
-    agent_id = data.get("agent_id")
-    if not isinstance(agent_id, str) or not agent_id:
-        raise HookSkipped("SubagentStart input has no agent_id")
-    own = replace(ctx, session_id=subagent_session(CLIENT, str(data["session_id"]), agent_id))
-    access, me = as_operator(services, own)
-    brief = access.brief(
-        me.key,
-        me.ctx,
-        task=subagent_task(data, TASK_MAX),
-        token_budget=min(hook.subagent_token_budget, HOOK_TOKEN_BUDGET_MAX),
+    event: str = data["hook_event_name"]
+    text = ""
+    briefed: frozenset[str] = frozenset()
+    if event == "SubagentStart":
+        agent_id = data.get("agent_id")
+        if not isinstance(agent_id, str) or not agent_id:
+            raise HookSkipped("SubagentStart input has no agent_id")
+        session = subagent_session(CLIENT, str(data["session_id"]), agent_id)
+        text = subagent_task(data, TASK_MAX)
+    elif event == "UserPromptSubmit":
+        prompt = data.get("prompt")
+        text = prompt[:TASK_MAX] if isinstance(prompt, str) else ""
+        briefed = frozenset(state.briefed(session))
+    request = HookRequest(
+        event=event,
+        text=text,
+        token_budget=hook.token_budget,
         namespace=hook.namespace,
         top_k=hook.top_k,
+        min_relevance=hook.min_relevance,
+        prompt_rules=hook.prompt_rules,
+        subagent_token_budget=hook.subagent_token_budget,
+        briefed=briefed,
     )
-    _remember(state, own.session_id, [str(m.memory.id) for m in brief.included], True)
-    return brief.markdown
+    return request, session
+
+
+def deliver(event: str, result: HookAnswer, state: BriefedState, session: UUID) -> dict[str, Any]:
+    """The hook's output for an answer, after recording what the session was given.
+
+    Raises:
+        HookSkipped: nothing to add (the answer says why).
+    """
+    if result.context is None:
+        raise HookSkipped(result.skipped or "added nothing")
+    _remember(state, session, list(result.served), result.replace)
+    return _output(event, result.context)
 
 
 def _context_options(
@@ -248,79 +273,7 @@ def _remember(state: BriefedState, session: UUID, ids: list[str], replace: bool)
     try:
         state.record(session, ids, replace=replace)
     except OSError as exc:
-        _say(f"could not record the briefed rules in {state.folder}: {exc}", "warning")
-
-
-def _prompt_context(
-    services: Services,
-    ctx: SessionContext,
-    data: Mapping[str, Any],
-    hook: HookOptions,
-    state: BriefedState,
-) -> str:
-    """The few rules most relevant to the prompt that the session has not been given yet.
-
-    Raises:
-        HookSkipped: nothing to add; the message says why (no prompt, nothing relevant
-            enough and the best relevance seen, or all of it already given).
-    """
-    from prism_memory.cli.acting import as_operator
-    from prism_memory.services.brief_service import CHARS_PER_TOKEN, TASK_MAX, bullet
-
-    prompt = data.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise HookSkipped("added nothing: the prompt is empty")
-    if hook.prompt_rules == 0:
-        raise HookSkipped("added nothing: --prompt-rules is 0")
-    raw: dict[str, Any] = {
-        "query": prompt[:TASK_MAX],
-        "top_k": PROMPT_TOP_K,
-        "source_type": "memorule",
-    }
-    if hook.namespace:
-        raw["namespace"] = hook.namespace
-    access, me = as_operator(services, ctx)
-    result = access.recall(me.key, me.ctx, raw)
-    given = state.briefed(ctx.session_id)
-    relevant = [m for m in result.matches if _relevance(m) >= hook.min_relevance]
-    fresh = [m for m in relevant if str(m.memory.id) not in given]
-    if not fresh:
-        raise HookSkipped(_why_nothing(result.matches, relevant, hook.min_relevance))
-    lines = ["## Memorules relevant to this prompt"]
-    kept = []
-    limit = PROMPT_TOKEN_BUDGET * CHARS_PER_TOKEN
-    for match in fresh[: hook.prompt_rules]:
-        line = bullet(match)
-        if sum(len(x) + 1 for x in lines) + len(line) > limit:
-            break
-        lines.append(line)
-        kept.append(str(match.memory.id))
-    if not kept:
-        raise HookSkipped(
-            f"added nothing: the most relevant rule is over {PROMPT_TOKEN_BUDGET} tokens"
-        )
-    _remember(state, ctx.session_id, kept, False)
-    return "\n".join(lines)
-
-
-def _relevance(match: RecallMatch) -> float:
-    return float(match.why.get("relevance", 0.0))
-
-
-def _why_nothing(matches: list[RecallMatch], relevant: list[RecallMatch], floor: float) -> str:
-    """Why the prompt hook adds nothing, said on stderr (Claude Code shows it in debug)."""
-    if not matches:
-        return "added nothing: no memorule applies to this context"
-    if not relevant:
-        best = max(_relevance(m) for m in matches)
-        return (
-            f"added nothing: no rule reaches relevance {floor:g} to this prompt "
-            f"(best {best:.2f}; --min-relevance lowers the bar)"
-        )
-    return (
-        f"added nothing: the {len(relevant)} rules at relevance {floor:g} or more were already "
-        "given in this session"
-    )
+        say(f"could not record the briefed rules in {state.folder}: {exc}", "warning")
 
 
 def _output(event: str, context: str) -> dict[str, Any]:

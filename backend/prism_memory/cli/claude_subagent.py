@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any, Final
 from uuid import UUID
 
-SUBAGENT_TOKEN_BUDGET_DEFAULT: Final = 600
+from prism_memory.services.hook_answers import (
+    SUBAGENT_TOKEN_BUDGET_DEFAULT as SUBAGENT_TOKEN_BUDGET_DEFAULT,
+)
+
 TRANSCRIPT_TAIL_BYTES: Final = 2_097_152
 SUBAGENT_TOOLS: Final = frozenset({"Task", "Agent"})
 

@@ -2,7 +2,9 @@
 relying on the model, and keep checked-in rule files from going stale.
 
 - ``claude-code`` merges a ``SessionStart`` handler (and, with ``--on-prompt``, a
-  ``UserPromptSubmit`` one) running ``prism brief --hook claude-code`` into Claude Code's
+  ``UserPromptSubmit`` one; with ``--on-subagent``, a ``SubagentStart`` one) running
+  ``python -P -m prism_memory brief --hook claude-code`` (which asks the store's running
+  ``prism serve`` when there is one: :mod:`prism_memory.cli.claude_hook_fast`) into Claude Code's
   ``settings.json`` (:mod:`prism_memory.services.claude_settings`); with ``--capture`` also a
   ``Stop``
   handler running ``prism capture claude-code --hook`` (:mod:`prism_memory.cli.capture_cmd`);
@@ -222,6 +224,8 @@ def install(
             guard=options if guard else None,
             # the fast path of `python -m prism_memory` unless a prism was named
             guard_runner=None if prism_path else (sys.executable, "-P", "-m", "prism_memory"),
+            # likewise for the brief: its fast path asks the store's running `prism serve`
+            brief_runner=None if prism_path else (sys.executable, "-P", "-m", "prism_memory"),
         )
         _settings_result(change, dry_run, as_json, claude_settings.apply)
         return

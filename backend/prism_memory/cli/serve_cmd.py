@@ -9,11 +9,15 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from prism_memory.errors import InvalidInput, PrismError
+from prism_memory.services import local_serve
+
+if TYPE_CHECKING:
+    from prism_memory.settings import Settings
 
 EXIT_INVALID = 2
 EXIT_REFUSED = 1
@@ -54,6 +58,12 @@ EXIT_REFUSED = 1
     help="no API keys: every request is an admin of --tenant; refuses a non-loopback bind",
 )
 @click.option("--no-migrate", is_flag=True, help="do not apply migrations (/readyz waits)")
+@click.option(
+    "--no-hook-file",
+    is_flag=True,
+    help="write no discovery file: Claude Code hooks of this store answer in-process "
+    "(slower) instead of asking this server",
+)
 @click.option("--no-access-log", is_flag=True, help="do not log every request")
 @click.option(
     "--log-level",
@@ -66,6 +76,7 @@ def serve_command(
     no_migrate: bool,
     no_access_log: bool,
     log_level: str,
+    no_hook_file: bool,
     **options: Any,
 ) -> None:
     """Serve the HTTP API (/v1, needs an API key), MCP (/mcp), /healthz, /readyz, /metrics.
@@ -73,6 +84,10 @@ def serve_command(
     The operator console (review memorules, history, audit) is at /; sign in with a key.
     Create keys with 'prism keys create'. OpenAPI is at /openapi.json, docs at /docs.
     SIGTERM or Ctrl-C stops accepting requests and lets in-flight writes finish.
+
+    Beside the store it writes a discovery file (<store>.serve.json, mode 0600) with a
+    token that lets this machine's Claude Code hooks ask it instead of loading the model;
+    it is removed at exit (see docs/clients.md).
     """
     from prism_memory.cli.runtime import require_extra
 
@@ -97,6 +112,7 @@ def serve_command(
         services = build_services(settings, migrate=not no_migrate)
     except PrismError as exc:
         _fail(exc)
+    published = None if no_hook_file else _publish(settings)
     try:
         try:
             services.embedder.embed(["warm up"])  # load the model before the first request
@@ -106,6 +122,7 @@ def serve_command(
                 insecure_local=insecure_local,
                 json_logs=settings.log_format == "json",
                 access_log=not no_access_log,
+                hook=(published.token, published.store) if published else None,
             )
         except PrismError as exc:
             _fail(exc)
@@ -118,7 +135,29 @@ def serve_command(
             click.echo(f"prism serve: {url} ({mode}); docs /docs, MCP /mcp", err=True)
         run(server)
     finally:
+        if published is not None:
+            local_serve.withdraw(settings.db_path(), settings.database_url or None, published.token)
         services.close()
+
+
+def _publish(settings: Settings) -> local_serve.Discovery | None:
+    """The store's discovery file for the hooks' fast path (None when the server cannot be
+    reached on loopback or the file cannot be written: the hooks then answer in-process)."""
+    host = local_serve.connect_host(settings.host)
+    if host is None:
+        click.echo(
+            f"prism serve: no hook discovery file: {settings.host!r} is not a loopback or "
+            "wildcard address, and the hook token must not cross a network",
+            err=True,
+        )
+        return None
+    try:
+        return local_serve.publish(
+            settings.db_path(), settings.database_url or None, host, settings.port
+        )
+    except OSError as exc:
+        click.echo(f"prism serve: could not write the hook discovery file: {exc}", err=True)
+        return None
 
 
 def _url_host(host: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -63,7 +62,10 @@ class BriefedState:
         merged = list(dict.fromkeys([*known, *ids]))[-MAX_IDS:]
         self.folder.mkdir(parents=True, exist_ok=True)
         payload = json.dumps({"session_id": str(session_id), "briefed": merged}, indent=1)
-        fd, name = tempfile.mkstemp(prefix=".state.", dir=self.folder)
+        # Created exclusively under a name no other writer uses (not tempfile: the hook's fast
+        # path writes here, and tempfile imports shutil, random and the compressors).
+        name = self.folder / f".state.{os.getpid()}.{time.monotonic_ns()}"
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(payload)

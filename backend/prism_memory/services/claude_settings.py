@@ -88,8 +88,12 @@ class SettingsChange:
 Kind = Literal["brief", "capture", "adherence", "guard"]
 
 
-def hook_command(prism: str) -> str:
-    """The brief handler's command for the ``prism`` executable at ``prism`` (shell-quoted)."""
+def hook_command(prism: str, runner: Sequence[str] | None = None) -> str:
+    """The brief handler's command for the ``prism`` executable at ``prism``, or run by
+    ``runner`` (``PYTHON -P -m prism_memory``: its fast path asks the store's running server
+    and skips the CLI framework), each word shell-quoted."""
+    if runner:
+        return " ".join(shlex.quote(word) for word in (*runner, *BRIEF_ARGS))
     return shlex.quote(prism) + COMMAND_TAIL
 
 
@@ -201,6 +205,7 @@ def install(
     adherence: Sequence[str] | None = None,
     guard: Sequence[str] | None = None,
     guard_runner: Sequence[str] | None = None,
+    brief_runner: Sequence[str] | None = None,
 ) -> SettingsChange:
     """The change that adds Prism's ``SessionStart`` (and, with ``on_prompt``,
     ``UserPromptSubmit``; with ``on_subagent``, ``SubagentStart``) handlers to the settings
@@ -210,14 +215,15 @@ def install(
     options) also the ``Stop`` handler that judges the session in the background; with
     ``guard`` (the guard command's options) also the ``PreToolUse`` handler that puts the
     rules a command or edit would break in front of the agent before it runs (run by
-    ``guard_runner``, default ``prism``).
+    ``guard_runner``, default ``prism``). The brief handlers run ``brief_runner`` (default
+    ``prism``).
 
     Raises:
         InvalidInput: see :func:`read_settings`.
     """
     before, data = read_settings(path)
     after = copy.deepcopy(data)
-    brief = hook_command(prism)
+    brief = hook_command(prism, brief_runner)
     wanted: list[tuple[str, str | None, int, Kind, str]] = [
         ("SessionStart", SESSION_START_MATCHER, SESSION_START_TIMEOUT_S, "brief", brief)
     ]

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
-
-from prism_memory.errors import FieldError, InvalidInput
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
 
 CONFIG_NAME: Final = ".prism.toml"
 CONFIG_MAX_BYTES: Final = 65_536
@@ -56,9 +54,11 @@ _SUBSUMES: Final = {"typescript": "javascript"}
 CLIENT_SESSION_NAMESPACE: Final = uuid.UUID("6b1f3a52-93c4-5d0e-9a57-0c6f1e2d4b18")
 
 
-@dataclass(frozen=True)
-class ProjectConfig:
+class ProjectConfig(NamedTuple):
     """A project's ``.prism.toml`` (empty when there is none) and where it was found.
+
+    A named tuple, not a dataclass: the hooks' fast paths read it, and ``dataclasses``
+    imports ``inspect`` (about a third of such a hook's own start-up).
 
     Attributes:
         root: the project's root: the folder holding ``.git`` (or the start folder).
@@ -70,7 +70,7 @@ class ProjectConfig:
 
     root: Path
     path: Path | None = None
-    values: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, str] = MappingProxyType({})
     derive_surface: bool = True
 
     def derived_surface(self) -> str | None:
@@ -124,6 +124,9 @@ def find_project_config(start: Path) -> ProjectConfig:
 
 
 def _read(path: Path) -> tuple[dict[str, str], bool]:
+    # here, not at import: a hook in a project without a .prism.toml never needs the errors
+    from prism_memory.errors import FieldError, InvalidInput
+
     label = str(path)
     try:
         raw = path.read_bytes()
@@ -201,4 +204,17 @@ def session_uuid(client: str, session_id: str) -> uuid.UUID:
     try:
         return uuid.UUID(session_id)
     except ValueError:
-        return uuid.uuid5(CLIENT_SESSION_NAMESPACE, f"{client}:{session_id}")
+        return uuid5(CLIENT_SESSION_NAMESPACE, f"{client}:{session_id}")
+
+
+def uuid5(namespace: uuid.UUID, name: str) -> uuid.UUID:
+    """``uuid.uuid5``, computed with CPython's built-in SHA-1 when there is one: ``uuid5``
+    imports ``hashlib``, which loads OpenSSL (5-10 ms of a hook's start-up)."""
+    data = namespace.bytes + name.encode("utf-8")
+    try:
+        import _sha1  # type: ignore[import-not-found]
+    except ImportError:  # an interpreter built without it
+        import hashlib
+
+        return uuid.UUID(bytes=hashlib.sha1(data).digest()[:16], version=5)
+    return uuid.UUID(bytes=bytes(_sha1.sha1(data).digest())[:16], version=5)

@@ -1,0 +1,152 @@
+"""What a Claude Code hook puts in front of the model, computed where the store is open.
+
+One function, :func:`answer`, for both places a hook is answered: in the hook's own process
+(``prism brief --hook claude-code`` with no server: it loads the store and the model) and in a
+running ``prism serve`` (``POST /v1/hooks/claude-code``, asked by the hook's fast path, see
+:mod:`prism_memory.services.local_serve`). Same request, same code, same answer; the served
+receipts are recorded by whichever process ran the recall, under the request's session.
+
+What the session has already been given (its briefed state) stays with the hook process: the
+request carries those ids in, the answer says which ids to record. The request's wire form
+is judged in :mod:`prism_memory.services.hook_wire`. Named tuples, not dataclasses, and no
+error classes at import: the hook's fast path imports this module, and ``dataclasses``
+alone (it imports ``inspect``) costs a third of such a hook's own start-up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from prism_memory.domain.contract.bounds import TASK_MAX, TOKEN_BUDGET_DEFAULT, TOP_K_DEFAULT
+
+if TYPE_CHECKING:
+    from prism_memory.domain.access import Caller
+    from prism_memory.domain.records import RecallMatch
+    from prism_memory.services.access_service import AccessService
+
+EVENTS: Final = ("SessionStart", "UserPromptSubmit", "SubagentStart")
+# Claude Code replaces context over 10,000 characters with a file preview; stay under it.
+HOOK_TOKEN_BUDGET_MAX: Final = 2_400
+PROMPT_TOKEN_BUDGET: Final = 300
+PROMPT_RULES_MAX: Final = 10
+PROMPT_RULES_DEFAULT: Final = 5
+PROMPT_TOP_K: Final = 10
+MIN_RELEVANCE_DEFAULT: Final = 0.2
+SUBAGENT_TOKEN_BUDGET_DEFAULT: Final = 600
+
+
+class HookRequest(NamedTuple):
+    """One hook call, after the hook has read its input and its settings.
+
+    Attributes:
+        event: ``SessionStart``, ``UserPromptSubmit`` or ``SubagentStart``.
+        text: the prompt (UserPromptSubmit) or the subagent's role and task (SubagentStart);
+            empty for SessionStart. Cut to the brief's task limit here.
+        briefed: rule ids the session was given already (the prompt hook skips them).
+    """
+
+    event: str
+    text: str = ""
+    token_budget: int = TOKEN_BUDGET_DEFAULT
+    namespace: str | None = None
+    top_k: int = TOP_K_DEFAULT
+    min_relevance: float = MIN_RELEVANCE_DEFAULT
+    prompt_rules: int = PROMPT_RULES_DEFAULT
+    subagent_token_budget: int = SUBAGENT_TOKEN_BUDGET_DEFAULT
+    briefed: frozenset[str] = frozenset()
+
+
+class HookAnswer(NamedTuple):
+    """What to add to the model's context (None: nothing, ``skipped`` says why), and which
+    rule ids the session was given (``replace``: they replace what was recorded)."""
+
+    context: str | None
+    served: tuple[str, ...] = ()
+    replace: bool = False
+    skipped: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "context": self.context,
+            "served": list(self.served),
+            "replace": self.replace,
+            "skipped": self.skipped,
+        }
+
+
+def answer(access: AccessService, caller: Caller, request: HookRequest) -> HookAnswer:
+    """The hook's answer for ``caller``'s context (its session is the one receipts name)."""
+    if request.event == "UserPromptSubmit":
+        return _prompt_rules(access, caller, request)
+    subagent = request.event == "SubagentStart"
+    budget = request.subagent_token_budget if subagent else request.token_budget
+    brief = access.brief(
+        caller.key,
+        caller.ctx,
+        task=request.text[:TASK_MAX] if subagent else "",
+        token_budget=min(budget, HOOK_TOKEN_BUDGET_MAX),
+        namespace=request.namespace,
+        top_k=request.top_k,
+    )
+    served = tuple(str(m.memory.id) for m in brief.included)
+    return HookAnswer(brief.markdown, served, replace=True)
+
+
+def _prompt_rules(access: AccessService, caller: Caller, request: HookRequest) -> HookAnswer:
+    """The few rules most relevant to the prompt that the session has not been given yet."""
+    from prism_memory.services.brief_service import CHARS_PER_TOKEN, bullet
+
+    prompt = request.text
+    if not prompt.strip():
+        return HookAnswer(None, skipped="added nothing: the prompt is empty")
+    if request.prompt_rules == 0:
+        return HookAnswer(None, skipped="added nothing: --prompt-rules is 0")
+    raw: dict[str, Any] = {
+        "query": prompt[:TASK_MAX],
+        "top_k": PROMPT_TOP_K,
+        "source_type": "memorule",
+    }
+    if request.namespace:
+        raw["namespace"] = request.namespace
+    result = access.recall(caller.key, caller.ctx, raw)
+    relevant = [m for m in result.matches if _relevance(m) >= request.min_relevance]
+    fresh = [m for m in relevant if str(m.memory.id) not in request.briefed]
+    if not fresh:
+        return HookAnswer(
+            None, skipped=_why_nothing(result.matches, relevant, request.min_relevance)
+        )
+    lines = ["## Memorules relevant to this prompt"]
+    kept: list[str] = []
+    limit = PROMPT_TOKEN_BUDGET * CHARS_PER_TOKEN
+    for match in fresh[: request.prompt_rules]:
+        line = bullet(match)
+        if sum(len(x) + 1 for x in lines) + len(line) > limit:
+            break
+        lines.append(line)
+        kept.append(str(match.memory.id))
+    if not kept:
+        return HookAnswer(
+            None,
+            skipped=f"added nothing: the most relevant rule is over {PROMPT_TOKEN_BUDGET} tokens",
+        )
+    return HookAnswer("\n".join(lines), tuple(kept), replace=False)
+
+
+def _relevance(match: RecallMatch) -> float:
+    return float(match.why.get("relevance", 0.0))
+
+
+def _why_nothing(matches: list[RecallMatch], relevant: list[RecallMatch], floor: float) -> str:
+    """Why the prompt hook adds nothing, said on stderr (Claude Code shows it in debug)."""
+    if not matches:
+        return "added nothing: no memorule applies to this context"
+    if not relevant:
+        best = max(_relevance(m) for m in matches)
+        return (
+            f"added nothing: no rule reaches relevance {floor:g} to this prompt "
+            f"(best {best:.2f}; --min-relevance lowers the bar)"
+        )
+    return (
+        f"added nothing: the {len(relevant)} rules at relevance {floor:g} or more were already "
+        "given in this session"
+    )
