@@ -140,3 +140,50 @@ EXAMPLE_ENTRY: Final = re.compile(
     r"|좋은 ?예|나쁜 ?예|bien|mal|richtig|falsch|correcto|incorrecto|certo|errado)\s*[:：]",
     re.IGNORECASE,
 )
+# Unfilled template text: "[your project]", "[PROJECT_NAME]", "<TODO>", "{{name}}", "TBD".
+# Looked for outside code spans only (``{{ }}`` in a code span is a template language);
+# "<TICKET_ID>" in prose is a pattern a rule states, not a blank, so it is not one.
+PLACEHOLDER: Final = re.compile(
+    r"\[(?:(?:your|my|the|insert|add|enter|describe|project|company|team|repo)\b[^\]\n]{0,50}"
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|TODO|TBD|TBA|XXX|\.\.\.|…)\](?!\()"
+    r"|<(?:TODO|TBD|your[\w -]{0,40})>|\{\{\s*[\w.-]{1,40}\s*\}\}"
+    r"|^\W*(?:TODO|TBD|TBA|FIXME|未定|待定|작성 예정|à compléter|por definir)\W*$",
+    re.MULTILINE,
+)
+# An exception to the rule before it: "Exceptions:", "Except …", "例外：", "Ausnahme: …".
+EXCEPTION_LEAD: Final = re.compile(
+    r"^\W*(?:(?:the\s+only\s+)?exceptions?\b|except\b|unless\b|例外|除外|除非|예외|ausnahmen?\b"
+    r"|excepci[oó]n(?:es)?\b|salvo\b|excepto\b|exceptions?\b|sauf\b|exce[çc][ãa]o|exce[çc][õo]es"
+    r"|(?<![а-яё])исключени[ея](?![а-яё]))",
+    re.IGNORECASE,
+)
+_LINK: Final = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<https?://[^>\s]+>|https?://\S+")
+_PATH_CODE: Final = re.compile(r"`[^`\s]*(?:/|\.[A-Za-z]{1,6})[^`\s]*`")
+_CODE_SPAN: Final = re.compile(r"`+[^`]*`+")
+_LINK_LABEL: Final = re.compile(r"^[^:：\n]{1,48}[:：](?!//)\s*")
+_PUNCT_ONLY: Final = re.compile(r"^[\W_]*$")
+
+
+def placeholder(text: str) -> bool:
+    """Unfilled template text outside code spans ("[your project]", "<TODO>", "{{name}}")."""
+    return bool(PLACEHOLDER.search(_CODE_SPAN.sub("", text)))
+
+
+def links_only(text: str) -> bool:
+    """Only links (and file paths beside them), after an optional label ("API:
+    [guide](docs/api.md)", "<https://…>"): a reading list, not an instruction. A path alone
+    ("Tests: `tests/unit/`") says where things go, and a command in a code span ("Lint:
+    `uv run ruff check`") is no path: both stay for the other cues."""
+    first = text.strip().split("\n")[0].replace("**", "")
+    if not _LINK.search(first):  # "Tests: `tests/unit/`" says where things go: a convention
+        return False
+    rest = _PATH_CODE.sub("", _LINK.sub("", _LINK_LABEL.sub("", first, count=1)))
+    return bool(_PUNCT_ONLY.match(rest)) and "\n" not in text.strip()
+# A lead-in that enumerates what its list holds ("… which includes:", "the source of truth
+# for:", "包括：", "umfasst:"): its entries are the objects it names, not rules of their own.
+ENUMERATING_LEAD: Final = re.compile(
+    r"(?:\b(?:includes?|including|covers?|contains?|consists? of|such as|truth for|responsible"
+    r" for|comprises?)|を含む|含みます|包括|包含|포함|incluye|contiene|umfasst|enthält|beinhaltet"
+    r"|comprend|contient|inclui|contém|(?<![а-яё])(?:включает|содержит)(?![а-яё]))\s*[:：]\s*$",
+    re.IGNORECASE,
+)

@@ -302,8 +302,8 @@ def rule_likeness(
         among_rules: most of the other entries of its list read as rules.
     """
     ev = evidence(text)
-    if not prose(text) or ev.question:
-        return 0.0
+    if not prose(text) or ev.question or cues.placeholder(text) or cues.links_only(text):
+        return 0.0  # a question, an unfilled template, a reading list: no instruction
     score = 0.2
     score += 0.6 if ev.imperative or _later_imperative(text) else 0.0
     score += 0.5 if ev.hard else 0.0
@@ -334,6 +334,13 @@ def rule_likeness(
     if file_format in ("cursor", "copilot"):
         score += 0.05
     return max(0.0, min(1.0, score))
+
+
+def rule_headed(headings: Sequence[str]) -> bool:
+    """A heading of the path names rules, a style or a prohibition."""
+    return any(
+        _RULE_HEADING.search(h) or cues.RULE_HEADING.search(h) or negating(h) for h in headings
+    )
 
 
 def _descriptive_heading(heading: str) -> bool:

@@ -41,7 +41,13 @@ from prism_memory.formats.rules_io.blocks import (
     plain_inline,
     strip_comments,
 )
-from prism_memory.formats.rules_io.cues import COLON, EXAMPLE_LEAD, PROCEDURE_HEADING
+from prism_memory.formats.rules_io.cues import (
+    COLON,
+    ENUMERATING_LEAD,
+    EXAMPLE_LEAD,
+    PROCEDURE_HEADING,
+)
+from prism_memory.formats.rules_io.glossary import describing
 from prism_memory.formats.rules_io.drafts import (
     MARKER,
     Split,
@@ -267,6 +273,10 @@ def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
     own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
     rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
     among = len(items) > 1 and 2 * rules >= len(items)
+    if not lead and describing(own, context, rules):  # a specification or glossary
+        for item in items:
+            add(state, span(state, item), context, None, descriptive=True)
+        return
     for item in items:
         _item(state, item, context, lead, among)
 
@@ -342,13 +352,17 @@ def _objects_only(state: State, lst: Node, lead: str) -> bool:
     """Entries that are only the objects of the line before them, no rules: short ones, or
     any that read as no rule when that line is itself an instruction ("Check X for:")."""
     instruction = rule_likeness(lead) >= 0.5
+    enumerating = ENUMERATING_LEAD.search(lead) is not None
     for item in lst.children:
         if any(c.kind in _LISTS for c in item.children):
             return False
         text = join(item_lines(item, state.lines, set()))
-        if rule_likeness(text) >= 0.5:
+        ev = evidence(text)
+        if ev.hard or ev.soft or ev.prefer or ev.labelled or "\n" in text:
             return False
-        if not instruction and ("\n" in text or len(text) >= OBJECT_ENTRY):
+        if ev.imperative and not (enumerating and len(sentence_spans(text)) == 1):
+            return False  # "Run X" is a rule; "Commit message rules" after "includes:" no
+        if not (instruction or enumerating) and ("\n" in text or len(text) >= OBJECT_ENTRY):
             return False
     return True
 
