@@ -144,17 +144,18 @@ EXAMPLE_ENTRY: Final = re.compile(
 # Looked for outside code spans only (``{{ }}`` in a code span is a template language);
 # "<TICKET_ID>" in prose is a pattern a rule states, not a blank, so it is not one.
 PLACEHOLDER: Final = re.compile(
-    r"\[(?:(?:your|my|the|insert|add|enter|describe|project|company|team|repo)\b[^\]\n]{0,50}"
+    r"\[(?:(?i:your|my|insert|add|enter|describe|project|company|team|repo)\b[^\]\n]{0,50}"
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|TODO|TBD|TBA|XXX|\.\.\.|…)\](?!\()"
-    r"|<(?:TODO|TBD|your[\w -]{0,40})>|\{\{\s*[\w.-]{1,40}\s*\}\}"
+    r"|<(?:TODO|TBD|(?i:your)[\w -]{0,40})>|\{\{\s*[\w.-]{1,40}\s*\}\}"
     r"|^\W*(?:TODO|TBD|TBA|FIXME|未定|待定|작성 예정|à compléter|por definir)\W*$",
     re.MULTILINE,
 )
-# An exception to the rule before it: "Exceptions:", "Except …", "例外：", "Ausnahme: …".
+# An exception to the rule before it, as a label ending in ":" ("Exceptions:", "**The only
+# exceptions** (must meet all criteria):", "例外：", "Ausnahme: …"); "Unless told otherwise,
+# …" is a conditional rule of its own, so "unless"/"except" alone are not.
 EXCEPTION_LEAD: Final = re.compile(
-    r"^\W*(?:(?:the\s+only\s+)?exceptions?\b|except\b|unless\b|例外|除外|除非|예외|ausnahmen?\b"
-    r"|excepci[oó]n(?:es)?\b|salvo\b|excepto\b|exceptions?\b|sauf\b|exce[çc][ãa]o|exce[çc][õo]es"
-    r"|(?<![а-яё])исключени[ея](?![а-яё]))",
+    r"^\W*(?:the\s+only\s+)?(?:exceptions?|例外|除外|例外事項|예외|ausnahmen?|excepci[oó]n(?:es)?"
+    r"|exce[çc][ãa]o|exce[çc][õo]es|(?<![а-яё])исключени[ея](?![а-яё]))(?![\w])[^:：\n]{0,60}[:：]",
     re.IGNORECASE,
 )
 _LINK: Final = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<https?://[^>\s]+>|https?://\S+")

@@ -53,6 +53,7 @@ from prism_memory.formats.rules_io.drafts import (
     Split,
     State,
     add,
+    attach_exception,
     join,
     line_at,
     marker_of,
@@ -109,7 +110,10 @@ def _blocks(state: State, nodes: list[Node]) -> None:
         elif node.kind == "html_block":
             _html(state, node)
         elif node.kind == "paragraph":
-            if following is not None and following.kind in _LISTS and _ends_with_colon(state, node):
+            taken = _exception(state, node, following)
+            if taken:
+                i += taken - 1
+            elif following is not None and following.kind in _LISTS and _ends_with_colon(state, node):
                 _lead_and_list(state, node, following)
                 i += 1
             else:
@@ -222,6 +226,23 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
         add(state, lines[first : last + 1], context, None, piece, descriptive=not rule)
 
 
+def _exception(state: State, para: Node, following: Node | None) -> int:
+    """An "Exceptions:" paragraph (with the list it introduces) after a rule joins it: the
+    number of nodes taken, 0 when it is no exception of a rule."""
+    comments = comments_in(para.inline)
+    text = strip_comments(join(span(state, para)), comments)
+    if state.pending is not None or "prism:" in text:
+        return 0
+    lines, nodes = span(state, para), 1
+    if following is not None and following.kind in _LISTS and text.rstrip().endswith(COLON):
+        lines, nodes = [*lines, *span(state, following)], 2
+        text = text + "\n" + join(span(state, following))
+    if not attach_exception(state, lines, text):
+        return 0
+    report_inline(state, para, comments)
+    return nodes
+
+
 def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     """A paragraph ending in ':' and the list it introduces."""
     text = strip_comments(join(span(state, para)), comments_in(para.inline))
@@ -278,6 +299,10 @@ def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
             add(state, span(state, item), context, None, descriptive=True)
         return
     for item in items:
+        text = join(item_lines(item, state.lines, set()))
+        if state.pending is None and "prism:" not in text:
+            if attach_exception(state, item_lines(item, state.lines, set()), text):
+                continue
         _item(state, item, context, lead, among)
 
 
