@@ -188,3 +188,22 @@ ENUMERATING_LEAD: Final = re.compile(
     r"|comprend|contient|inclui|contém|(?<![а-яё])(?:включает|содержит)(?![а-яё]))\s*[:：]\s*$",
     re.IGNORECASE,
 )
+# A lead-in that names what follows as rules ("Follow these rules for all commits:",
+# "以下のルール："): a numbered list after it is independent rules, not the steps of a task.
+RULES_LEAD: Final = re.compile(
+    r"\b(?:rules|guidelines|principles|conventions|requirements|constraints)\b"
+    r"|ルール|規則|規約|原則|规则|规范|原则|규칙|원칙|\b(?:reglas|normas|regeln|richtlinien|règles"
+    r"|consignes|regras|diretrizes)\b|(?<![а-яё])(?:правила|требования)(?![а-яё])",
+    re.IGNORECASE,
+)
+_VOCABULARY: Final = re.compile(
+    r"^\W*(?P<label>[^:：`\n]{1,40})[:：]\s*(?:`[^`\n]+`\s*(?:[,、/|]|\b(?:and|or)\b)?\s*){2,}\W*$",
+    re.IGNORECASE,
+)
+
+
+def vocabulary(text: str) -> bool:
+    """A label that names kinds or examples over only code values ("Types: `feat`, `fix`,
+    `docs`"): the values a rule elsewhere uses, no rule of its own."""
+    found = _VOCABULARY.match(text.strip().replace("**", ""))
+    return found is not None and EXAMPLE_LEAD.match(found["label"].strip()) is not None

@@ -304,6 +304,8 @@ def rule_likeness(
     ev = evidence(text)
     if not prose(text) or ev.question or cues.placeholder(text) or cues.links_only(text):
         return 0.0  # a question, an unfilled template, a reading list: no instruction
+    if cues.vocabulary(text) and not ev.hard:
+        return 0.0  # "Types: `feat`, `fix`": the values, not a rule
     score = 0.2
     score += 0.6 if ev.imperative or _later_imperative(text) else 0.0
     score += 0.5 if ev.hard else 0.0

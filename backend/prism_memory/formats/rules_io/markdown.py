@@ -46,6 +46,7 @@ from prism_memory.formats.rules_io.cues import (
     ENUMERATING_LEAD,
     EXAMPLE_LEAD,
     PROCEDURE_HEADING,
+    RULES_LEAD,
 )
 from prism_memory.formats.rules_io.glossary import describing
 from prism_memory.formats.rules_io.drafts import (
@@ -249,12 +250,13 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     spans = sentence_spans(text)
     lead_start = spans[-1][0] if spans else 0
     lead = text[lead_start:].strip()
-    if lst.kind == "ordered_list" or EXAMPLE_LEAD.match(lead.rstrip(":：")):
+    steps = lst.kind == "ordered_list" and not RULES_LEAD.search(lead)
+    if steps or EXAMPLE_LEAD.match(lead.rstrip(":：")):
         if lead_start > 0:
             _paragraph(state, para, upto=lead_start)
         else:
             report_inline(state, para, comments_in(para.inline))
-        if lst.kind == "ordered_list":  # a procedure: its steps stay one rule, in order
+        if steps:  # a procedure: its steps stay one rule, in order
             lead_lines = span(state, para)[text[:lead_start].count("\n") :]
             _procedure(state, lead_lines, lst, lead)
         else:  # "Examples:", "Types include:": they illustrate, they do not rule
