@@ -61,7 +61,8 @@ PREFER: Final = re.compile(
 )
 # A request or imperative form: 请…, …してください, …하세요, and the instruction verbs
 # (imperative or infinitive) that open a list entry in the Romance and Germanic languages
-# and Russian.
+# and Russian (where an entry opening with an infinitive, "Запускать перед релизом", is an
+# instruction).
 IMPERATIVE: Final = re.compile(
     r"^请|请[使用务]|してください|ください[。．]?$|すること[。．]?$|ること[。．]?$|こと[。．]?$"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
@@ -76,7 +77,8 @@ IMPERATIVE: Final = re.compile(
     r"|prioriser|réfère|référez|exécuter|éviter|suivre|respecter|committer|étendre|mettre"
     r"|escreva|mantenha|evite|inclua|adicione|siga|verifique|execute|documente|responda"
     r"|используй|используйте|запускай|запускайте|указывай|выполняй|выполняйте|пиши"
-    r"|пишите|проверяй|соблюдать|соблюдай|не)\b",
+    r"|пишите|проверяй|соблюдать|соблюдай|не)\b"
+    r"|^(?:не\s+)?[а-яё]{3,}(?:ать|ять|ить|еть|уть)(?:ся)?(?![а-яё])",  # "Запускать перед …"
     re.IGNORECASE | re.MULTILINE,
 )
 # Headings: sections of rules, of prohibitions, of descriptions, of examples, of steps.
