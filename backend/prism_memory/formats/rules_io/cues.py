@@ -182,6 +182,8 @@ def links_only(text: str) -> bool:
         return False
     rest = _PATH_CODE.sub("", _LINK.sub("", _LINK_LABEL.sub("", first, count=1)))
     return bool(_PUNCT_ONLY.match(rest)) and "\n" not in text.strip()
+
+
 # A lead-in that enumerates what its list holds ("… which includes:", "the source of truth
 # for:", "包括：", "umfasst:"): its entries are the objects it names, not rules of their own.
 ENUMERATING_LEAD: Final = re.compile(

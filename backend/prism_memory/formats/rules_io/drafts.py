@@ -17,7 +17,6 @@ from uuid import UUID
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.domain.validation import MEMORULE_BODY_MIN as BODY_MIN
 from prism_memory.formats.rules_io.blocks import Line, Node, comment_lines
-from prism_memory.formats.rules_io.cues import EXCEPTION_LEAD
 from prism_memory.formats.rules_io.kinds import classify, negating, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Location, Marker, Unit
 
@@ -213,24 +212,6 @@ def add(
             lead,
         )
     )
-
-
-def attach_exception(state: State, lines: list[Line], text: str) -> bool:
-    """An "Exceptions:" paragraph, list or entry right after a rule of the same section
-    qualifies that rule: it joins its body (and its lines) instead of standing alone."""
-    last = state.drafts[-1] if state.drafts else None
-    if (
-        last is None
-        or last.kind is None
-        or last.section != state.section
-        or not lines
-        or not EXCEPTION_LEAD.match(text.replace("**", ""))
-    ):
-        return False
-    gap = lines[0][0] - last.end - 1
-    last.lines = [*last.lines, *lines]
-    last.text = last.text + ("\n" if gap <= 0 else "\n\n") + text
-    return True
 
 
 def heading_lead(context: tuple[str, ...]) -> str:

@@ -43,18 +43,15 @@ from prism_memory.formats.rules_io.blocks import (
 )
 from prism_memory.formats.rules_io.cues import (
     COLON,
-    ENUMERATING_LEAD,
     EXAMPLE_LEAD,
     PROCEDURE_HEADING,
     RULES_LEAD,
 )
-from prism_memory.formats.rules_io.glossary import describing
 from prism_memory.formats.rules_io.drafts import (
     MARKER,
     Split,
     State,
     add,
-    attach_exception,
     join,
     line_at,
     marker_of,
@@ -63,8 +60,10 @@ from prism_memory.formats.rules_io.drafts import (
     trailing_marker,
     without_imports,
 )
+from prism_memory.formats.rules_io.exceptions import attach_exception, exception_paragraph
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import evidence, kind_of_heading, rule_likeness
+from prism_memory.formats.rules_io.lists import describing, is_lead, objects_only
 from prism_memory.formats.rules_io.records import FileWarning, Marker
 from prism_memory.formats.rules_io.sentences import points_back, sentence_spans
 from prism_memory.formats.rules_io.tables import table
@@ -73,8 +72,6 @@ _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->"
 _EXPORT: Final = re.compile(r"<!--\s*prism:export\b")
 _APPLIES_KEYS: Final = ("persona", "surface", "specialization", "scope")
 _LISTS: Final = ("bullet_list", "ordered_list")
-OBJECT_ENTRY: Final = 40  # an entry this short that reads as no rule is an object of its lead-in
-LABEL_MAX: Final = 60
 
 
 def split_markdown(
@@ -111,10 +108,12 @@ def _blocks(state: State, nodes: list[Node]) -> None:
         elif node.kind == "html_block":
             _html(state, node)
         elif node.kind == "paragraph":
-            taken = _exception(state, node, following)
+            taken = exception_paragraph(state, node, following)
             if taken:
                 i += taken - 1
-            elif following is not None and following.kind in _LISTS and _ends_with_colon(state, node):
+            elif (
+                following is not None and following.kind in _LISTS and _ends_with_colon(state, node)
+            ):
                 _lead_and_list(state, node, following)
                 i += 1
             else:
@@ -227,23 +226,6 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
         add(state, lines[first : last + 1], context, None, piece, descriptive=not rule)
 
 
-def _exception(state: State, para: Node, following: Node | None) -> int:
-    """An "Exceptions:" paragraph (with the list it introduces) after a rule joins it: the
-    number of nodes taken, 0 when it is no exception of a rule."""
-    comments = comments_in(para.inline)
-    text = strip_comments(join(span(state, para)), comments)
-    if state.pending is not None or "prism:" in text:
-        return 0
-    lines, nodes = span(state, para), 1
-    if following is not None and following.kind in _LISTS and text.rstrip().endswith(COLON):
-        lines, nodes = [*lines, *span(state, following)], 2
-        text = text + "\n" + join(span(state, following))
-    if not attach_exception(state, lines, text):
-        return 0
-    report_inline(state, para, comments)
-    return nodes
-
-
 def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     """A paragraph ending in ':' and the list it introduces."""
     text = strip_comments(join(span(state, para)), comments_in(para.inline))
@@ -270,7 +252,7 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
                 descriptive=True,
             )
         return
-    if _objects_only(state, lst, lead):
+    if objects_only(state.lines, lst, lead):
         report_inline(state, para, comments_in(para.inline))
         lines = span(state, para) + span(state, lst)
         merged = text + "\n" + join(span(state, lst))
@@ -301,10 +283,10 @@ def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
             add(state, span(state, item), context, None, descriptive=True)
         return
     for item in items:
-        text = join(item_lines(item, state.lines, set()))
-        if state.pending is None and "prism:" not in text:
-            if attach_exception(state, item_lines(item, state.lines, set()), text):
-                continue
+        whole = item_lines(item, state.lines, set())
+        text = join(whole)
+        if state.pending is None and "prism:" not in text and attach_exception(state, whole, text):
+            continue  # "Exception: …" qualifies the entry before it
         _item(state, item, context, lead, among)
 
 
@@ -340,8 +322,8 @@ def _item(
     if nested and EXAMPLE_LEAD.match(own_text.replace("**", "").rstrip(":： ")):
         add(state, whole, context, None, strip_comments(join(whole), comments), descriptive=True)
         return
-    objects = all(_objects_only(state, lst, own_text) for lst in nested)
-    if nested and _is_lead(own_text) and not objects:
+    objects = all(objects_only(state.lines, lst, own_text) for lst in nested)
+    if nested and is_lead(own_text) and not objects:
         label = own_text.rstrip(":").replace("**", "").strip()
         carried = own_text if not lead else f"{lead}\n{own_text}"
         for lst in nested:
@@ -358,40 +340,6 @@ def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[L
         marker = marker_of(found)
         lines = [(lines[0][0], rest), *lines[1:]]
     return marker, lines
-
-
-def _is_lead(text: str) -> bool:
-    """A list entry that only introduces the entries under it ("Testing:", "Code Quality")."""
-    if "\n" in text.strip() or len(sentence_spans(text)) > 1:
-        return False
-    if text.rstrip().endswith(COLON):
-        return True
-    ev = evidence(text)
-    plain = text.replace("**", "").strip()
-    return (
-        len(plain) <= LABEL_MAX
-        and not re.search(r"[.!?]$", plain)
-        and not (ev.imperative or ev.hard or ev.soft or ev.prefer)
-    )
-
-
-def _objects_only(state: State, lst: Node, lead: str) -> bool:
-    """Entries that are only the objects of the line before them, no rules: short ones, or
-    any that read as no rule when that line is itself an instruction ("Check X for:")."""
-    instruction = rule_likeness(lead) >= 0.5
-    enumerating = ENUMERATING_LEAD.search(lead) is not None
-    for item in lst.children:
-        if any(c.kind in _LISTS for c in item.children):
-            return False
-        text = join(item_lines(item, state.lines, set()))
-        ev = evidence(text)
-        if ev.hard or ev.soft or ev.prefer or ev.labelled or "\n" in text:
-            return False
-        if ev.imperative and not (enumerating and len(sentence_spans(text)) == 1):
-            return False  # "Run X" is a rule; "Commit message rules" after "includes:" no
-        if not (instruction or enumerating) and ("\n" in text or len(text) >= OBJECT_ENTRY):
-            return False
-    return True
 
 
 def _code(state: State, node: Node) -> None:

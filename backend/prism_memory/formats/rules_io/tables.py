@@ -17,7 +17,6 @@ from prism_memory.formats.rules_io.blocks import Node
 from prism_memory.formats.rules_io.drafts import State, add, span
 from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
 
-
 _CODE: Final = re.compile(r"`+[^`]*`+")
 _WORD: Final = re.compile(r"[^\W\d_]{2,}")
 ADVICE_WORDS: Final = 2  # a cell of advice says something beyond a value (`.test.ts`)
