@@ -324,3 +324,27 @@ def test_rules_with_their_exceptions_round_trip_and_reimport_writes_nothing(
 
 def _bodies(services: Services, ctx: SessionContext) -> list[object]:
     return [state for _memory, state in applicable_memorules(services.store, ctx)]
+
+
+# -- Japanese request and "shall" forms --------------------------------------------------
+
+
+def test_japanese_request_and_shall_forms_are_rules_and_statements_are_not(
+    tmp_path: Path,
+) -> None:
+    parsed = parse(
+        tmp_path,
+        "このプロジェクトは独自のビルドツールを使用しています。\n\n"
+        "## 文書\n\n"
+        "- 要件の正本は `docs/requirements.md` とする。\n\n"
+        "## 開始\n\n"
+        "以下のファイルを読み込んでください：\n\n"
+        "- 設計: `docs/design.md`\n"
+        "- 手順: `docs/steps.md`\n",
+    )
+    assert rule_texts(parsed) == [
+        "要件の正本は `docs/requirements.md` とする。",
+        "以下のファイルを読み込んでください：\n- 設計: `docs/design.md`\n- 手順: `docs/steps.md`",
+    ]
+    # must not regress: a statement about the project stays descriptive
+    assert skipped_texts(parsed) == ["このプロジェクトは独自のビルドツールを使用しています。"]
