@@ -74,6 +74,8 @@ def test_unfilled_template_entries_are_not_rules_but_patterns_and_code_are(
         ("Owner: <your name>", True),
         ("Use {{ project }} in titles", True),
         ("TODO", True),
+        ("install: …", True),
+        ("Note: wait... then retry the call", False),
         ("See [guide](docs/guide.md)", False),  # a link, not a blank
         ("Check `[your input]` in code", False),  # inside a code span
         ("Use `{{name}}` for interpolation", False),
@@ -348,3 +350,19 @@ def test_japanese_request_and_shall_forms_are_rules_and_statements_are_not(
     ]
     # must not regress: a statement about the project stays descriptive
     assert skipped_texts(parsed) == ["このプロジェクトは独自のビルドツールを使用しています。"]
+
+
+def test_a_roadmap_describes_but_a_hard_rule_under_it_is_kept(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Future services\n\n"
+        "- Notification service for mobile clients\n"
+        "- Billing with usage-based plans\n"
+        "- Never ship a service without a health check\n"
+        "- Always version the public API\n",
+    )
+    # the planned services are not rules even among rules; the hard rules are kept
+    assert rule_texts(parsed) == [
+        "Never ship a service without a health check",
+        "Always version the public API",
+    ]

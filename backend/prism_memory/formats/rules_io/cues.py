@@ -108,7 +108,8 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"|アーキテクチャ|構成|技術スタック|参考|개요|소개|배경|아키텍처|기술 스택|참고"
     r"|\b(?:übersicht|hintergrund|architektur|projektstruktur|aperçu|contexte|objectif|portée"
     r"|visión general|descripción|arquitectura|estructura|visão geral|arquitetura|estrutura"
-    r"|referencias|références|referências)\b"
+    r"|referencias|références|referências|zukunft|zukünftige?|feuille de route|hoja de ruta"
+    r"|roteiro)\b|将来|今後の|ロードマップ|路线图|未来|향후|로드맵"
     r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])",
     re.IGNORECASE,
 )
@@ -150,7 +151,8 @@ PLACEHOLDER: Final = re.compile(
     r"\[(?:(?i:your|my|insert|add|enter|describe|project|company|team|repo)\b[^\]\n]{0,50}"
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|TODO|TBD|TBA|XXX|\.\.\.|…)\](?!\()"
     r"|<(?:TODO|TBD|(?i:your)[\w -]{0,40})>|\{\{\s*[\w.-]{1,40}\s*\}\}"
-    r"|^\W*(?:TODO|TBD|TBA|FIXME|未定|待定|작성 예정|à compléter|por definir)\W*$",
+    r"|^\W*(?:TODO|TBD|TBA|FIXME|未定|待定|작성 예정|à compléter|por definir)\W*$"
+    r"|^[^:：\n]{1,40}[:：][ \t]*(?:\.\.\.|…)[ \t]*$",  # "install: …", a value left blank
     re.MULTILINE,
 )
 # An exception to the rule before it, as a label ending in ":" ("Exceptions:", "**The only
