@@ -278,7 +278,8 @@ def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
     own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
     rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
     among = len(items) > 1 and 2 * rules >= len(items)
-    if not lead and describing(own, context, rules):  # a specification or glossary
+    marked = state.exported or any("prism:id=" in t for t in own)  # Prism wrote these rules
+    if not lead and not marked and describing(own, context, rules):  # a specification
         for item in items:
             add(state, span(state, item), context, None, descriptive=True)
         return
