@@ -61,9 +61,11 @@ PREFER: Final = re.compile(
 )
 # A request or imperative form: 请…, …してください, …하세요, and the instruction verbs
 # (imperative or infinitive) that open a list entry in the Romance and Germanic languages
-# and Russian.
+# and Russian (where an entry opening with an infinitive, "Запускать перед релизом", is an
+# instruction).
 IMPERATIVE: Final = re.compile(
-    r"^请|请[使用务]|してください|ください[。．]?$|すること[。．]?$|ること[。．]?$|こと[。．]?$"
+    r"^请|请[使用务]|[てで]ください|ください[。．:：]?$|すること[。．]?$|ること[。．]?$|こと[。．]?$"
+    r"|とする[。．]?$"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
     r"|(?:を|に|で|は)(?:使用|実施|生成|排除|記述|整理|確認|作成|追加|修正|実装|削除|採用|重視"
     r"|適用|維持|活用|処理|従う|書く|行う|守る|避ける)(?:する)?[。．]?$"
@@ -76,7 +78,8 @@ IMPERATIVE: Final = re.compile(
     r"|prioriser|réfère|référez|exécuter|éviter|suivre|respecter|committer|étendre|mettre"
     r"|escreva|mantenha|evite|inclua|adicione|siga|verifique|execute|documente|responda"
     r"|используй|используйте|запускай|запускайте|указывай|выполняй|выполняйте|пиши"
-    r"|пишите|проверяй|соблюдать|соблюдай|не)\b",
+    r"|пишите|проверяй|соблюдать|соблюдай|не)\b"
+    r"|^(?:не\s+)?[а-яё]{3,}(?:ать|ять|ить|еть|уть)(?:ся)?(?![а-яё])",  # "Запускать перед …"
     re.IGNORECASE | re.MULTILINE,
 )
 # Headings: sections of rules, of prohibitions, of descriptions, of examples, of steps.
@@ -105,7 +108,8 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"|アーキテクチャ|構成|技術スタック|参考|개요|소개|배경|아키텍처|기술 스택|참고"
     r"|\b(?:übersicht|hintergrund|architektur|projektstruktur|aperçu|contexte|objectif|portée"
     r"|visión general|descripción|arquitectura|estructura|visão geral|arquitetura|estrutura"
-    r"|referencias|références|referências)\b"
+    r"|referencias|références|referências|zukunft|zukünftige?|feuille de route|hoja de ruta"
+    r"|roteiro)\b|将来|今後の|ロードマップ|路线图|未来|향후|로드맵"
     r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])",
     re.IGNORECASE,
 )
@@ -140,3 +144,73 @@ EXAMPLE_ENTRY: Final = re.compile(
     r"|좋은 ?예|나쁜 ?예|bien|mal|richtig|falsch|correcto|incorrecto|certo|errado)\s*[:：]",
     re.IGNORECASE,
 )
+# Unfilled template text: "[your project]", "[PROJECT_NAME]", "<TODO>", "{{name}}", "TBD".
+# Looked for outside code spans only (``{{ }}`` in a code span is a template language);
+# "<TICKET_ID>" in prose is a pattern a rule states, not a blank, so it is not one.
+PLACEHOLDER: Final = re.compile(
+    r"\[(?:(?i:your|my|insert|add|enter|describe|project|company|team|repo)\b[^\]\n]{0,50}"
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|TODO|TBD|TBA|XXX|\.\.\.|…)\](?!\()"
+    r"|<(?:TODO|TBD|(?i:your)[\w -]{0,40})>|\{\{\s*[\w.-]{1,40}\s*\}\}"
+    r"|^\W*(?:TODO|TBD|TBA|FIXME|未定|待定|작성 예정|à compléter|por definir)\W*$"
+    r"|^[^:：\n]{1,40}[:：][ \t]*(?:\.\.\.|…)[ \t]*$",  # "install: …", a value left blank
+    re.MULTILINE,
+)
+# An exception to the rule before it, as a label ending in ":" ("Exceptions:", "**The only
+# exceptions** (must meet all criteria):", "例外：", "Ausnahme: …"); "Unless told otherwise,
+# …" is a conditional rule of its own, so "unless"/"except" alone are not.
+EXCEPTION_LEAD: Final = re.compile(
+    r"^\W*(?:the\s+only\s+)?(?:exceptions?|例外|除外|例外事項|예외|ausnahmen?|excepci[oó]n(?:es)?"
+    r"|exce[çc][ãa]o|exce[çc][õo]es|(?<![а-яё])исключени[ея](?![а-яё]))(?![\w])[^:：\n]{0,60}[:：]",
+    re.IGNORECASE,
+)
+_LINK: Final = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<https?://[^>\s]+>|https?://\S+")
+_PATH_CODE: Final = re.compile(r"`[^`\s]*(?:/|\.[A-Za-z]{1,6})[^`\s]*`")
+_CODE_SPAN: Final = re.compile(r"`+[^`]*`+")
+_LINK_LABEL: Final = re.compile(r"^[^:：\n]{1,48}[:：](?!//)\s*")
+_PUNCT_ONLY: Final = re.compile(r"^[\W_]*$")
+
+
+def placeholder(text: str) -> bool:
+    """Unfilled template text outside code spans ("[your project]", "<TODO>", "{{name}}")."""
+    return bool(PLACEHOLDER.search(_CODE_SPAN.sub("", text)))
+
+
+def links_only(text: str) -> bool:
+    """Only links (and file paths beside them), after an optional label ("API:
+    [guide](docs/api.md)", "<https://…>"): a reading list, not an instruction. A path alone
+    ("Tests: `tests/unit/`") says where things go, and a command in a code span ("Lint:
+    `uv run ruff check`") is no path: both stay for the other cues."""
+    first = text.strip().split("\n")[0].replace("**", "")
+    if not _LINK.search(first):  # "Tests: `tests/unit/`" says where things go: a convention
+        return False
+    rest = _PATH_CODE.sub("", _LINK.sub("", _LINK_LABEL.sub("", first, count=1)))
+    return bool(_PUNCT_ONLY.match(rest)) and "\n" not in text.strip()
+
+
+# A lead-in that enumerates what its list holds ("… which includes:", "the source of truth
+# for:", "包括：", "umfasst:"): its entries are the objects it names, not rules of their own.
+ENUMERATING_LEAD: Final = re.compile(
+    r"(?:\b(?:includes?|including|covers?|contains?|consists? of|such as|truth for|responsible"
+    r" for|comprises?)|を含む|含みます|包括|包含|포함|incluye|contiene|umfasst|enthält|beinhaltet"
+    r"|comprend|contient|inclui|contém|(?<![а-яё])(?:включает|содержит)(?![а-яё]))\s*[:：]\s*$",
+    re.IGNORECASE,
+)
+# A lead-in that names what follows as rules ("Follow these rules for all commits:",
+# "以下のルール："): a numbered list after it is independent rules, not the steps of a task.
+RULES_LEAD: Final = re.compile(
+    r"\b(?:rules|guidelines|principles|conventions|requirements|constraints)\b"
+    r"|ルール|規則|規約|原則|规则|规范|原则|규칙|원칙|\b(?:reglas|normas|regeln|richtlinien|règles"
+    r"|consignes|regras|diretrizes)\b|(?<![а-яё])(?:правила|требования)(?![а-яё])",
+    re.IGNORECASE,
+)
+_VOCABULARY: Final = re.compile(
+    r"^\W*(?P<label>[^:：`\n]{1,40})[:：]\s*(?:`[^`\n]+`\s*(?:[,、/|]|\b(?:and|or)\b)?\s*){2,}\W*$",
+    re.IGNORECASE,
+)
+
+
+def vocabulary(text: str) -> bool:
+    """A label that names kinds or examples over only code values ("Types: `feat`, `fix`,
+    `docs`"): the values a rule elsewhere uses, no rule of its own."""
+    found = _VOCABULARY.match(text.strip().replace("**", ""))
+    return found is not None and EXAMPLE_LEAD.match(found["label"].strip()) is not None

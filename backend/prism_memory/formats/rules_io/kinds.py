@@ -157,7 +157,7 @@ _RULE_HEADING: Final = re.compile(
 _DESCRIPTIVE_HEADING: Final = re.compile(
     r"\b(?:overview|architecture|structure|about|what is|purpose|background|introduction"
     r"|references?|database|key (?:files|classes|components)|glossary|scope|design"
-    r"|how it works|project map|examples?)\b",
+    r"|how it works|project map|examples?|future|roadmap|planned|upcoming)\b",
     re.IGNORECASE,
 )
 _DIRECTIVE_LEAD: Final = re.compile(
@@ -302,8 +302,10 @@ def rule_likeness(
         among_rules: most of the other entries of its list read as rules.
     """
     ev = evidence(text)
-    if not prose(text) or ev.question:
-        return 0.0
+    if not prose(text) or ev.question or cues.placeholder(text) or cues.links_only(text):
+        return 0.0  # a question, an unfilled template, a reading list: no instruction
+    if cues.vocabulary(text) and not ev.hard:
+        return 0.0  # "Types: `feat`, `fix`": the values, not a rule
     score = 0.2
     score += 0.6 if ev.imperative or _later_imperative(text) else 0.0
     score += 0.5 if ev.hard else 0.0
@@ -334,6 +336,13 @@ def rule_likeness(
     if file_format in ("cursor", "copilot"):
         score += 0.05
     return max(0.0, min(1.0, score))
+
+
+def rule_headed(headings: Sequence[str]) -> bool:
+    """A heading of the path names rules, a style or a prohibition."""
+    return any(
+        _RULE_HEADING.search(h) or cues.RULE_HEADING.search(h) or negating(h) for h in headings
+    )
 
 
 def _descriptive_heading(heading: str) -> bool:

@@ -41,7 +41,12 @@ from prism_memory.formats.rules_io.blocks import (
     plain_inline,
     strip_comments,
 )
-from prism_memory.formats.rules_io.cues import COLON, EXAMPLE_LEAD, PROCEDURE_HEADING
+from prism_memory.formats.rules_io.cues import (
+    COLON,
+    EXAMPLE_LEAD,
+    PROCEDURE_HEADING,
+    RULES_LEAD,
+)
 from prism_memory.formats.rules_io.drafts import (
     MARKER,
     Split,
@@ -55,8 +60,10 @@ from prism_memory.formats.rules_io.drafts import (
     trailing_marker,
     without_imports,
 )
+from prism_memory.formats.rules_io.exceptions import attach_exception, exception_paragraph
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import evidence, kind_of_heading, rule_likeness
+from prism_memory.formats.rules_io.lists import describing, is_lead, objects_only
 from prism_memory.formats.rules_io.records import FileWarning, Marker
 from prism_memory.formats.rules_io.sentences import points_back, sentence_spans
 from prism_memory.formats.rules_io.tables import table
@@ -65,8 +72,6 @@ _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->"
 _EXPORT: Final = re.compile(r"<!--\s*prism:export\b")
 _APPLIES_KEYS: Final = ("persona", "surface", "specialization", "scope")
 _LISTS: Final = ("bullet_list", "ordered_list")
-OBJECT_ENTRY: Final = 40  # an entry this short that reads as no rule is an object of its lead-in
-LABEL_MAX: Final = 60
 
 
 def split_markdown(
@@ -103,7 +108,12 @@ def _blocks(state: State, nodes: list[Node]) -> None:
         elif node.kind == "html_block":
             _html(state, node)
         elif node.kind == "paragraph":
-            if following is not None and following.kind in _LISTS and _ends_with_colon(state, node):
+            taken = exception_paragraph(state, node, following)
+            if taken:
+                i += taken - 1
+            elif (
+                following is not None and following.kind in _LISTS and _ends_with_colon(state, node)
+            ):
                 _lead_and_list(state, node, following)
                 i += 1
             else:
@@ -222,12 +232,13 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     spans = sentence_spans(text)
     lead_start = spans[-1][0] if spans else 0
     lead = text[lead_start:].strip()
-    if lst.kind == "ordered_list" or EXAMPLE_LEAD.match(lead.rstrip(":：")):
+    steps = lst.kind == "ordered_list" and not RULES_LEAD.search(lead)
+    if steps or EXAMPLE_LEAD.match(lead.rstrip(":：")):
         if lead_start > 0:
             _paragraph(state, para, upto=lead_start)
         else:
             report_inline(state, para, comments_in(para.inline))
-        if lst.kind == "ordered_list":  # a procedure: its steps stay one rule, in order
+        if steps:  # a procedure: its steps stay one rule, in order
             lead_lines = span(state, para)[text[:lead_start].count("\n") :]
             _procedure(state, lead_lines, lst, lead)
         else:  # "Examples:", "Types include:": they illustrate, they do not rule
@@ -241,7 +252,7 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
                 descriptive=True,
             )
         return
-    if _objects_only(state, lst, lead):
+    if objects_only(state.lines, lst, lead):
         report_inline(state, para, comments_in(para.inline))
         lines = span(state, para) + span(state, lst)
         merged = text + "\n" + join(span(state, lst))
@@ -267,7 +278,16 @@ def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
     own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
     rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
     among = len(items) > 1 and 2 * rules >= len(items)
+    marked = state.exported or any("prism:id=" in t for t in own)  # Prism wrote these rules
+    if not lead and not marked and describing(own, context, rules):  # a specification
+        for item in items:
+            add(state, span(state, item), context, None, descriptive=True)
+        return
     for item in items:
+        whole = item_lines(item, state.lines, set())
+        text = join(whole)
+        if state.pending is None and "prism:" not in text and attach_exception(state, whole, text):
+            continue  # "Exception: …" qualifies the entry before it
         _item(state, item, context, lead, among)
 
 
@@ -303,8 +323,8 @@ def _item(
     if nested and EXAMPLE_LEAD.match(own_text.replace("**", "").rstrip(":： ")):
         add(state, whole, context, None, strip_comments(join(whole), comments), descriptive=True)
         return
-    objects = all(_objects_only(state, lst, own_text) for lst in nested)
-    if nested and _is_lead(own_text) and not objects:
+    objects = all(objects_only(state.lines, lst, own_text) for lst in nested)
+    if nested and is_lead(own_text) and not objects:
         label = own_text.rstrip(":").replace("**", "").strip()
         carried = own_text if not lead else f"{lead}\n{own_text}"
         for lst in nested:
@@ -321,36 +341,6 @@ def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[L
         marker = marker_of(found)
         lines = [(lines[0][0], rest), *lines[1:]]
     return marker, lines
-
-
-def _is_lead(text: str) -> bool:
-    """A list entry that only introduces the entries under it ("Testing:", "Code Quality")."""
-    if "\n" in text.strip() or len(sentence_spans(text)) > 1:
-        return False
-    if text.rstrip().endswith(COLON):
-        return True
-    ev = evidence(text)
-    plain = text.replace("**", "").strip()
-    return (
-        len(plain) <= LABEL_MAX
-        and not re.search(r"[.!?]$", plain)
-        and not (ev.imperative or ev.hard or ev.soft or ev.prefer)
-    )
-
-
-def _objects_only(state: State, lst: Node, lead: str) -> bool:
-    """Entries that are only the objects of the line before them, no rules: short ones, or
-    any that read as no rule when that line is itself an instruction ("Check X for:")."""
-    instruction = rule_likeness(lead) >= 0.5
-    for item in lst.children:
-        if any(c.kind in _LISTS for c in item.children):
-            return False
-        text = join(item_lines(item, state.lines, set()))
-        if rule_likeness(text) >= 0.5:
-            return False
-        if not instruction and ("\n" in text or len(text) >= OBJECT_ENTRY):
-            return False
-    return True
 
 
 def _code(state: State, node: Node) -> None:

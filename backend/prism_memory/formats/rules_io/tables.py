@@ -2,15 +2,24 @@
 
 A row whose cells (past the first, which names the thing) instruct — an imperative, a
 hard or soft modal, a preference, in any of the languages :mod:`.cues` knows — and that
-reads as a rule is one rule, its text the row as written; the header and the other rows
-stay descriptive stretches, so nothing of the table is left out.
+reads as a rule (the row as a whole, or its advice cell alone: "Используй `x` для …" after
+the cells naming the tool) is one rule, its text the row as written; a cell that is only a
+value ("`.test.ts`") gives no advice. The header and the other rows stay descriptive
+stretches, so nothing of the table is left out.
 """
 
 from __future__ import annotations
 
+import re
+from typing import Final
+
 from prism_memory.formats.rules_io.blocks import Node
 from prism_memory.formats.rules_io.drafts import State, add, span
 from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
+
+_CODE: Final = re.compile(r"`+[^`]*`+")
+_WORD: Final = re.compile(r"[^\W\d_]{2,}")
+ADVICE_WORDS: Final = 2  # a cell of advice says something beyond a value (`.test.ts`)
 
 
 def table(state: State, node: Node) -> None:
@@ -20,16 +29,22 @@ def table(state: State, node: Node) -> None:
     context, run = state.context(), lines[:2]
     for number, row in lines[2:]:
         cells = [c.strip() for c in row.strip().strip("|").split("|")]
-        instructs = any(
-            (ev := evidence(cell)).imperative or ev.hard or ev.soft or ev.prefer
+        advice = [
+            cell
             for cell in cells[1:]
-            if cell
-        )
-        if instructs and rule_likeness(" ".join(cells), context, state.fmt, list_entry=True) >= 0.5:
+            if len(_WORD.findall(_CODE.sub("", cell))) >= ADVICE_WORDS  # not a bare value
+            and ((ev := evidence(cell)).imperative or ev.hard or ev.soft or ev.prefer)
+        ]
+        # the row as a whole, or its advice cell alone ("Используй `x` для …" after the
+        # cells that name the tool): either reads as a rule
+        if advice and any(
+            rule_likeness(text, context, state.fmt, list_entry=True) >= 0.5
+            for text in (" ".join(cells), *advice)
+        ):
             if run:
                 add(state, run, context, None, descriptive=True)
             run = []
-            add(state, [(number, row)], context, None, row.strip(), list_entry=True)
+            add(state, [(number, row)], context, None, row.strip(), list_entry=True, force=True)
         else:
             run.append((number, row))
     if run:

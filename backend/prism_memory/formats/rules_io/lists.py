@@ -1,0 +1,100 @@
+"""How a list reads: an entry that only introduces the entries under it, entries that are
+only the objects of their lead-in, and lists that describe rather than instruct.
+
+**Lead-ins and objects.** An entry that is a short label or ends in ":" ("Testing:", "Code
+Quality") is a lead-in: its entries are the rules. The entries after an instruction ("Check
+X for:") or after a lead-in that enumerates ("… which includes:", "the source of truth
+for:") are its objects when they carry no mood of their own: they stay with it.
+
+**Definition lists.**
+A specification, a glossary or a feature list is often written as a list of ``term: gloss``
+entries ("**Affine types**: Each binding can be referenced 0-1 times", "`let mut x = value`
+で可変変数"). An imperative inside a gloss there states how the language or the API works
+("**Records**: Use `clone` and `freeze` for inheritance"); it is no instruction to the
+agent. A list is such a definition list when it has at least three entries, every entry
+opens with a term (bold, a code span, or a short label) and a separator, no entry carries a
+modal (must, should, prefer… in any language :mod:`.cues` knows) and no entry is a command
+with what it does ("`make lint`: run the linters" names the tool to use: a convention).
+Then:
+
+- when most of its entries read as no rule, none of them is a rule;
+- when no gloss has any mood at all (no imperative either), none of them is a rule;
+
+unless a heading above it names rules, conventions or a style (under "Code style",
+"**Naming**: snake_case" is a convention).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from prism_memory.formats.rules_io import cues
+from prism_memory.formats.rules_io.blocks import Node, item_lines
+from prism_memory.formats.rules_io.cues import COLON, ENUMERATING_LEAD
+from prism_memory.formats.rules_io.drafts import join
+from prism_memory.formats.rules_io.kinds import evidence, rule_headed, rule_likeness
+from prism_memory.formats.rules_io.sentences import sentence_spans
+
+_TERM: Final = re.compile(
+    r"^(?:\*\*[^*\n]{1,60}\*\*\s*[:：]?|`[^`\n]{1,80}`\s*[:：]?|[\w][\w /&().'-]{0,40}[:：])"
+    r"(?:\s+[-–—]\s+|\s+|(?<=[:：]))(?=\S)"
+)
+MIN_ENTRIES: Final = 3
+LISTS: Final = ("bullet_list", "ordered_list")
+OBJECT_ENTRY: Final = 40  # an entry this short that reads as no rule is an object of its lead-in
+LABEL_MAX: Final = 60
+
+
+def describing(entries: Sequence[str], headings: Sequence[str], rules: int) -> bool:
+    """True when ``entries`` (a list's own texts, ``rules`` of which read as rules on their
+    own) are a definition list whose entries are no rules (see the module doc)."""
+    if len(entries) < MIN_ENTRIES or rule_headed(headings):
+        return False
+    glosses = []
+    for entry in entries:
+        first = entry.strip().split("\n")[0]
+        term = _TERM.match(first)
+        if term is None:
+            return False
+        ev = evidence(entry)
+        if ev.hard or ev.soft or ev.prefer or ev.labelled or cues.placeholder(entry):
+            return False
+        glosses.append(evidence(first[term.end() :]))
+    moodless = not any(g.imperative for g in glosses)
+    return moodless or 2 * rules < len(entries)
+
+
+def is_lead(text: str) -> bool:
+    """A list entry that only introduces the entries under it ("Testing:", "Code Quality")."""
+    if "\n" in text.strip() or len(sentence_spans(text)) > 1:
+        return False
+    if text.rstrip().endswith(COLON):
+        return True
+    ev = evidence(text)
+    plain = text.replace("**", "").strip()
+    return (
+        len(plain) <= LABEL_MAX
+        and not re.search(r"[.!?]$", plain)
+        and not (ev.imperative or ev.hard or ev.soft or ev.prefer)
+    )
+
+
+def objects_only(lines: dict[int, str], lst: Node, lead: str) -> bool:
+    """Entries that are only the objects of the line before them, no rules: short ones, or
+    any that read as no rule when that line is itself an instruction ("Check X for:")."""
+    instruction = rule_likeness(lead) >= 0.5
+    enumerating = ENUMERATING_LEAD.search(lead) is not None
+    for item in lst.children:
+        if any(c.kind in LISTS for c in item.children):
+            return False
+        text = join(item_lines(item, lines, set()))
+        ev = evidence(text)
+        if ev.hard or ev.soft or ev.prefer or ev.labelled or "\n" in text:
+            return False
+        if ev.imperative and not (enumerating and len(sentence_spans(text)) == 1):
+            return False  # "Run X" is a rule; "Commit message rules" after "includes:" no
+        if not (instruction or enumerating) and ("\n" in text or len(text) >= OBJECT_ENTRY):
+            return False
+    return True
