@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
 
 from prometheus_client import (
     CONTENT_TYPE_PLAIN_0_0_4,
@@ -158,9 +158,13 @@ class DomainMetrics:
         if receipts is not None:
             registry.register(_ReceiptsCollector(receipts))
         if hook_failures is not None:
-            registry.register(_HookFailuresCollector(hook_failures))
+            registry.register(
+                _StoreCounts("prism_hook_failures", _HOOK_FAILURES_HELP, "hook", hook_failures)
+            )
         if verdicts is not None:
-            registry.register(_VerdictsCollector(verdicts))
+            registry.register(
+                _StoreCounts("prism_adherence_verdicts", _VERDICTS_HELP, "verdict", verdicts)
+            )
 
     def timed(self, operation: str) -> _Timer:
         return _Timer(self.latency.labels(operation, self.engine))
@@ -197,52 +201,36 @@ class _ReceiptsCollector(Collector):
         )
 
 
-class _HookFailuresCollector(Collector):
-    """Read at every scrape: the failures the client hooks counted in the store (they are
-    processes of their own; :mod:`prism_memory.trigraph.hook_failures` says which count)."""
+class _StoreCounts(Collector):
+    """Read at every scrape: counts kept in the store by whatever process wrote them (hook
+    failures, adherence records), as one counter family with one label. A store that cannot
+    answer leaves the family out; the rest of the scrape goes on (/readyz says why)."""
 
-    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
-        self.counts = counts
-
-    def collect(self) -> Iterator[Metric]:
-        try:
-            counted = self.counts()
-        except StorageError:  # the store is down: /readyz says so; the scrape goes on
-            return
-        family = CounterMetricFamily(
-            "prism_hook_failures",
-            "Client hook calls (brief, guard, capture, adherence) that failed open, as "
-            "counted in the store by the hook process; failures that could not reach the "
-            "store are not counted.",
-            labels=("hook",),
-        )
-        for hook, failures in counted.items():
-            family.add_metric((hook,), failures)
-        yield family
-
-
-class _VerdictsCollector(Collector):
-    """Read at every scrape: the adherence verdicts and guard attempts in the store's audit
-    chains (whatever process recorded them), by kind."""
-
-    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
-        self.counts = counts
+    def __init__(
+        self, name: str, documentation: str, label: str, counts: Callable[[], dict[str, int]]
+    ) -> None:
+        self.name, self.documentation, self.label, self.counts = name, documentation, label, counts
 
     def collect(self) -> Iterator[Metric]:
         try:
             counted = self.counts()
-        except StorageError:  # the store is down: /readyz says so; the scrape goes on
+        except StorageError:
             return
-        family = CounterMetricFamily(
-            "prism_adherence_verdicts",
-            "Adherence records in the store's audit chains, every tenant: session verdicts "
-            "(followed, violated) and guard attempts (reminded, blocked), whichever process "
-            "recorded them (a Stop hook, the PreToolUse guard, a door).",
-            labels=("verdict",),
-        )
-        for verdict, n in counted.items():
-            family.add_metric((verdict,), n)
+        family = CounterMetricFamily(self.name, self.documentation, labels=(self.label,))
+        for value, n in counted.items():
+            family.add_metric((value,), n)
         yield family
+
+
+_HOOK_FAILURES_HELP: Final = (
+    "Client hook calls (brief, guard, capture, adherence) that failed open, as counted in the "
+    "store by the hook process; failures that could not reach the store are not counted."
+)
+_VERDICTS_HELP: Final = (
+    "Adherence records in the store's audit chains, every tenant: session verdicts (followed, "
+    "violated) and guard attempts (reminded, blocked), whichever process recorded them (a Stop "
+    "hook, the PreToolUse guard, a door)."
+)
 
 
 class MeteredAccess(AccessService):
