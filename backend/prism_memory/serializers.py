@@ -3,10 +3,11 @@ every answer a service returns as a record.
 
 The MCP server, the HTTP API, the CLI and the web console share these, so an answer reads the
 same through every door; services return records and never build these envelopes. A memory,
-a state and a recall match are shaped from their response models
-(:mod:`prism_memory.domain.contract.shapes`: the OpenAPI schema), field by field in the model's
-order, so the shape is stated once. (A record's own shape, e.g. ``MemoruleAudit.to_dict``,
-stays with the record.)
+a state, a recall match, a write result and an audit event are shaped from their response
+models (:mod:`prism_memory.domain.contract.shapes`: the OpenAPI schema), field by field in the
+model's order, so the shape is stated once and MCP sends the bytes HTTP does. (A record's
+stored form stays with the record: ``WriteResult.to_dict`` is what an idempotency key keeps,
+``MemoruleAudit.to_dict`` what a dump writes.)
 """
 
 from __future__ import annotations
@@ -20,10 +21,17 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from prism_memory.domain.adherence.checks import checks_json
-from prism_memory.domain.contract.shapes import MemoryPublic, RecallMatchPublic, StatePublic
+from prism_memory.domain.contract.shapes import (
+    AuditEventPublic,
+    MemoryPublic,
+    RecallMatchPublic,
+    StatePublic,
+    WriteResultPublic,
+)
 from prism_memory.domain.records import (
     AppliesTo,
     Kind,
+    MemoruleAudit,
     Memory,
     MemoryState,
     RecallMatch,
@@ -43,8 +51,18 @@ if TYPE_CHECKING:  # only read here: a door that shows a brief loads no capture 
 
 
 def write_dict(result: WriteResult) -> dict[str, Any]:
-    """A successful write (DESIGN §5): ``ok`` and the result."""
-    return {"ok": True, **result.to_dict()}
+    """A successful write (DESIGN §5, ``WriteResultPublic``): ``ok`` and the result, every
+    field shown (``audit_id`` null on a note, ``warnings`` empty, ``replayed`` false)."""
+    own = {"ok": True, "warnings": list(result.warnings)}
+    return {
+        name: own[name] if name in own else _plain(getattr(result, name))
+        for name in WriteResultPublic.model_fields
+    }
+
+
+def audit_event_dict(event: MemoruleAudit) -> dict[str, Any]:
+    """One audit event and its link in the chain (``AuditEventPublic``)."""
+    return {name: _plain(getattr(event, name)) for name in AuditEventPublic.model_fields}
 
 
 def recall_dict(result: RecallResult) -> dict[str, Any]:
@@ -129,7 +147,7 @@ def history_dict(h: History) -> dict[str, Any]:
         "ok": True,
         "memory": memory_dict(h.memory),
         "versions": [state_dict(s) for s in h.states],
-        "audit": [e.to_dict() for e in h.events],
+        "audit": [audit_event_dict(e) for e in h.events],
     }
 
 
@@ -146,7 +164,7 @@ def audit_page_dict(page: AuditPage) -> dict[str, Any]:
     """One page of audit events, newest first, with the cursor of the next."""
     return {
         "ok": True,
-        "events": [e.to_dict() for e in page.events],
+        "events": [audit_event_dict(e) for e in page.events],
         "next_cursor": page.next_cursor,
     }
 

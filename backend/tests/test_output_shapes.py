@@ -1,4 +1,5 @@
-"""A memory, a state and a recall match are shaped once: by their response models.
+"""A memory, a state, a recall match, a write result and an audit event are shaped once: by
+their response models.
 
 ``serializers.py`` builds every door's dict from the models in
 ``domain/contract/shapes.py`` (which the OpenAPI schema shows), so these tests check the
@@ -17,8 +18,23 @@ from pydantic import BaseModel
 
 from prism_memory.api import models as api_models
 from prism_memory.domain.contract import shapes
-from prism_memory.domain.records import Enforcement, Kind, Memory, RecallMatch, Status
-from prism_memory.serializers import match_dict, memory_dict, state_dict
+from prism_memory.domain.records import (
+    AuditEventType,
+    Enforcement,
+    Kind,
+    MemoruleAudit,
+    Memory,
+    RecallMatch,
+    Status,
+    WriteResult,
+)
+from prism_memory.serializers import (
+    audit_event_dict,
+    match_dict,
+    memory_dict,
+    state_dict,
+    write_dict,
+)
 from tests.test_state_fields import FULL, PLAIN
 
 RULE = Memory(
@@ -59,7 +75,13 @@ def same_through(model: type[BaseModel], shown: dict[str, Any]) -> None:
 
 
 def test_the_door_models_are_the_shapes_not_copies() -> None:
-    for name in ("MemoryPublic", "StatePublic", "RecallMatchPublic"):
+    for name in (
+        "MemoryPublic",
+        "StatePublic",
+        "RecallMatchPublic",
+        "WriteResultPublic",
+        "AuditEventPublic",
+    ):
         assert getattr(api_models, name) is getattr(shapes, name)
 
 
@@ -103,3 +125,55 @@ def test_a_recall_match_shows_the_fields_of_its_kind(
     assert list(shown) == [*keys, "applicable", "why"]
     assert (shown["id"], shown["score"], shown["applicable"]) == (str(memory.id), 0.412346, False)
     assert shown["why"] == why
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        WriteResult(FULL.memory_id, FULL.id, 1, Kind.NOTE, FULL.written_at),
+        WriteResult(
+            FULL.memory_id,
+            FULL.id,
+            3,
+            Kind.MEMORULE,
+            FULL.written_at,
+            audit_id=UUID(int=9),
+            warnings=({"code": "near_duplicate", "id": str(UUID(int=7))},),
+            replayed=True,
+        ),
+    ],
+)
+def test_a_write_result_shows_every_field_of_its_model(result: WriteResult) -> None:
+    """Every door shows all of them (MCP once left out an empty ``warnings`` and a false
+    ``replayed``, which HTTP's response model then added back)."""
+    shown = write_dict(result)
+    assert list(shown) == list(shapes.WriteResultPublic.model_fields)
+    back = shapes.WriteResultPublic.model_validate(shown).model_dump(mode="json")
+    assert back == shown
+    assert shown["audit_id"] == (str(result.audit_id) if result.audit_id else None)
+    assert shown["warnings"] == list(result.warnings)
+    assert shown["replayed"] is result.replayed
+
+
+def test_an_audit_event_shows_every_field_of_its_model() -> None:
+    event = MemoruleAudit(
+        id=UUID(int=11),
+        tenant_id=UUID(int=1),
+        seq=4,
+        memorule_id=FULL.memory_id,
+        state_id=FULL.id,
+        event=AuditEventType.RETIRED,
+        written_by_session_id=FULL.written_by_session_id,
+        written_by_persona="reviewer",
+        evidence_signal_id=None,
+        written_at=FULL.written_at,
+        reason="superseded",
+        content_hash="c" * 64,
+        prev_hash="p" * 64,
+        hash="h" * 64,
+    )
+    shown = audit_event_dict(event)
+    assert list(shown) == list(shapes.AuditEventPublic.model_fields)
+    assert shapes.AuditEventPublic.model_validate(shown).model_dump(mode="json") == shown
+    assert "tenant_id" not in shown, "a door never shows the tenant"
+    assert shown["event"] == "retired" and shown["seq"] == 4

@@ -6,7 +6,7 @@ same ones validate every door's requests and give the MCP tools their input sche
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,15 +21,15 @@ from prism_memory.domain.contract.remember import AppliesToCreate as AppliesToCr
 from prism_memory.domain.contract.remember import MemoruleCreate as MemoruleCreate
 from prism_memory.domain.contract.remember import NoteCreate as NoteCreate
 from prism_memory.domain.contract.shapes import AppliesToMap as AppliesToMap
+from prism_memory.domain.contract.shapes import AuditEventPublic as AuditEventPublic
 from prism_memory.domain.contract.shapes import ChecksList as ChecksList
 from prism_memory.domain.contract.shapes import MemoryPublic as MemoryPublic
 from prism_memory.domain.contract.shapes import RecallMatchPublic as RecallMatchPublic
 from prism_memory.domain.contract.shapes import StatePublic as StatePublic
 from prism_memory.domain.contract.shapes import Timestamp as Timestamp
+from prism_memory.domain.contract.shapes import WriteResultPublic as WriteResultPublic
 from prism_memory.domain.records import (
-    AuditEventType,
     Confidence,
-    Kind,
     MemoruleKind,
 )
 
@@ -63,20 +63,6 @@ class ErrorPublic(BaseModel):
     error: ErrorDetail
 
 
-class WriteResultPublic(BaseModel):
-    """A successful write (``replayed`` when an idempotency key matched)."""
-
-    ok: Literal[True]
-    id: UUID
-    state_id: UUID
-    version: int
-    kind: Kind
-    written_at: Timestamp
-    audit_id: UUID | None = None
-    warnings: list[dict[str, Any]] = []
-    replayed: bool = False
-
-
 class MemoryWithStatePublic(BaseModel):
     ok: Literal[True]
     memory: MemoryPublic
@@ -94,24 +80,6 @@ class MemoryPagePublic(BaseModel):
     ok: Literal[True]
     items: list[MemoryItemPublic]
     next_cursor: str | None
-
-
-class AuditEventPublic(BaseModel):
-    """A ``:MemoruleAudit`` event and its link in the tenant's hash chain."""
-
-    id: UUID
-    seq: int
-    memorule_id: UUID
-    state_id: UUID
-    event: AuditEventType
-    written_by_session_id: UUID
-    written_by_persona: str | None
-    evidence_signal_id: str | None
-    written_at: Timestamp
-    reason: str | None
-    content_hash: str | None = None
-    prev_hash: str
-    hash: str
 
 
 class HistoryPublic(BaseModel):

@@ -7,12 +7,13 @@ model's fields, in their order, so the HTTP and MCP answers cannot drift from th
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, Field
 
 from prism_memory.domain.records import (
+    AuditEventType,
     Confidence,
     Enforcement,
     Kind,
@@ -94,3 +95,35 @@ class RecallMatchPublic(BaseModel):
     enforcement: Enforcement | None = None
     applicable: bool
     why: dict[str, Any]
+
+
+class WriteResultPublic(BaseModel):
+    """A successful write (``replayed`` when an idempotency key matched)."""
+
+    ok: Literal[True]
+    id: UUID
+    state_id: UUID
+    version: int
+    kind: Kind
+    written_at: Timestamp
+    audit_id: UUID | None = None
+    warnings: list[dict[str, Any]] = []
+    replayed: bool = False
+
+
+class AuditEventPublic(BaseModel):
+    """A ``:MemoruleAudit`` event and its link in the tenant's hash chain."""
+
+    id: UUID
+    seq: int
+    memorule_id: UUID
+    state_id: UUID
+    event: AuditEventType
+    written_by_session_id: UUID
+    written_by_persona: str | None
+    evidence_signal_id: str | None
+    written_at: Timestamp
+    reason: str | None
+    content_hash: str | None = None
+    prev_hash: str
+    hash: str
