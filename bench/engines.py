@@ -82,8 +82,10 @@ class Engine:
         return time.perf_counter() - started
 
     def recall(self, query: str) -> int:
+        from prism_memory.domain.contract.recall import validate_recall
+
         req = {"query": query, "top_k": 10, "source_type": "memorule"}
-        return len(self.svc.memory.recall(self.contexts[0], req).matches)
+        return len(self.svc.memory.recall(self.contexts[0], validate_recall(req)).matches)
 
     def write(self, i: int) -> None:
         text = f"written during the bench {i}: always check the deploy checklist"
@@ -117,6 +119,7 @@ def common_uuid(kind: str, name: str) -> Any:
 
 
 def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list[dict[str, Any]]:
+    from prism_memory.domain.contract.recall import validate_recall
     from prism_memory.settings import load_settings
 
     table = fx.VectorTable(MODEL)
@@ -145,7 +148,7 @@ def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list
         for _ in range(args.cold):
             svc = engine.fresh()
             started = time.perf_counter()
-            svc.memory.recall(engine.contexts[0], req)
+            svc.memory.recall(engine.contexts[0], validate_recall(req))
             record(engine, "first_recall", time.perf_counter() - started)
             svc.close()
     for engine in engines:
@@ -166,7 +169,7 @@ def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list
     out = []
     for engine in engines:
         req = {"query": queries[0], "top_k": 10, "source_type": "memorule"}
-        candidates = engine.svc.memory.recall(engine.contexts[0], req).candidates
+        candidates = engine.svc.memory.recall(engine.contexts[0], validate_recall(req)).candidates
         out.append(
             {
                 "engine": engine.name,

@@ -83,6 +83,8 @@ def load_sql(svc: Any, ctx: Any, with_text: bool) -> float:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    from prism_memory.domain.contract.recall import validate_recall
+
     args = parse_args(argv)
     embedder = common.SyntheticEmbedder(MODEL)
     db = store_for(args, embedder)
@@ -100,7 +102,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 note("load_sql_with_text", load_sql(svc, ctx, True))
                 note("load_sql_without_text", load_sql(svc, ctx, False))
                 started = time.perf_counter()
-                svc.memory.recall(ctx, {"query": tasks[0], "top_k": 10})
+                svc.memory.recall(ctx, validate_recall({"query": tasks[0], "top_k": 10}))
                 note(f"cold_recall_lexical_{lexical}", time.perf_counter() - started)
                 if lexical == 0.0:  # the index is still untouched: time tokenising alone
                     cands = svc.store.candidates(
@@ -111,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     note("tokenise", time.perf_counter() - started)
                 for task in tasks:
                     started = time.perf_counter()
-                    svc.memory.recall(ctx, {"query": task, "top_k": 10})
+                    svc.memory.recall(ctx, validate_recall({"query": task, "top_k": 10}))
                     note(f"warm_recall_lexical_{lexical}", time.perf_counter() - started)
             finally:
                 svc.close()

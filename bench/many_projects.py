@@ -131,8 +131,10 @@ def load(svc: Any, name: str, n: int, moments: Any, seed: int) -> None:
 
 
 def recall(svc: Any, name: str, query: str) -> int:
+    from prism_memory.domain.contract.recall import validate_recall
+
     req = {"query": query, "top_k": TOP_K, "source_type": "memorule"}
-    return len(svc.memory.recall(project(name), req).matches)
+    return len(svc.memory.recall(project(name), validate_recall(req)).matches)
 
 
 def ask(system: Any, name: str, query: str) -> None:

@@ -67,6 +67,8 @@ def corpus() -> tuple[list[str], list[str]]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    from prism_memory.domain.contract.recall import validate_recall
+
     args = parse_args(argv)
     common.install_offline_guard()
     from lib.prism_system import build, context, settings_for
@@ -101,13 +103,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         timings: dict[str, list[float]] = {"pruned": [], "exact": []}
         same = 0
         for svc in (pruned, exact):  # warm-up: caches, sketch, lexical index
-            svc.memory.recall(ctx, {**request, "query": queries[0]})
+            svc.memory.recall(ctx, validate_recall({**request, "query": queries[0]}))
         for i in range(args.repeats):
             q = queries[i % len(queries)]
             got = {}
             for name, svc in (("pruned", pruned), ("exact", exact))[:: 1 if i % 2 else -1]:
                 started = time.perf_counter()
-                found = svc.memory.recall(ctx, {**request, "query": q})
+                found = svc.memory.recall(ctx, validate_recall({**request, "query": q}))
                 timings[name].append(time.perf_counter() - started)
                 got[name] = [m.memory.id for m in found.matches]
             same += got["pruned"] == got["exact"]

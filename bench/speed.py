@@ -95,9 +95,11 @@ class Subject:
         self.size = start + len(texts)
 
     def recall(self, query: str) -> int:
+        from prism_memory.domain.contract.recall import validate_recall
+
         if self.peer is None:
             req = {"query": query, "top_k": 10, "source_type": "memorule"}
-            return len(self.svc.memory.recall(self.ctx, req).matches)
+            return len(self.svc.memory.recall(self.ctx, validate_recall(req)).matches)
         return len(self.peer.search(GROUP, query, 10))
 
     def write_one(self, text: str) -> None:

@@ -89,6 +89,7 @@ def probe(engine: str, location: str, project: str) -> dict[str, Any]:
     """A new process's first recall (no query embedding) and its RSS afterwards."""
     from lib.prism_system import build, context
 
+    from prism_memory.domain.contract.recall import validate_recall
     from prism_memory.embeddings.minilm import MiniLMEmbedder
 
     synth = common.SyntheticEmbedder(MiniLMEmbedder.model_id)
@@ -97,10 +98,10 @@ def probe(engine: str, location: str, project: str) -> dict[str, Any]:
     ctx = context(project)
     req = {"query": "how do we deploy?", "top_k": 10, "source_type": "memorule"}
     started = time.perf_counter()
-    svc.memory.recall(ctx, req)
+    svc.memory.recall(ctx, validate_recall(req))
     first = time.perf_counter() - started
     started = time.perf_counter()
-    svc.memory.recall(ctx, req)
+    svc.memory.recall(ctx, validate_recall(req))
     second = time.perf_counter() - started
     svc.close()
     return {"first_s": first, "second_s": second, "rss_before_mb": rss_before, "rss_mb": rss_mb()}
@@ -213,6 +214,8 @@ def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, A
     from lib.peers import SwitchEmbedder
     from lib.prism_system import build, context
 
+    from prism_memory.domain.contract.recall import validate_recall
+
     real = common.make_embedder("minilm")
     real.embed(["warm up the model"])
     synth = common.SyntheticEmbedder(real.model_id, real.dim)
@@ -242,22 +245,26 @@ def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, A
     ctx = context(project)
     queries = fx_queries()
     req = {"top_k": 10, "source_type": "memorule"}
-    svc.memory.recall(ctx, {**req, "query": queries[0]})  # warm: this project's cache loads
+    svc.memory.recall(
+        ctx, validate_recall({**req, "query": queries[0]})
+    )  # warm: this project's cache loads
     no_embed, with_embed = [], []
     for i in range(max(args.repeats, args.embed_repeats)):
         if i < args.repeats:
             switch.inner = synth
             t = time.perf_counter()
-            svc.memory.recall(ctx, {**req, "query": queries[i % len(queries)]})
+            svc.memory.recall(ctx, validate_recall({**req, "query": queries[i % len(queries)]}))
             no_embed.append(time.perf_counter() - t)
         if i < args.embed_repeats:
             switch.inner = real
             t = time.perf_counter()
-            svc.memory.recall(ctx, {**req, "query": queries[(i + 1) % len(queries)]})
+            svc.memory.recall(
+                ctx, validate_recall({**req, "query": queries[(i + 1) % len(queries)]})
+            )
             with_embed.append(time.perf_counter() - t)
     out["recall_no_embed"] = common.summary_ms(no_embed)
     out["recall_with_embed"] = common.summary_ms(with_embed)
-    out["candidates"] = svc.memory.recall(ctx, {**req, "query": ""}).candidates
+    out["candidates"] = svc.memory.recall(ctx, validate_recall({**req, "query": ""})).candidates
     out["rss_end_mb"] = rss_mb()
     out["peak_rss_mb"] = common.peak_rss_mb()
     out["postgres_server_pss_mb"] = postgres_server_mb(server)

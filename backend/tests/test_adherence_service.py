@@ -15,6 +15,7 @@ import pytest
 from prism_memory.bootstrap import Services, build_access
 from prism_memory.domain.access import ApiKey, Role
 from prism_memory.domain.adherence.actions import Action, SessionActions
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.records import AuditEventType, SessionContext, utcnow
 from prism_memory.errors import PermissionDenied
 from prism_memory.services.adherence_service import AdherenceService
@@ -188,7 +189,7 @@ def test_served_before_says_when_the_rule_was_served_to_the_session(
     services: Services, make_ctx: ContextFactory, rules: dict[str, UUID]
 ) -> None:
     agent = make_ctx(persona="donna", session_id=UUID(SESSION))
-    services.memory.recall(agent, {"query": "npm pnpm", "source_type": "memorule"})
+    services.memory.recall(agent, validate_recall({"query": "npm pnpm", "source_type": "memorule"}))
     services.ledger.flush()
     later = session(cmd("npm i"))
     found = AdherenceService(services.store, services.memorules).judge(
@@ -215,7 +216,7 @@ def test_a_rule_served_only_after_the_action_was_not_served_before_it(
     early = SessionActions(
         SESSION, "/x", (Action("command", "npm i", at=utcnow() - timedelta(hours=1)),)
     )
-    services.memory.recall(agent, {"query": "npm pnpm", "source_type": "memorule"})
+    services.memory.recall(agent, validate_recall({"query": "npm pnpm", "source_type": "memorule"}))
     services.ledger.flush()
     found = AdherenceService(services.store, services.memorules).judge(agent, early, dry_run=True)
     npm = next(v for v in found.verdicts if UUID(v.verdict.rule.memorule_id) == rules["npm"])
@@ -243,7 +244,9 @@ def test_the_report_counts_served_exercised_and_violated_sessions(
     services: Services, make_ctx: ContextFactory, rules: dict[str, UUID]
 ) -> None:
     agent = make_ctx(persona="donna", session_id=UUID(SESSION))
-    services.memory.recall(agent, {"query": "npm pnpm tests commit", "source_type": "memorule"})
+    services.memory.recall(
+        agent, validate_recall({"query": "npm pnpm tests commit", "source_type": "memorule"})
+    )
     services.ledger.flush()
     adherence = AdherenceService(services.store, services.memorules)
     adherence.judge(agent, session(cmd("npm i"), cmd("git commit -m a")), client="claude-code")

@@ -14,6 +14,7 @@ import pytest
 
 from prism_memory.bootstrap import Services
 from prism_memory.domain.audit import Head
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import InvalidInput
@@ -193,7 +194,9 @@ def test_an_event_appended_behind_the_stores_back_is_caught(store: Store) -> Non
 
 
 def test_a_deleted_served_receipt_is_caught_at_the_gap(store: Store) -> None:
-    store.services.memory.recall(store.ctx, {"query": "rule", "source_type": "memorule"})
+    store.services.memory.recall(
+        store.ctx, validate_recall({"query": "rule", "source_type": "memorule"})
+    )
     served = store.verify().served
     assert served is not None and served.ok and served.events == 2  # a and b (c is retired)
     store.sql(

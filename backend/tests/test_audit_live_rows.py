@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from prism_memory.bootstrap import Services
 from prism_memory.cli.main import cli
 from prism_memory.domain.audit import Head
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.records import SessionContext
 from tests.conftest import raw_sql
@@ -72,7 +73,7 @@ def world(services: Services, ctx: SessionContext) -> World:
     note = mem.remember(ctx, {"body": "A note of the project, recalled with the rules."}).id
     w = World(services, ctx, a, b, c, note)
     for _ in range(4):
-        mem.recall(ctx, {"query": "rule", "source_type": "memorule"})
+        mem.recall(ctx, validate_recall({"query": "rule", "source_type": "memorule"}))
     assert w.verify().ok
     return w
 

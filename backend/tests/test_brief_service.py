@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from prism_memory.bootstrap import Services
+from prism_memory.domain.contract.recall import BriefCreate
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import InvalidInput
 from prism_memory.serializers import brief_dict
@@ -101,7 +102,7 @@ def test_the_task_text_ranks_the_rule_that_fits_it_first(
 ) -> None:
     services.memory.remember(ctx, rule("Commit messages explain why"))
     fit = services.memory.remember(ctx, rule("Database migrations need a reviewer"))
-    brief = services.brief.brief(ctx, task="write a database migration")
+    brief = services.brief.brief(ctx, BriefCreate(task="write a database migration"))
     assert ids_in(brief.markdown)[0] == str(fit.id)
 
 
@@ -111,8 +112,8 @@ def test_a_short_budget_keeps_the_best_rules_and_counts_the_rest(
     for i in range(20):
         confidence = "observed" if i < 3 else "asserted"
         services.memory.remember(ctx, rule(f"Rule number {i:02d}", confidence=confidence))
-    full = services.brief.brief(ctx, token_budget=20_000)
-    short = services.brief.brief(ctx, token_budget=150)
+    full = services.brief.brief(ctx, BriefCreate(token_budget=20_000))
+    short = services.brief.brief(ctx, BriefCreate(token_budget=150))
     assert len(full.included) == 20 and full.omitted == 0
     assert 0 < len(short.included) < 20
     assert short.omitted == 20 - len(short.included)
@@ -130,7 +131,7 @@ def test_top_k_bounds_the_rules_considered_and_the_rest_count_as_left_out(
 ) -> None:
     for i in range(5):
         services.memory.remember(ctx, rule(f"Rule number {i}"))
-    brief = services.brief.brief(ctx, top_k=2)
+    brief = services.brief.brief(ctx, BriefCreate(top_k=2))
     assert len(brief.included) == 2
     assert brief.omitted == 3
 
@@ -144,7 +145,7 @@ def test_the_context_line_names_the_session_context(
 
 def test_to_dict_lists_what_the_brief_holds(services: Services, ctx: SessionContext) -> None:
     written = services.memory.remember(ctx, rule("Run the tests first", confidence="observed"))
-    data = brief_dict(services.brief.brief(ctx, token_budget=500))
+    data = brief_dict(services.brief.brief(ctx, BriefCreate(token_budget=500)))
     assert data["ok"] is True
     assert data["omitted"] == 0 and data["token_budget"] == 500
     assert data["estimated_tokens"] == estimate_tokens(data["markdown"])
@@ -173,7 +174,7 @@ def test_invalid_arguments_are_refused_with_field_errors(
     services: Services, ctx: SessionContext, kwargs: dict[str, Any], field: str, code: str
 ) -> None:
     with pytest.raises(InvalidInput) as caught:
-        services.brief.brief(ctx, **kwargs)
+        services.brief.brief(ctx, BriefCreate.parse(kwargs))
     assert [(e.field, e.code) for e in caught.value.errors] == [(field, code)]
 
 
@@ -181,7 +182,12 @@ def test_every_invalid_argument_is_reported_at_once(
     services: Services, ctx: SessionContext
 ) -> None:
     with pytest.raises(InvalidInput) as caught:
-        services.brief.brief(ctx, task="x" * 5000, token_budget=5, namespace="a b", top_k=0)
+        services.brief.brief(
+            ctx,
+            BriefCreate.parse(
+                {"task": "x" * 5000, "token_budget": 5, "namespace": "a b", "top_k": 0}
+            ),
+        )
     assert {e.field for e in caught.value.errors} == {"task", "token_budget", "namespace", "top_k"}
 
 
@@ -196,7 +202,7 @@ def test_observed_corrections_and_feedback_are_briefed_before_better_ranked_rule
     guessed = services.memory.remember(
         ctx, rule("Maybe prefer rebases", memorule_kind="feedback", confidence="asserted")
     )
-    short = services.brief.brief(ctx, token_budget=150)
+    short = services.brief.brief(ctx, BriefCreate(token_budget=150))
     kept = [m.memory.id for m in short.included]
     assert kept[0] == pinned.id, "the must-include tier is spent first"
     assert guessed.id not in kept, "feedback without observed confidence is ranked as usual"
@@ -207,10 +213,10 @@ def test_with_no_task_rules_of_equal_score_keep_the_order_they_were_written_in(
     services: Services, ctx: SessionContext
 ) -> None:
     written = [services.memory.remember(ctx, rule(f"File rule {i:02d}")).id for i in range(40)]
-    brief = services.brief.brief(ctx, token_budget=300)
+    brief = services.brief.brief(ctx, BriefCreate(token_budget=300))
     kept = [m.memory.id for m in brief.included]
     assert kept == written[: len(kept)], "a file imported at once is briefed from its top"
-    tasked = services.brief.brief(ctx, task="File rule 39", token_budget=300)
+    tasked = services.brief.brief(ctx, BriefCreate(task="File rule 39", token_budget=300))
     assert tasked.included[0].memory.id == written[-1], "with a task, relevance decides"
 
 
@@ -219,7 +225,7 @@ def test_the_brief_says_how_to_get_what_it_left_out(
 ) -> None:
     for i in range(10):
         services.memory.remember(ctx, rule(f"Rule number {i:02d}"))
-    markdown = services.brief.brief(ctx, token_budget=150).markdown
+    markdown = services.brief.brief(ctx, BriefCreate(token_budget=150)).markdown
     assert "semantic_recall(query=<your task>, source_type='memorule') ranks them" in markdown
 
 
@@ -296,9 +302,9 @@ def test_with_no_task_rules_about_every_change_are_briefed_before_the_file_order
         ctx, rule("Commits: Use Conventional Commits for commit messages")
     )
     checks = services.memory.remember(ctx, rule("Run `make check` before you open a pull request"))
-    brief = services.brief.brief(ctx, token_budget=300)
+    brief = services.brief.brief(ctx, BriefCreate(token_budget=300))
     kept = [m.memory.id for m in brief.included]
     assert kept[:2] == [commit.id, checks.id], "the rules about every change come first"
     assert kept[2:] == written[: len(kept) - 2], "then the file from its top"
-    tasked = services.brief.brief(ctx, task="File rule 07", token_budget=300)
+    tasked = services.brief.brief(ctx, BriefCreate(task="File rule 07", token_budget=300))
     assert tasked.included[0].memory.id == written[7], "with a task, relevance decides"

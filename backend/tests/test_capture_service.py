@@ -13,6 +13,7 @@ import pytest
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.capture.proposals import candidates
 from prism_memory.capture.transcript import read_file
+from prism_memory.domain.contract.recall import BriefCreate, validate_recall
 from prism_memory.domain.records import AuditEventType, SessionContext, Status
 from prism_memory.errors import Conflict, InvalidInput, NotFound
 from prism_memory.services.capture_service import CaptureReport, CaptureService
@@ -90,11 +91,14 @@ def test_proposals_are_invisible_to_recall_and_briefs(
 ) -> None:
     capture(services, ctx)
     for query in ("", "pip uv", "force-push to main", "small commits"):
-        assert services.memory.recall(ctx, {"query": query}).matches == []
+        assert services.memory.recall(ctx, validate_recall({"query": query})).matches == []
         assert (
-            services.memory.recall(ctx, {"query": query, "source_type": "memorule"}).matches == []
+            services.memory.recall(
+                ctx, validate_recall({"query": query, "source_type": "memorule"})
+            ).matches
+            == []
         )
-    brief = services.brief.brief(ctx, "install the dependencies")
+    brief = services.brief.brief(ctx, BriefCreate(task="install the dependencies"))
     assert "No memorules apply to this context yet." in brief.markdown
     assert "pip" not in brief.markdown
 
@@ -106,7 +110,7 @@ def test_an_approved_proposal_is_recalled_and_audited(
     q = queue(services)
     (rule,) = [m for m, s in q.proposals(ctx) if s.subject == "Never force-push to main"]
     result = q.approve(ctx, rule.id, reason="yes, a standing rule")
-    matches = services.memory.recall(ctx, {"query": "force-push"}).matches
+    matches = services.memory.recall(ctx, validate_recall({"query": "force-push"})).matches
     assert [m.memory.id for m in matches] == [rule.id]
     assert matches[0].state.confidence.value == "observed"  # type: ignore[union-attr]
     assert events(services, ctx, rule.id) == [AuditEventType.PROPOSED, AuditEventType.APPROVED]

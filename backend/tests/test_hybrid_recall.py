@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from prism_memory.bootstrap import Services, build_services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.ranking import Candidates, RankingWeights, rank
 from prism_memory.settings import Settings, load_settings
@@ -136,7 +137,7 @@ def two(hybrid: Settings) -> Iterator[tuple[Services, Services]]:
 
 def recall(services: Services, ctx: Any, query: str) -> list[tuple[str, bool]]:
     """Bodies, best first, each with whether its words matched the query."""
-    matches = services.memory.recall(ctx, {"query": query, "top_k": 10}).matches
+    matches = services.memory.recall(ctx, validate_recall({"query": query, "top_k": 10})).matches
     assert all(0.0 <= m.why["lexical"] <= 1.0 for m in matches)
     return [(m.state.body, m.why["lexical"] > 0) for m in matches]
 
@@ -179,7 +180,9 @@ def test_retired_memories_never_score_nor_weigh_on_the_others(
     a.memory.remember(clean, {"body": "A quetzal was seen near the lake this morning."})
 
     def lexical(ctx: Any) -> float:
-        return float(b.memory.recall(ctx, {"query": "quetzal"}).matches[0].why["lexical"])
+        return float(
+            b.memory.recall(ctx, validate_recall({"query": "quetzal"})).matches[0].why["lexical"]
+        )
 
     assert lexical(ctx) == lexical(clean)  # the statistics forgot the retired row
 
@@ -224,7 +227,9 @@ def test_both_engines_rank_a_hybrid_query_the_same(
                 [
                     [
                         (m.state.body, m.why["relevance"], m.why["lexical"], m.why["score"])
-                        for m in services.memory.recall(ctx, {"query": query}).matches
+                        for m in services.memory.recall(
+                            ctx, validate_recall({"query": query})
+                        ).matches
                     ]
                     for query in ("friday deploy", "pottery class zephyrine", "noon")
                 ]

@@ -10,6 +10,7 @@ from uuid import UUID
 import pytest
 
 from prism_memory.bootstrap import Services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import AuditEventType, SessionContext
 from prism_memory.errors import (
@@ -76,7 +77,9 @@ def test_recall_after_an_update_returns_the_newest_text_only(
     written = services.memory.remember(ctx, rule())
     for i in range(3):
         services.memory.update(ctx, written.id, {"body": f"Rewritten rule text number {i + 2}."})
-    result = services.memory.recall(ctx, {"query": "rewritten rule text", "source_type": "memory"})
+    result = services.memory.recall(
+        ctx, validate_recall({"query": "rewritten rule text", "source_type": "memory"})
+    )
     assert [(m.memory.id, m.state.version, m.state.body) for m in result.matches] == [
         (written.id, 4, "Rewritten rule text number 4.")
     ]
@@ -88,9 +91,11 @@ def test_an_update_that_changes_applies_to_changes_who_sees_it(
     ctx = make_ctx(surface="python")
     written = services.memory.remember(ctx, rule())
     services.memory.update(ctx, written.id, {"applies_to": {"surface": "go"}})
-    assert services.memory.recall(ctx, {"source_type": "memorule"}).matches == []
+    assert services.memory.recall(ctx, validate_recall({"source_type": "memorule"})).matches == []
     go = make_ctx(surface="go")
-    assert len(services.memory.recall(go, {"source_type": "memorule"}).matches) == 1
+    assert (
+        len(services.memory.recall(go, validate_recall({"source_type": "memorule"})).matches) == 1
+    )
 
 
 def test_an_update_is_validated_like_a_new_write_and_writes_nothing_when_bad(
@@ -135,7 +140,9 @@ def test_retired_memories_never_appear_in_recall_but_stay_readable(
     services.memory.retire(ctx, note.id, "stale")
     for source_type in ("memory", "memorule"):
         for query in ("", "schema migration reviewer"):
-            found = services.memory.recall(ctx, {"source_type": source_type, "query": query})
+            found = services.memory.recall(
+                ctx, validate_recall({"source_type": source_type, "query": query})
+            )
             assert found.matches == []
     memory, _ = services.memory.get(ctx, written.id)
     assert memory.status.value == "retired"
@@ -166,7 +173,9 @@ def test_restore_brings_a_memory_back_and_emits_restored(
         services.memory.restore(ctx, written.id, "not retired yet")
     services.memory.retire(ctx, written.id, "paused")
     services.memory.restore(ctx, written.id, "holds again")
-    assert len(services.memory.recall(ctx, {"source_type": "memorule"}).matches) == 1
+    assert (
+        len(services.memory.recall(ctx, validate_recall({"source_type": "memorule"})).matches) == 1
+    )
     events = services.memory.history(ctx, written.id).events
     assert [e.event.value for e in events] == ["restored", "retired", "created"]
 
@@ -196,7 +205,9 @@ def test_a_correction_supersedes_the_memorule_it_corrects_in_one_write(
     events = services.memory.history(ctx, wrong.id).events
     assert events[0].event is AuditEventType.SUPERSEDED
     assert events[0].reason == f"corrected by memorule {fixed.id}"
-    assert [m.memory.id for m in services.memory.recall(ctx, {}).matches] == [fixed.id]
+    assert [m.memory.id for m in services.memory.recall(ctx, validate_recall({})).matches] == [
+        fixed.id
+    ]
 
 
 def test_a_correction_of_an_unknown_memorule_writes_nothing(

@@ -22,6 +22,7 @@ from prism_memory.domain import audit as chain
 from prism_memory.domain.access import ApiKey, Role
 from prism_memory.domain.adherence.checks import parse_checks
 from prism_memory.domain.adherence.rules import applicable
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.records import Enforcement, SessionContext, iso, utcnow
 from prism_memory.errors import InvalidInput, PermissionDenied
 from prism_memory.serializers import history_dict, match_dict, state_dict
@@ -66,7 +67,9 @@ def test_a_rule_with_checks_reads_back_through_every_read(
     _, state = services.memory.get(ctx, written.id)
     assert state_dict(state)["checks"] == CHECKS
     assert state_dict(state)["enforcement"] == "remind"
-    match = services.memory.recall(ctx, {"query": "npm", "source_type": "memorule"}).matches[0]
+    match = services.memory.recall(
+        ctx, validate_recall({"query": "npm", "source_type": "memorule"})
+    ).matches[0]
     assert match_dict(match)["checks"] == CHECKS and match_dict(match)["enforcement"] == "remind"
     listed = services.memory.list_memories(ctx, {}).items
     assert state_dict(listed[0][1])["checks"] == CHECKS
@@ -79,7 +82,9 @@ def test_a_rule_without_checks_answers_exactly_as_before(
     _, state = services.memory.get(ctx, written.id)
     shown = state_dict(state)
     assert "checks" not in shown and "enforcement" not in shown
-    match = services.memory.recall(ctx, {"query": "", "source_type": "memorule"}).matches[0]
+    match = services.memory.recall(
+        ctx, validate_recall({"query": "", "source_type": "memorule"})
+    ).matches[0]
     assert "checks" not in match_dict(match) and "enforcement" not in match_dict(match)
     assert state.checks == () and state.enforcement is Enforcement.REMIND
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from prism_memory.bootstrap import Services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import InvalidInput
 from prism_memory.serializers import recall_dict
@@ -132,7 +133,9 @@ def test_all_five_memorule_kinds_are_written_and_recalled(
     services: Services, ctx: SessionContext, kind: str
 ) -> None:
     written = services.memory.remember(ctx, memorule(memorule_kind=kind))
-    result = services.memory.recall(ctx, {"source_type": "memorule", "memorule_kind": kind})
+    result = services.memory.recall(
+        ctx, validate_recall({"source_type": "memorule", "memorule_kind": kind})
+    )
     assert [m.memory.id for m in result.matches] == [written.id]
     assert recall_dict(result)["matches"][0]["memorule_kind"] == kind
 
@@ -143,7 +146,9 @@ def test_all_three_confidence_levels_are_written_and_filterable(
 ) -> None:
     for other in CONFIDENCES:
         services.memory.remember(ctx, memorule(confidence=other, subject=f"Rule at {other}"))
-    result = services.memory.recall(ctx, {"source_type": "memorule", "confidence": confidence})
+    result = services.memory.recall(
+        ctx, validate_recall({"source_type": "memorule", "confidence": confidence})
+    )
     assert [m.state.confidence.value for m in result.matches if m.state.confidence] == [confidence]
 
 
@@ -158,8 +163,8 @@ def test_source_type_memorule_returns_only_memorules_and_memory_returns_both(
 ) -> None:
     rule = services.memory.remember(ctx, memorule())
     note = services.memory.remember(ctx, {"body": "The staging database moved to pg-2."})
-    only_rules = services.memory.recall(ctx, {"source_type": "memorule"})
-    everything = services.memory.recall(ctx, {"source_type": "memory"})
+    only_rules = services.memory.recall(ctx, validate_recall({"source_type": "memorule"}))
+    everything = services.memory.recall(ctx, validate_recall({"source_type": "memory"}))
     assert [m.memory.id for m in only_rules.matches] == [rule.id]
     assert {m.memory.id for m in everything.matches} == {rule.id, note.id}
 
@@ -169,7 +174,7 @@ def test_recall_envelope_carries_the_memorule_fields_and_a_why(
 ) -> None:
     services.memory.remember(ctx, memorule())
     services.memory.remember(ctx, {"body": "A plain note about pushing branches."})
-    found = services.memory.recall(ctx, {"query": "run tests before push"})
+    found = services.memory.recall(ctx, validate_recall({"query": "run tests before push"}))
     matches = recall_dict(found)["matches"]
     rule = next(m for m in matches if m["kind"] == "memorule")
     note = next(m for m in matches if m["kind"] == "note")

@@ -13,6 +13,7 @@ from psycopg import errors as pgerrors
 from psycopg import sql
 
 from prism_memory.bootstrap import build_auth, build_services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import SessionContext
 from prism_memory.settings import load_settings
@@ -118,7 +119,7 @@ def test_the_privilege_recipe_runs_the_service_but_cannot_rewrite_history(
         services.memory.update(ctx, written.id, {"body": "Appends only, for the service role."})
         services.memory.retire(ctx, written.id, "done")
         services.memory.restore(ctx, written.id, "back")
-        assert services.memory.recall(ctx, {"query": "privilege"}).matches
+        assert services.memory.recall(ctx, validate_recall({"query": "privilege"})).matches
         assert services.memorules.verify_chain(ctx).ok
         auth = build_auth(services)
         issued = auth.create_key(str(ctx.tenant_id), "reader", label="docs")

@@ -16,6 +16,7 @@ from uuid import UUID
 import psycopg
 import pytest
 
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.records import RecallResult, SessionContext
 from prism_memory.domain.restated import without_restated
@@ -247,7 +248,7 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     seen: list[Any] = []
     for _ in range(60):
         ctx, req = context(rng), recall_request(rng)
-        here, there = (reader.recall(ctx, req) for reader in readers)
+        here, there = (reader.recall(ctx, validate_recall(req)) for reader in readers)
         assert_same(here, there)
         seen.extend(here.matches)
     # The comparison compared something of every kind.
@@ -258,7 +259,7 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     assert {m.memory.kind.value for m in seen} == {"note", "memorule"}
     assert {m.why.get("section") for m in seen} == {None, "testing", "deploys", "style"}
     other = context(rng, tenant="other")
-    assert readers[1].recall(other, {"query": "deploy"}).matches == []
+    assert readers[1].recall(other, validate_recall({"query": "deploy"})).matches == []
 
 
 CONTEXT_WORDS = (*PERSONAS, *SURFACES, *SPECIALIZATIONS, "Web", "CLI")
@@ -299,7 +300,7 @@ def test_postgres_equals_the_embedded_engine_when_queries_restate_the_context(
             req["query"] = " ".join(rng.sample(named, len(named))).upper()  # only the context
         elif named:
             req["query"] = f"{text(rng, 0, 4)} {rng.choice(named).title()} {text(rng, 1, 3)}"
-        here, there = (reader.recall(ctx, req) for reader in readers)
+        here, there = (reader.recall(ctx, validate_recall(req)) for reader in readers)
         assert_same(here, there)
         seen.extend(here.matches)
         dropped += without_restated(req["query"], ctx, weights.restated) != req["query"]
@@ -318,13 +319,13 @@ def test_a_store_migrated_from_version_2_backfills_postings_and_ranks_the_same(
     populate(rng, writer, 60)
     reader = MemoryService(postgres, embedder, MemoruleService(postgres, embedder, 0.9))
     asks = [(context(rng), recall_request(rng) | {"query": text(rng, 2, 5)}) for _ in range(10)]
-    before = [reader.recall(ctx, req) for ctx, req in asks]
+    before = [reader.recall(ctx, validate_recall(req)) for ctx, req in asks]
     with psycopg.connect(pg_url, autocommit=True) as conn:  # back to the schema of version 2
         conn.execute("DROP TABLE recall_term")
         conn.execute("ALTER TABLE recall_index DROP COLUMN doc_len")
         conn.execute("DELETE FROM schema_migrations WHERE version = 3")
     assert postgres.migrate() >= 3
-    after = [reader.recall(ctx, req) for ctx, req in asks]
+    after = [reader.recall(ctx, validate_recall(req)) for ctx, req in asks]
     for a, b in zip(before, after, strict=True):
         assert [(m.memory.id, m.score, m.why) for m in b.matches] == [
             (m.memory.id, m.score, m.why) for m in a.matches
@@ -427,7 +428,9 @@ def test_the_index_path_returns_the_exact_top_k_where_it_must(
         asks = [(context(rng), recall_request(rng)) for _ in range(60)]
         seen: list[Any] = []
         for ctx, req in asks:
-            here, there, through_index = (reader.recall(ctx, req) for reader in readers)
+            here, there, through_index = (
+                reader.recall(ctx, validate_recall(req)) for reader in readers
+            )
             assert_same(here, there)
             assert_same(there, through_index)
             seen.extend(through_index.matches)

@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.domain import audit as chain
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ids import uuid_for
 from prism_memory.errors import StorageError
 from prism_memory.settings import load_settings
@@ -297,7 +298,10 @@ def test_another_process_s_writes_reach_this_process_s_recall_at_the_next_call(
     ctx, elsewhere = make_ctx(project="api"), make_ctx(project="web")
 
     def subjects() -> list[str | None]:
-        return [m.state.subject for m in reader.memory.recall(ctx, {"top_k": 50}).matches]
+        return [
+            m.state.subject
+            for m in reader.memory.recall(ctx, validate_recall({"top_k": 50})).matches
+        ]
 
     try:
         assert subjects() == []
@@ -312,9 +316,9 @@ def test_another_process_s_writes_reach_this_process_s_recall_at_the_next_call(
         writer.memory.update(elsewhere, travelling.id, {"applies_to": {"scope": "project"}})
         assert subjects() == ["Kept rule, reworded"]
         # The postings changed with the text: the new word scores, the old one is gone.
-        top = reader.memory.recall(ctx, {"query": "reworded"}).matches
+        top = reader.memory.recall(ctx, validate_recall({"query": "reworded"})).matches
         assert top[0].state.subject == "Kept rule, reworded" and top[0].why["lexical"] > 0
-        travelled = reader.memory.recall(elsewhere, {"query": "org-wide"}).matches
+        travelled = reader.memory.recall(elsewhere, validate_recall({"query": "org-wide"})).matches
         assert [m.why["lexical"] > 0 for m in travelled] == [True]
         writer.memory.restore(ctx, gone.id, "true again")
         assert sorted(s or "" for s in subjects()) == ["Kept rule, reworded", "Retired rule"]

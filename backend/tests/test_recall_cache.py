@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from prism_memory.bootstrap import Services, build_services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ranking import Candidates, rank
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.port import CandidateFilter
@@ -41,7 +42,9 @@ def rule(subject: str, **applies: str) -> dict[str, Any]:
 
 
 def bodies(services: Services, ctx: Any) -> list[str]:
-    return [m.state.body for m in services.memory.recall(ctx, {"top_k": 100}).matches]
+    return [
+        m.state.body for m in services.memory.recall(ctx, validate_recall({"top_k": 100})).matches
+    ]
 
 
 def test_another_instance_sees_writes_updates_and_retirements(
@@ -54,7 +57,7 @@ def test_another_instance_sees_writes_updates_and_retirements(
     assert bodies(b, ctx) == ["Tabs: the body of this convention."]
     a.memory.update(ctx, first.id, {"body": "Spaces, four of them, never tabs."})
     assert bodies(b, ctx) == ["Spaces, four of them, never tabs."]
-    hits = b.memory.recall(ctx, {"query": "spaces never tabs"}).matches
+    hits = b.memory.recall(ctx, validate_recall({"query": "spaces never tabs"})).matches
     assert hits[0].why["relevance"] > 0.5
     a.memory.retire(ctx, first.id, "moot")
     assert bodies(b, ctx) == []
@@ -217,12 +220,14 @@ def test_reindex_re_embeds_memories_made_by_another_model(
     new = build_services(load_settings(db=db_path, embedder="fake"))
     new.embedder = new.memory.embedder = OtherModel()
     try:
-        stale = new.memory.recall(ctx, {"query": "Rule 5", "top_k": 3}).matches
+        stale = new.memory.recall(ctx, validate_recall({"query": "Rule 5", "top_k": 3})).matches
         assert all(m.why["relevance"] == 0 for m in stale)
         seen: list[int] = []
         assert reindex(new.store, new.embedder, batch=32, progress=seen.append) == 70
         assert seen == [32, 64, 70]
-        fresh = new.memory.recall(ctx, {"query": "Rule 5 the body", "top_k": 3}).matches
+        fresh = new.memory.recall(
+            ctx, validate_recall({"query": "Rule 5 the body", "top_k": 3})
+        ).matches
         assert fresh[0].why["relevance"] > 0.5
         assert reindex(new.store, new.embedder) == 0
     finally:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from prism_memory.bootstrap import Services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.errors import InvalidInput
 from prism_memory.serializers import recall_dict
 from tests.conftest import ContextFactory
@@ -27,7 +28,7 @@ def rule(subject: str, applies_to: dict[str, str], **extra: Any) -> dict[str, An
 
 
 def subjects(services: Services, ctx: Any, **query: Any) -> list[str]:
-    result = services.memory.recall(ctx, {"source_type": "memorule", **query})
+    result = services.memory.recall(ctx, validate_recall({"source_type": "memorule", **query}))
     return [m.state.subject or "" for m in result.matches]
 
 
@@ -69,7 +70,9 @@ def test_exact_ties_go_to_the_newer_rule(services: Services, make_ctx: ContextFa
     writer = make_ctx()
     for name in ("first", "second", "third"):
         services.memory.remember(writer, rule(f"Rule {name}", {"surface": "go"}))
-    result = services.memory.recall(make_ctx(surface="go"), {"source_type": "memorule"})
+    result = services.memory.recall(
+        make_ctx(surface="go"), validate_recall({"source_type": "memorule"})
+    )
     assert [m.state.subject for m in result.matches] == ["Rule third", "Rule second", "Rule first"]
     assert len({m.score for m in result.matches}) == 1
 
@@ -83,7 +86,9 @@ def test_a_rule_for_another_persona_is_left_out_unless_asked_and_then_last_and_m
     reader = make_ctx(persona="donna")
     assert subjects(services, reader) == ["For donna"]
     shown = recall_dict(
-        services.memory.recall(reader, {"source_type": "memorule", "include_inapplicable": True})
+        services.memory.recall(
+            reader, validate_recall({"source_type": "memorule", "include_inapplicable": True})
+        )
     )["matches"]
     assert [(m["subject"], m["applicable"]) for m in shown] == [
         ("For donna", True),
@@ -96,7 +101,9 @@ def test_a_key_the_context_does_not_name_is_neither_match_nor_conflict(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     services.memory.remember(make_ctx(), rule("Python rule", {"surface": "python"}))
-    matches = services.memory.recall(make_ctx(persona="donna"), {"source_type": "memorule"})
+    matches = services.memory.recall(
+        make_ctx(persona="donna"), validate_recall({"source_type": "memorule"})
+    )
     assert [m.why["matched"] for m in matches.matches] == [[]]
     assert [m.why["conflicts"] for m in matches.matches] == [[]]
 
@@ -119,7 +126,7 @@ def test_project_rules_stay_in_their_project_while_global_and_org_rules_travel(
     services.memory.remember(in_a, {"body": "A note in project A"})
     from_b = make_ctx(project="b")
     assert sorted(subjects(services, from_b)) == ["Global rule", "Org rule"]
-    everything_b = services.memory.recall(from_b, {"source_type": "memory"})
+    everything_b = services.memory.recall(from_b, validate_recall({"source_type": "memory"}))
     assert all(m.memory.kind.value == "memorule" for m in everything_b.matches)
     assert len(subjects(services, in_a)) == 4
 
@@ -153,7 +160,7 @@ def test_tenant_b_never_sees_tenant_a(services: Services, make_ctx: ContextFacto
     written = services.memory.remember(a, rule("Tenant A global", {"scope": "global"}))
     services.memory.remember(a, {"body": "tenant A note"})
     b = make_ctx(tenant="b")
-    assert services.memory.recall(b, {"source_type": "memory"}).matches == []
+    assert services.memory.recall(b, validate_recall({"source_type": "memory"})).matches == []
     from prism_memory.errors import NotFound
 
     with pytest.raises(NotFound):
@@ -190,7 +197,7 @@ def test_namespace_and_top_k_limit_recall(services: Services, make_ctx: ContextF
     for i in range(5):
         services.memory.remember(ctx, {"body": f"note number {i}", "namespace": "ops"})
     services.memory.remember(ctx, {"body": "elsewhere"})
-    result = services.memory.recall(ctx, {"namespace": "ops", "top_k": 3})
+    result = services.memory.recall(ctx, validate_recall({"namespace": "ops", "top_k": 3}))
     assert len(result.matches) == 3
     assert {m.memory.namespace for m in result.matches} == {"ops"}
     assert result.candidates == 5
@@ -214,7 +221,7 @@ def test_bad_recall_arguments_get_precise_errors(
     services: Services, make_ctx: ContextFactory, raw: dict[str, Any], field: str, code: str
 ) -> None:
     with pytest.raises(InvalidInput) as info:
-        services.memory.recall(make_ctx(), raw)
+        services.memory.recall(make_ctx(), validate_recall(raw))
     assert {e.field: e.code for e in info.value.errors}[field] == code
 
 
@@ -237,10 +244,10 @@ def test_query_words_restating_the_surface_do_not_count_as_relevance(
     )
     reader = make_ctx(surface="go")
     naming = services.memory.recall(
-        reader, {"source_type": "memorule", "query": "The Go dashboard is slow"}
+        reader, validate_recall({"source_type": "memorule", "query": "The Go dashboard is slow"})
     )
     plain = services.memory.recall(
-        reader, {"source_type": "memorule", "query": "The dashboard is slow"}
+        reader, validate_recall({"source_type": "memorule", "query": "The dashboard is slow"})
     )
     assert [m.state.subject for m in naming.matches] == ["Slow dashboards", "Go style"]
     # Scored as if the task had not said "Go": same scores, same reasons.
@@ -249,7 +256,8 @@ def test_query_words_restating_the_surface_do_not_count_as_relevance(
     ]
     # Where the context names no surface, "Go" is a word of the task like any other.
     elsewhere = services.memory.recall(
-        make_ctx(), {"source_type": "memorule", "query": "The Go dashboard is slow"}
+        make_ctx(),
+        validate_recall({"source_type": "memorule", "query": "The Go dashboard is slow"}),
     )
     go_style = next(m for m in elsewhere.matches if m.state.subject == "Go style")
     assert go_style.why["lexical"] > 0
@@ -263,8 +271,10 @@ def test_a_query_made_only_of_the_context_ranks_as_an_empty_query(
         services.memory.remember(writer, rule(f"Rule {name}", {"surface": "go"}))
     services.memory.remember(writer, rule("General", {"scope": "project"}, body="Go, go, go."))
     reader = make_ctx(surface="go")
-    named = services.memory.recall(reader, {"source_type": "memorule", "query": "Go"})
-    empty = services.memory.recall(reader, {"source_type": "memorule"})
+    named = services.memory.recall(
+        reader, validate_recall({"source_type": "memorule", "query": "Go"})
+    )
+    empty = services.memory.recall(reader, validate_recall({"source_type": "memorule"}))
     assert [(m.memory.id, m.score, m.why) for m in named.matches] == [
         (m.memory.id, m.score, m.why) for m in empty.matches
     ]

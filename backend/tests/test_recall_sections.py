@@ -10,6 +10,7 @@ from uuid import uuid4
 
 import pytest
 
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.ranking import CONFIDENCE_CODE, Ranked, RankingWeights, parts_of
 from prism_memory.domain.records import SessionContext
 from prism_memory.domain.sections import section_of, smooth
@@ -200,8 +201,8 @@ def test_recall_smooths_within_sections_on_every_engine(store: Any) -> None:
     ctx = SessionContext(uuid4(), uuid4(), uuid4())
     names = write_rules(service(store), ctx)
     query = {"query": "pytest tests before every commit", "top_k": 2, "source_type": "memorule"}
-    plain = service(store, rank_section=0).recall(ctx, query)
-    smoothed = service(store).recall(ctx, query)
+    plain = service(store, rank_section=0).recall(ctx, validate_recall(query))
+    smoothed = service(store).recall(ctx, validate_recall(query))
     before = [names[str(m.memory.id)] for m in plain.matches]
     after = [names[str(m.memory.id)] for m in smoothed.matches]
     # Unsmoothed, the style rule sharing "before every commit" is second; smoothed, a rule
@@ -216,10 +217,10 @@ def test_recall_smooths_within_sections_on_every_engine(store: Any) -> None:
         assert 0 < m.why["section_relevance"] < 1
     assert smoothed.candidates == plain.candidates == len(RULES)
     # top_k smaller than the window: the window, not the page, is what is smoothed.
-    one = service(store).recall(ctx, query | {"top_k": 1})
+    one = service(store).recall(ctx, validate_recall(query | {"top_k": 1}))
     assert [m.memory.id for m in one.matches] == [smoothed.matches[0].memory.id]
     # An empty query has no relevance to smooth: the ranking is the unsmoothed one.
     empty = {"query": "", "source_type": "memorule"}
-    assert [m.why for m in service(store).recall(ctx, empty).matches] == [
-        m.why for m in service(store, rank_section=0).recall(ctx, empty).matches
+    assert [m.why for m in service(store).recall(ctx, validate_recall(empty)).matches] == [
+        m.why for m in service(store, rank_section=0).recall(ctx, validate_recall(empty)).matches
     ]

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.records import SessionContext
 from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.services.memorule_service import MemoruleService
@@ -43,7 +44,7 @@ class Node:
         self.memory = MemoryService(self.store, self.embedder, memorules, preselect_above=4096)
 
     def ranked(self, ctx: SessionContext, raw: dict[str, Any]) -> list[tuple[Any, ...]]:
-        result = self.memory.recall(ctx, raw)
+        result = self.memory.recall(ctx, validate_recall(raw))
         return [
             (str(m.memory.id), m.score, m.why, m.applicable, result.candidates)
             for m in result.matches

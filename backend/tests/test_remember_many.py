@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from prism_memory.bootstrap import Services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.records import Kind, SessionContext
 from prism_memory.errors import InvalidInput
 
@@ -59,6 +60,8 @@ def test_remember_many_items_are_recalled_like_single_writes(
 ) -> None:
     services.memory.remember_many(ctx, [rule(i) for i in range(3)])
 
-    found = services.memory.recall(ctx, {"query": "migration file names", "top_k": 5})
+    found = services.memory.recall(
+        ctx, validate_recall({"query": "migration file names", "top_k": 5})
+    )
 
     assert len(found.matches) == 3

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from prism_memory.bootstrap import Services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.records import MemoruleKind, SessionContext
 from prism_memory.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
 from prism_memory.formats.rules_io.records import ExportedFile, ImportReport, NotesMode
@@ -111,7 +112,7 @@ def test_the_export_holds_what_recall_returns_for_the_context(
     ctx = seed(services, make_ctx)
     for context in (ctx, make_ctx(persona="texi", surface="python"), make_ctx(surface="ts")):
         recalled = services.memory.recall(
-            context, {"query": "", "top_k": 100, "source_type": "memorule"}
+            context, validate_recall({"query": "", "top_k": 100, "source_type": "memorule"})
         )
         exported = applicable_memorules(services.store, context)
         assert {m.memory.id for m in recalled.matches} == {m.id for m, _ in exported}

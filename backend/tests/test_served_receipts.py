@@ -12,6 +12,7 @@ import pytest
 
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.domain import audit as chain
+from prism_memory.domain.contract.recall import BriefCreate, validate_recall
 from prism_memory.domain.records import SessionContext
 from prism_memory.serializers import served_page_dict
 from prism_memory.settings import load_settings
@@ -40,8 +41,8 @@ def test_a_recall_and_a_brief_leave_one_receipt_per_served_version_in_rank_order
     ids = [mem.remember(ctx, rule(f"Review rule number {i}")).id for i in range(4)]
     mem.update(ctx, ids[1], {"body": "Version two of rule one, as served now."})
     mem.remember(ctx, {"body": "A note is never in a receipt."})
-    recalled = mem.recall(ctx, {"query": "review rule", "top_k": 10})
-    brief = services.brief.brief(ctx, "review", token_budget=200)
+    recalled = mem.recall(ctx, validate_recall({"query": "review rule", "top_k": 10}))
+    brief = services.brief.brief(ctx, BriefCreate(task="review", token_budget=200))
     page = services.ledger.served(ctx, ServedFilter(session_id=ctx.session_id))
     receipts = served_page_dict(page)["served"]
     rules = [m for m in recalled.matches if m.memory.kind.value == "memorule"]
@@ -70,7 +71,7 @@ def test_receipts_page_oldest_first_and_filter_by_time(
     for i in range(3):
         services.memory.remember(ctx, rule(f"Paging rule {i}"))
     for _ in range(3):
-        services.memory.recall(ctx, {"source_type": "memorule"})
+        services.memory.recall(ctx, validate_recall({"source_type": "memorule"}))
     first = services.ledger.served(ctx, ServedFilter(limit=4))
     rest = services.ledger.served(ctx, ServedFilter(limit=500, after_seq=first.next_cursor))
     seqs = [r.seq for r in first.receipts + rest.receipts]
@@ -87,7 +88,7 @@ def test_the_setting_turns_receipts_off(db_path: Path, make_ctx: ContextFactory)
     try:
         ctx = make_ctx(persona="donna")
         services.memory.remember(ctx, rule("Nobody records this"))
-        assert services.memory.recall(ctx, {}).matches
+        assert services.memory.recall(ctx, validate_recall({})).matches
         assert not services.ledger.served(ctx, ServedFilter()).receipts
     finally:
         services.close()

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.cli.main import cli
+from prism_memory.domain.contract.recall import BriefCreate, validate_recall
 from prism_memory.errors import Conflict, InvalidInput
 from prism_memory.serializers import recall_dict
 from prism_memory.services.transfer import export_store, import_store
@@ -78,8 +79,8 @@ def populate(services: Services, make_ctx: ContextFactory) -> list[Any]:
     mem.remember(web, rule("Deploys wait for green builds", applies_to={"scope": "org"}))
     mem.remember(web, {"body": "Frontend deploys go out on Tuesdays.", "namespace": "ops"})
     mem.remember(other, rule("Globex keeps its own rules"))
-    mem.recall(donna, {"query": "migrations", "source_type": "memorule"})
-    services.brief.brief(web, "deploy the web app")
+    mem.recall(donna, validate_recall({"query": "migrations", "source_type": "memorule"}))
+    services.brief.brief(web, BriefCreate(task="deploy the web app"))
     return [donna, web, other]
 
 
@@ -96,7 +97,11 @@ def body(text: str) -> list[str]:
 
 
 def recalls(services: Services, contexts: list[Any]) -> list[Any]:
-    return [recall_dict(services.memory.recall(c, r)) for c in contexts for r in RECALLS]
+    return [
+        recall_dict(services.memory.recall(c, validate_recall(r)))
+        for c in contexts
+        for r in RECALLS
+    ]
 
 
 @pytest.mark.postgres

@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 
 from prism_memory.asgi import create_app
 from prism_memory.bootstrap import build_services
+from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.settings import load_settings
 from tests.api_world import World, rule, running_world
 
@@ -315,7 +316,9 @@ def test_a_memorule_page_lists_the_sessions_it_was_served_to(world: World) -> No
     assert 'id="served-none"' in signed_in(world, "a_admin").get(url).text
     session = "0190a0b4-0000-7000-8000-00000000c0de"
     ctx = dataclasses.replace(world.ctx("acme", "p1"), session_id=uuid.UUID(session))
-    recalled = world.services.memory.recall(ctx, {"source_type": "memorule", "top_k": 100})
+    recalled = world.services.memory.recall(
+        ctx, validate_recall({"source_type": "memorule", "top_k": 100})
+    )
     assert memory_id in [str(m.memory.id) for m in recalled.matches]
     page = signed_in(world, "a_admin").get(url).text
     assert 'id="served-to"' in page and session in page

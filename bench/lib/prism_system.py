@@ -188,13 +188,17 @@ class PrismRules:
     def search_scored(
         self, ctx_fields: dict[str, Any], task: str, k: int
     ) -> list[tuple[str, float]]:
+        from prism_memory.domain.contract.recall import validate_recall
+
         ctx = context(
             RULES_PROJECT,
             persona=ctx_fields.get("persona"),
             surface=ctx_fields.get("surface"),
             spec=ctx_fields.get("specialization"),
         )
-        result = self.svc.memory.recall(ctx, {"query": task, "top_k": k, "source_type": "memorule"})
+        result = self.svc.memory.recall(
+            ctx, validate_recall({"query": task, "top_k": k, "source_type": "memorule"})
+        )
         return [
             (self.memory_to_rule.get(str(m.memory.id), str(m.memory.id)), m.score)
             for m in result.matches
@@ -234,8 +238,12 @@ class PrismNotes:
         return [key for key, _ in self.search_scored(group, query, k)]
 
     def search_scored(self, group: str, query: str, k: int) -> list[tuple[str, float]]:
+        from prism_memory.domain.contract.recall import validate_recall
+
         ctx = context(f"locomo-{group}")
-        result = self.svc.memory.recall(ctx, {"query": query, "top_k": k, "source_type": "memory"})
+        result = self.svc.memory.recall(
+            ctx, validate_recall({"query": query, "top_k": k, "source_type": "memory"})
+        )
         return [(self.keys[str(m.memory.id)], m.score) for m in result.matches]
 
     def close(self) -> None:

@@ -168,12 +168,16 @@ def recaller(db: Path) -> Any:
     cache: dict[str, Any] = {}
 
     def recall(project: str, query: str) -> list[str]:
+        from prism_memory.domain.contract.recall import RecallCreate
+
         if project not in cache:
             services = build_services(load_settings(db=db, project=project), migrate=False)
             cache[project] = (services, as_operator(services, context_from(services.settings)))
         _, (access, me) = cache[project]
         result = access.recall(
-            me.key, me.ctx, {"query": query, "top_k": 10, "source_type": "memorule"}
+            me.key,
+            me.ctx,
+            RecallCreate.parse({"query": query, "top_k": 10, "source_type": "memorule"}),
         )
         return [str(m.memory.id) for m in result.matches]
 

@@ -106,7 +106,9 @@ async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, 
 )
 async def recall(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
     """The memories that apply to the request's context, best first; ``query`` may be empty."""
-    return await call.run(lambda key, ctx: recall_dict(state.access.recall(key, ctx, body)))
+    return await call.run(
+        lambda key, ctx: recall_dict(state.access.recall(key, ctx, m.RecallCreate.parse(body)))
+    )
 
 
 @router.get(
@@ -266,9 +268,10 @@ async def verify_audit(state: StateDep, call: CallDep, request: Request) -> dict
 )
 async def brief(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, Any]:
     """Memorules that apply to the context (and the task), grouped by kind, in a budget."""
-    m.BriefCreate.refuse_unknown(body)  # before the key, as always; the service judges values
-    args = {k: body[k] for k in m.BriefCreate.model_fields if k in body}
-    return await call.run(lambda key, ctx: brief_dict(state.access.brief(key, ctx, **args)))
+    m.BriefCreate.refuse_unknown(body)  # before the key, as always; the values after it
+    return await call.run(
+        lambda key, ctx: brief_dict(state.access.brief(key, ctx, m.BriefCreate.parse(body)))
+    )
 
 
 @router.get(

@@ -15,6 +15,7 @@ import click
 from prism_memory.cli import claude_hook
 from prism_memory.cli.claude_subagent import SUBAGENT_TOKEN_BUDGET_DEFAULT
 from prism_memory.cli.runtime import Runtime, common
+from prism_memory.domain.contract.recall import BriefCreate
 from prism_memory.serializers import brief_dict
 from prism_memory.services.brief_service import (
     TOKEN_BUDGET_DEFAULT,
@@ -136,9 +137,10 @@ def brief_command() -> click.Command:
         from prism_memory.cli.acting import as_operator
 
         access, me = as_operator(rt.services, rt.ctx)
-        brief = access.brief(
-            me.key, me.ctx, task=text, token_budget=token_budget, namespace=namespace, top_k=top_k
+        request = BriefCreate.parse(
+            {"task": text, "token_budget": token_budget, "namespace": namespace, "top_k": top_k}
         )
+        brief = access.brief(me.key, me.ctx, request)
         rt.emit(brief_dict(brief), lambda data: str(data["markdown"]))
 
     return command

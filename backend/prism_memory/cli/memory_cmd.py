@@ -19,6 +19,7 @@ import click
 from prism_memory.cli import render
 from prism_memory.cli.acting import as_operator
 from prism_memory.cli.runtime import Runtime, common, parse_id
+from prism_memory.domain.contract.recall import RecallCreate
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.serializers import recall_dict, write_dict
 
@@ -171,7 +172,9 @@ def recall(
     if confidences:
         raw["confidence"] = list(confidences)
     access, me = as_operator(rt.services, rt.ctx)
-    rt.emit(recall_dict(access.recall(me.key, me.ctx, raw)), render.recall_result)
+    rt.emit(
+        recall_dict(access.recall(me.key, me.ctx, RecallCreate.parse(raw))), render.recall_result
+    )
 
 
 @click.command()

@@ -18,6 +18,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import Field
 
 from prism_memory.domain.access import Caller
+from prism_memory.domain.contract.recall import BriefCreate
 from prism_memory.errors import FieldError, InvalidInput, PrismError
 from prism_memory.mcp_server.session import Sessions
 from prism_memory.serializers import memory_dict, state_dict
@@ -47,7 +48,8 @@ def register_resources(server: MCPServer, access: AccessService, sessions: Sessi
 
     def brief_markdown(caller: Caller, task: str, token_budget: str) -> str:
         budget = _int(token_budget, "token_budget") if token_budget else TOKEN_BUDGET_DEFAULT
-        return access.brief(caller.key, caller.ctx, task=task, token_budget=budget).markdown
+        request = BriefCreate.parse({"task": task, "token_budget": budget})
+        return access.brief(caller.key, caller.ctx, request).markdown
 
     if not sessions.per_request:
         # Static resources get no request context: listed only when the server's context
@@ -101,7 +103,7 @@ def register_resources(server: MCPServer, access: AccessService, sessions: Sessi
     ) -> list[UserMessage]:
         def read() -> str:
             caller = sessions.resolve(ctx)
-            return access.brief(caller.key, caller.ctx, task=task).markdown
+            return access.brief(caller.key, caller.ctx, BriefCreate.parse({"task": task})).markdown
 
         text = await _guarded(read)
         return [UserMessage(START_TASK_TEXT.format(task=task.strip(), brief=text))]

@@ -70,12 +70,11 @@ def _remember(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, 
 
 
 def _recall(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    return recall_dict(svc.recall(c.key, c.ctx, args))
+    return recall_dict(svc.recall(c.key, c.ctx, a.RECALL.parse(args)))
 
 
 def _brief(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    a.BRIEF.refuse_unknown(args)  # the service judges the values
-    return brief_dict(svc.brief(c.key, c.ctx, **args))
+    return brief_dict(svc.brief(c.key, c.ctx, a.BRIEF.parse(args)))
 
 
 def _update(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from uuid import UUID
 from prism_memory.domain import access
 from prism_memory.domain.access import ApiKey, Role
 from prism_memory.domain.audit import ChainReport, Head
+from prism_memory.domain.contract.recall import BriefCreate, RecallCreate
 from prism_memory.domain.listing import ListRequest
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
@@ -114,23 +115,15 @@ class AccessService:
             raise NotFound(f"no memorule {target} to correct", id=str(target))
         access.require_change(key, *found)
 
-    def recall(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> RecallResult:
+    def recall(self, key: ApiKey, ctx: SessionContext, request: RecallCreate) -> RecallResult:
         """``semantic_recall`` in ``ctx``'s project (already allowed for the key)."""
         access.require_role(key, Role.READER, "recall")
-        return self.memory.recall(ctx, raw)
+        return self.memory.recall(ctx, request.to_query())
 
-    def brief(
-        self,
-        key: ApiKey,
-        ctx: SessionContext,
-        task: Any = "",
-        token_budget: Any = 1_200,
-        namespace: Any = None,
-        top_k: Any = 30,
-    ) -> Brief:
+    def brief(self, key: ApiKey, ctx: SessionContext, request: BriefCreate | None = None) -> Brief:
         """The task-start brief of ``ctx`` (see :meth:`BriefService.brief`)."""
         access.require_role(key, Role.READER, "read a brief")
-        return self.briefs.brief(ctx, task, token_budget, namespace, top_k)
+        return self.briefs.brief(ctx, request)
 
     def get(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> tuple[Memory, MemoryState]:
         """A memory the key can see, and its current state.

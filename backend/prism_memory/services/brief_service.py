@@ -103,33 +103,24 @@ class BriefService:
     def brief(
         self,
         ctx: SessionContext,
-        task: str = "",
-        token_budget: int = TOKEN_BUDGET_DEFAULT,
-        namespace: str | None = None,
-        top_k: int = TOP_K_DEFAULT,
+        request: BriefCreate | None = None,
     ) -> Brief:
         """The memorules that apply to ``ctx`` (and ``task``), as Markdown within a budget.
 
         Args:
             ctx: the session context; its persona, surface and specialization decide which
                 rules apply and how they rank.
-            task: what the agent is about to do (may be empty: "what applies to me now").
-            token_budget: the most tokens the Markdown may take (100 to 20,000; estimated
-                as characters / 4).
-            namespace: only rules of this namespace.
-            top_k: how many of the best rules to consider (1 to 100).
+            request: the request, validated at the door (None: every default): its task
+                (what the agent is about to do; empty: "what applies to me now"), the most
+                tokens the Markdown may take (estimated as characters / 4), an only
+                namespace, how many of the best rules to consider.
 
         Returns:
             The brief: rules grouped by kind (behavioral rules, corrections, conventions,
             preferences, feedback), best first within each group; the lowest-ranked rules
             are left out first when the budget is short.
-
-        Raises:
-            InvalidInput: every problem with the arguments at once.
         """
-        request = BriefCreate.parse(
-            {"task": task, "token_budget": token_budget, "namespace": namespace, "top_k": top_k}
-        )
+        request = request or BriefCreate()
         query, token_budget = request.to_query(), request.token_budget
         if not query.query:
             query = replace(query, top_k=max(query.top_k, NO_TASK_POOL))

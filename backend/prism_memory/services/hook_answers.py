@@ -80,14 +80,17 @@ def answer(access: AccessService, caller: Caller, request: HookRequest) -> HookA
         return _prompt_rules(access, caller, request)
     subagent = request.event == "SubagentStart"
     budget = request.subagent_token_budget if subagent else request.token_budget
-    brief = access.brief(
-        caller.key,
-        caller.ctx,
-        task=request.text[:TASK_MAX] if subagent else "",
-        token_budget=min(budget, HOOK_TOKEN_BUDGET_MAX),
-        namespace=request.namespace,
-        top_k=request.top_k,
+    from prism_memory.domain.contract.recall import BriefCreate
+
+    brief_request = BriefCreate.parse(
+        {
+            "task": request.text[:TASK_MAX] if subagent else "",
+            "token_budget": min(budget, HOOK_TOKEN_BUDGET_MAX),
+            "namespace": request.namespace,
+            "top_k": request.top_k,
+        }
     )
+    brief = access.brief(caller.key, caller.ctx, brief_request)
     served = tuple(str(m.memory.id) for m in brief.included)
     return HookAnswer(brief.markdown, served, replace=True)
 
@@ -108,7 +111,9 @@ def _prompt_rules(access: AccessService, caller: Caller, request: HookRequest) -
     }
     if request.namespace:
         raw["namespace"] = request.namespace
-    result = access.recall(caller.key, caller.ctx, raw)
+    from prism_memory.domain.contract.recall import RecallCreate
+
+    result = access.recall(caller.key, caller.ctx, RecallCreate.parse(raw))
     relevant = [m for m in result.matches if _relevance(m) >= request.min_relevance]
     fresh = [m for m in relevant if str(m.memory.id) not in request.briefed]
     if not fresh:

@@ -175,8 +175,8 @@ class MemoryService:
     def recall(
         self,
         ctx: SessionContext,
-        raw: Mapping[str, Any] | RecallQuery,
+        query: RecallQuery,
         served_as: str | None = "semantic_recall",
     ) -> RecallResult:
         """``semantic_recall`` (:meth:`RecallService.recall`)."""
-        return self.recalls.recall(ctx, raw, served_as)
+        return self.recalls.recall(ctx, query, served_as)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
 from uuid import UUID
 
-from prism_memory.domain import validation
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     APPLIES_TO_KEYS,
@@ -32,22 +29,19 @@ class RecallService:
     def recall(
         self,
         ctx: SessionContext,
-        raw: Mapping[str, Any] | RecallQuery,
+        q: RecallQuery,
         served_as: str | None = "semantic_recall",
     ) -> RecallResult:
         """``semantic_recall``: the memories that apply to the context, best first.
 
         Args:
             ctx: the session context; its persona/surface/specialization drive applicability.
-            raw: the request (DESIGN §6) or an already validated :class:`RecallQuery`.
+            q: the request (DESIGN §6), validated at the door
+                (:meth:`~prism_memory.domain.contract.recall.RecallCreate.to_query`).
             served_as: the tool its served receipts name (None: record none, e.g. a brief
                 records what it finally shows itself).
-
-        Raises:
-            InvalidInput: every field error.
         """
         deps = self.deps
-        q = raw if isinstance(raw, RecallQuery) else validation.validate_recall(raw)
         conflicts: dict[str, str] = {}
         if not q.include_inapplicable:
             for key in APPLIES_TO_KEYS:

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from prism_memory.domain import listing
 from prism_memory.domain.access import ApiKey
 from prism_memory.domain.contract.audit import AuditQuery
+from prism_memory.domain.contract.recall import BriefCreate, RecallCreate
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import FieldError, InvalidInput, PermissionDenied, PrismError
 from prism_memory.serializers import (
@@ -132,7 +133,7 @@ async def memorule_list(request: Request) -> Response:
         return page.render("list.html", status=422, **{**values, "errors": exc.errors})
 
     def search(key: ApiKey, ctx: SessionContext) -> list[dict[str, Any]]:
-        found = access.recall(key, ctx, filters.recall_request(100))
+        found = access.recall(key, ctx, RecallCreate.parse(filters.recall_request(100)))
         rows = [{**match_dict(m), "status": "active"} for m in found.matches]
         return [r for r in rows if filters.keeps(r)]
 
@@ -268,7 +269,8 @@ async def applies_now(request: Request) -> Response:
     if "show" in params:
         try:
             brief = await page.run(
-                lambda key, ctx: page.access.brief(key, ctx, task=task), **context
+                lambda key, ctx: page.access.brief(key, ctx, BriefCreate.parse({"task": task})),
+                **context,
             )
         except PrismError as exc:
             return page.error(exc)
