@@ -57,7 +57,7 @@ class WriteService:
         deps = self.deps
         write = validation.validate_remember(raw)
         key = write.idempotency_key
-        asked = request_hash("remember", ctx, write_dict(write))
+        asked = request_hash("remember", ctx, hashed_arguments(write))
         if key is not None and (replayed := replay(deps.store, ctx, key, asked)):
             return replayed
         vector = deps.embedder.embed([text_of(write.subject, write.body)])[0]
@@ -145,7 +145,7 @@ def result_from(data: dict[str, Any]) -> WriteResult:
     )
 
 
-def write_dict(write: NoteWrite | MemoruleWrite) -> dict[str, Any]:
+def hashed_arguments(write: NoteWrite | MemoruleWrite) -> dict[str, Any]:
     """A validated write as the arguments its request hash covers (not the key itself)."""
     out = {k: v for k, v in write.__dict__.items() if k != "idempotency_key"}
     if isinstance(write, MemoruleWrite):
