@@ -167,7 +167,7 @@ def load(store: Any, ctx: Any, n: int, matrix: np.ndarray, model: str, seed: int
             batch.states.append(StateWrite(state, matrix[j]))
             if not note:
                 batch.audits.append(
-                    auditor.audit_draft(ctx, memory.id, state, AuditEventType.CREATED, None, now)
+                    auditor.audit_draft(ctx, memory, state, AuditEventType.CREATED, None, now)
                 )
         store.write(batch)
 

@@ -229,6 +229,7 @@ def test_many_changes_store_a_new_segment_that_another_process_then_loads(
     nodes.append(writer)
     ctx = make_ctx()
     ids = [writer.memory.remember(ctx, rule(f"rule {i}")).id for i in range(30)]
+    writer.ranked(ctx, {})  # a recall stores the first segment (a write never does)
     first = segment_clock(db_path, ctx, writer.embedder.model_id)
     assert first is not None
     for memory_id in ids:

@@ -2,8 +2,9 @@
 
 The engines must filter where the rows are, so the rule is written again in SQL and numpy:
 the listing query (``trigraph/listing_sql.py``, both engines), PostgreSQL's recall branches
-(``postgres/visibility.py``) and the SQLite recall cache (what ``sqlite/recall.py``'s fold
-loads, what ``recall_cache.py``'s snapshot selects). On random memories — every scope, persona
+(``postgres/visibility.py``), the SQLite recall cache (what ``sqlite/recall.py``'s fold
+loads, what ``recall_cache.py``'s snapshot selects) and SQLite's near-duplicate check
+(``sqlite/near_duplicates.py``). On random memories — every scope, persona
 rules named in any case, notes, retirements, corrections that move a rule's scope — written to
 both engines, each copy must return exactly the memories the domain rule lets each viewer see:
 once with the recall caches loaded from nothing, once after more writes folded in by clock.
@@ -15,6 +16,7 @@ import random
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -100,8 +102,19 @@ def listed(store: SQLiteStore | PostgresStore, project: UUID, persona: str | Non
     return {m.id for m, _ in store.list_memories(TENANT, flt)}
 
 
+def probed(
+    store: SQLiteStore | PostgresStore, project: UUID, persona: str | None, vector: Any
+) -> set[UUID]:
+    """What a write's near-duplicate check in ``project`` as ``persona`` may find: every
+    visible active memory (a threshold no cosine is below)."""
+    flt = CandidateFilter(project_id=project, persona=persona)
+    found = store.near_duplicates(TENANT, flt, vector, EMBEDDER.model_id, -2.0, 10_000)
+    return {m.memory_id for m in found}
+
+
 def check(stores: tuple[SQLiteStore, PostgresStore], seen: dict[str, int]) -> None:
     memories = everything(stores[0])
+    probe = EMBEDDER.embed(["deploy the tests"])[0]
     reach = {i: reach_of(m, s) for i, (m, s) in memories.items()}
     for name in PROJECTS:
         project = uuid_for("project", name)
@@ -122,6 +135,7 @@ def check(stores: tuple[SQLiteStore, PostgresStore], seen: dict[str, int]) -> No
             for store in stores:
                 assert recalled(store, project, persona) == for_recall, type(store).__name__
                 assert listed(store, project, persona) == for_reading, type(store).__name__
+                assert probed(store, project, persona, probe) == for_recall, type(store).__name__
             seen["shared"] += sum(1 for i in for_recall if memories[i][0].project_id != project)
             seen["persona_rules"] += sum(1 for i in for_recall if reach[i][0] is Scope.PERSONA)
             seen["hidden"] += len({i for i in active if memories[i][0].project_id == project})

@@ -114,7 +114,7 @@ def prism_load(svc: Any, ctx: Any, start: int, texts: Sequence[str], matrix: np.
                 confidence=Confidence.INFERRED,
             )
             audit = svc.memory.memorules.audit_draft(
-                ctx, memory.id, state, AuditEventType.CREATED, None, now
+                ctx, memory, state, AuditEventType.CREATED, None, now
             )
             batch.new_memories.append(memory)
             batch.states.append(StateWrite(state, matrix[j]))

@@ -19,6 +19,7 @@ import click
 from prism_memory.cli import render
 from prism_memory.cli.acting import as_operator
 from prism_memory.cli.runtime import Runtime, common, parse_id
+from prism_memory.domain.contract.bounds import TOP_K_RECALL_DEFAULT
 from prism_memory.domain.contract.recall import RecallCreate
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.serializers import recall_dict, write_dict
@@ -131,7 +132,9 @@ def remember(rt: Runtime, input_file: Any, **fields: Any) -> None:
 
 @click.command()
 @click.argument("query", required=False, default="")
-@click.option("--top-k", type=int, default=10, show_default=True, help="how many to return")
+@click.option(
+    "--top-k", type=int, default=TOP_K_RECALL_DEFAULT, show_default=True, help="how many to return"
+)
 @click.option(
     "--source-type",
     type=click.Choice(["memory", "memorule"]),

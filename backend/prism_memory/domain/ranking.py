@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from prism_memory.domain.lexical import LexicalHits
-from prism_memory.domain.ranking_bounds import PRESELECT_MIN, dots, relevance, rows_within_reach
+from prism_memory.domain.ranking_bounds import PRESELECT_MIN, dots, relevance
 from prism_memory.domain.ranking_inputs import (
     ABSENT,
     CONFIDENCE_CODE,
@@ -70,7 +70,6 @@ __all__ = [  # what other modules import from here (the inputs are defined in ra
     "normalise_key",
     "parts_of",
     "rank",
-    "rows_within_reach",
     "tiebreak_of",
 ]
 

@@ -3,7 +3,7 @@
 :func:`relevance` gives the clipped cosine of every candidate row that can still enter the
 top ``top_k`` of :func:`prism_memory.domain.ranking.rank`; above a size it skips the others by a
 Cauchy–Schwarz bound on a low-dimensional sketch of the vectors, with the same result as
-scoring every row. :func:`rows_within_reach` is the same bound for the near-duplicate check.
+scoring every row.
 """
 
 from __future__ import annotations
@@ -84,20 +84,6 @@ def relevance(
 
 
 _BOUND_SLACK = 1e-4  # float32 rounding in the sketch, far above its worst case
-
-
-def rows_within_reach(c: Candidates, q: npt.NDArray[np.float32], floor: float) -> IntArray | None:
-    """Rows whose cosine with ``q`` may reach ``floor``; None (every row) without a sketch.
-
-    Exact in the same way as ``relevance``: a row left out has a cosine bound below
-    ``floor``. Used by the near-duplicate check on every write.
-    """
-    if c.coarse is None or c.projection is None or c.residual is None:
-        return None
-    qp = q @ c.projection
-    q_left = float(np.sqrt(max(float(q @ q) - float(qp @ qp), 0.0)))
-    bound = qp @ c.coarse + q_left * c.residual
-    return np.flatnonzero(bound >= floor - _BOUND_SLACK)
 
 
 def _pruned(

@@ -85,11 +85,17 @@ class AccessService:
             PermissionDenied, NotFound: see :meth:`check_remember`.
             InvalidInput, Conflict: as :meth:`MemoryService.remember`.
         """
-        self.check_remember(key, ctx, raw)
-        return self.memory.remember(ctx, raw)
+        corrected = self.check_remember(key, ctx, raw)
+        return self.memory.remember(ctx, raw, corrected)
 
-    def check_remember(self, key: ApiKey, ctx: SessionContext, raw: Any) -> None:
+    def check_remember(
+        self, key: ApiKey, ctx: SessionContext, raw: Any
+    ) -> tuple[Memory, MemoryState] | None:
         """Whether the key may make this write (before it is validated).
+
+        Returns:
+            The rule ``corrects`` names, as read for the check (None when it names none):
+            the write supersedes it without reading it again.
 
         Raises:
             PermissionDenied: the key cannot write; or a persona-bound key names another
@@ -105,15 +111,16 @@ class AccessService:
             access.require_enforcement_right(key, raw)
         corrects = raw.get("corrects") if isinstance(raw, Mapping) else None
         if not isinstance(corrects, str):
-            return  # absent, or a wrong type the validator reports with the other errors
+            return None  # absent, or a wrong type the validator reports with the other errors
         try:
             target = UUID(corrects)
         except ValueError:
-            return  # the validator reports it as 'invalid_format'
+            return None  # the validator reports it as 'invalid_format'
         found = self._visible(key, ctx, target)
         if found is None:
             raise NotFound(f"no memorule {target} to correct", id=str(target))
         access.require_change(key, *found)
+        return found
 
     def recall(self, key: ApiKey, ctx: SessionContext, request: RecallCreate) -> RecallResult:
         """``semantic_recall`` in ``ctx``'s project (already allowed for the key)."""

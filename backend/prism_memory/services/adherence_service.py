@@ -251,12 +251,12 @@ class AdherenceService:
         got = self.store.get(ctx.tenant_id, judged.rule.memorule_id)
         if got is None:
             return judged  # retired or gone since it was read: nothing to hang the event on
-        _, state = got
+        rule, state = got
         reason = verdict_record(judged, client=client, session=session, session_id=prism, ctx=ctx)
         now = utcnow()
         draft = self.memorules.audit_draft(
             ctx,
-            judged.rule.memorule_id,
+            rule,
             state,
             _EVENTS[judged.verdict.verdict],
             storable(f"{client}:{session}")[:EVIDENCE_SIGNAL_MAX],

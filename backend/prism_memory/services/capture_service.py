@@ -238,7 +238,7 @@ class CaptureService:
         batch.audits = [
             self.memorules.audit_draft(
                 ctx,
-                memory.id,
+                proposed,
                 state,
                 AuditEventType.PROPOSED,
                 cand.write.evidence_signal_id,
@@ -258,7 +258,7 @@ class CaptureService:
         now = utcnow()
         draft = self.memorules.audit_draft(
             ctx,
-            memory.id,
+            memory,
             state,
             AuditEventType.EVIDENCE,
             cand.write.evidence_signal_id,

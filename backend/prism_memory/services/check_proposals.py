@@ -235,7 +235,7 @@ class CheckProposalService:
         memory = dataclasses.replace(memory, status=Status.PROPOSED)
         draft = self.memorules.audit_draft(
             ctx,
-            memory.id,
+            memory,
             proposed,
             AuditEventType.PROPOSED,
             proposed.evidence_signal_id,
@@ -259,7 +259,7 @@ class CheckProposalService:
             batch.audits.append(
                 self.memorules.audit_draft(
                     ctx,
-                    old.id,
+                    old,
                     old_state,
                     AuditEventType.REJECTED,
                     old_state.evidence_signal_id,
@@ -317,11 +317,11 @@ class CheckProposalService:
             reason=why,
         )
         superseded = self.memorules.audit_draft(
-            ctx, rule.id, checked, AuditEventType.SUPERSEDED, state.evidence_signal_id, now, why
+            ctx, rule, checked, AuditEventType.SUPERSEDED, state.evidence_signal_id, now, why
         )
         approved = self.memorules.audit_draft(
             ctx,
-            proposal.id,
+            proposal,
             state,
             AuditEventType.APPROVED,
             state.evidence_signal_id,

@@ -246,7 +246,7 @@ class GuardRecorder:
             )
             drafts.append(
                 self.memorules.audit_draft(
-                    ctx, rule.memorule_id, got[1], event, f"{client}:{session}"[:200], now, reason
+                    ctx, got[0], got[1], event, f"{client}:{session}"[:200], now, reason
                 )
             )
         if not drafts:

@@ -121,7 +121,7 @@ class LifecycleService:
         audit_id = None
         batch = WriteBatch(tenant_id=ctx.tenant_id, expected_versions={memory.id: current.version})
         if isinstance(write, MemoruleWrite):
-            state, draft = deps.memorules.build_supersede(ctx, memory.id, state, write, now, reason)
+            state, draft = deps.memorules.build_supersede(ctx, memory, state, write, now, reason)
             batch.audits.append(draft)
             audit_id = draft.id
         batch.states.append(StateWrite(state, vector))
@@ -176,7 +176,7 @@ class LifecycleService:
         )
         audit_id = None
         if memory.kind is Kind.MEMORULE:
-            draft = deps.memorules.status_event(ctx, memory.id, state, status, now, checked)
+            draft = deps.memorules.status_event(ctx, memory, state, status, now, checked)
             batch.audits.append(draft)
             audit_id = draft.id
         result = WriteResult(memory.id, state.id, state.version, memory.kind, now, audit_id)

@@ -79,9 +79,21 @@ class MemoruleService:
         self.near_duplicate_threshold = near_duplicate_threshold
 
     def build_create(
-        self, ctx: SessionContext, write: MemoruleWrite, vector: Vector
+        self,
+        ctx: SessionContext,
+        write: MemoruleWrite,
+        vector: Vector,
+        corrected: tuple[Memory, MemoryState] | None = None,
     ) -> tuple[WriteBatch, Memory, MemoryState, AuditDraft, list[dict[str, Any]]]:
         """Everything a new memorule writes, as one batch (not yet applied).
+
+        Args:
+            ctx: the writer's context; the memorule is written in its project.
+            write: the validated write.
+            vector: the embedding of its subject and body.
+            corrected: the rule ``write.corrects`` names, as the caller already read it
+                (the access check does); None reads it here. Either way it is read once:
+                the batch's expected version catches a change since.
 
         Raises:
             NearDuplicate: ``write.strict`` and a near duplicate exists.
@@ -104,7 +116,7 @@ class MemoruleService:
             enforcement=write.enforcement,
         )
         created = self.audit_draft(
-            ctx, memory.id, state, AuditEventType.CREATED, write.evidence_signal_id, now
+            ctx, memory, state, AuditEventType.CREATED, write.evidence_signal_id, now
         )
         batch = WriteBatch(
             tenant_id=ctx.tenant_id,
@@ -113,7 +125,7 @@ class MemoruleService:
             audits=[created],
         )
         if write.corrects is not None:
-            self._supersede_corrected(ctx, write, memory.id, batch)
+            self._supersede_corrected(ctx, write, memory.id, batch, corrected)
         warnings = self.near_duplicate_warnings(ctx, write, vector, exclude=write.corrects)
         if warnings and write.strict:
             raise NearDuplicate(
@@ -124,10 +136,19 @@ class MemoruleService:
         return batch, memory, state, created, warnings
 
     def _supersede_corrected(
-        self, ctx: SessionContext, write: MemoruleWrite, new_id_: UUID, batch: WriteBatch
+        self,
+        ctx: SessionContext,
+        write: MemoruleWrite,
+        new_id_: UUID,
+        batch: WriteBatch,
+        corrected: tuple[Memory, MemoryState] | None,
     ) -> None:
         assert write.corrects is not None
-        found = self.store.get(ctx.tenant_id, write.corrects)
+        if corrected is not None and corrected[0].id != write.corrects:
+            raise ValueError(
+                f"handed memory {corrected[0].id}, but the write corrects {write.corrects}"
+            )
+        found = corrected or self.store.get(ctx.tenant_id, write.corrects)
         if found is None or found[0].kind is not Kind.MEMORULE:
             raise NotFound(f"no memorule {write.corrects} to correct", id=str(write.corrects))
         memory, state = found
@@ -138,7 +159,7 @@ class MemoruleService:
         batch.audits.append(
             self.audit_draft(
                 ctx,
-                memory.id,
+                memory,
                 state,
                 AuditEventType.SUPERSEDED,
                 write.evidence_signal_id,
@@ -150,7 +171,7 @@ class MemoruleService:
     def build_supersede(
         self,
         ctx: SessionContext,
-        memorule_id: UUID,
+        memorule: Memory,
         state: MemoryState,
         write: MemoruleWrite,
         when: Any,
@@ -171,7 +192,7 @@ class MemoruleService:
         )
         draft = self.audit_draft(
             ctx,
-            memorule_id,
+            memorule,
             state,
             AuditEventType.SUPERSEDED,
             write.evidence_signal_id,
@@ -183,7 +204,7 @@ class MemoruleService:
     def status_event(
         self,
         ctx: SessionContext,
-        memorule_id: UUID,
+        memorule: Memory,
         state: MemoryState,
         status: Status,
         when: Any,
@@ -192,14 +213,12 @@ class MemoruleService:
         """The event of a memorule retired (``status`` RETIRED) or restored (ACTIVE), naming
         its current ``state``."""
         event = AuditEventType.RETIRED if status is Status.RETIRED else AuditEventType.RESTORED
-        return self.audit_draft(
-            ctx, memorule_id, state, event, state.evidence_signal_id, when, reason
-        )
+        return self.audit_draft(ctx, memorule, state, event, state.evidence_signal_id, when, reason)
 
     def audit_draft(
         self,
         ctx: SessionContext,
-        memorule_id: UUID,
+        memorule: Memory,
         state: MemoryState,
         event: AuditEventType,
         evidence_signal_id: str | None,
@@ -208,12 +227,16 @@ class MemoruleService:
     ) -> AuditDraft:
         """The Watson hook: who wrote which memorule, on what evidence, when, and the
         content hash of the state it names and of the memorule's project (so the chain
-        commits to the rule's text and to where it lives)."""
+        commits to the rule's text and to where it lives).
+
+        ``memorule`` is the rule as the caller has it (a new one not yet written): its id and
+        project are all that is taken from it, and a project never changes, so nothing is
+        read here."""
         return AuditDraft(
             id=new_id(),
-            memorule_id=memorule_id,
+            memorule_id=memorule.id,
             state_id=state.id,
-            content_hash=chain.content_hash(state, self._project_of(ctx, memorule_id)),
+            content_hash=chain.content_hash(state, memorule.project_id),
             event=event,
             written_by_session_id=ctx.session_id,
             written_by_persona=ctx.persona,
@@ -221,12 +244,6 @@ class MemoruleService:
             written_at=when,
             reason=reason,
         )
-
-    def _project_of(self, ctx: SessionContext, memorule_id: UUID) -> UUID:
-        """A memorule's project: the stored one, else (a rule being created) the context's,
-        where every new memory is written. A project never changes, so no lock is needed."""
-        found = self.store.get(ctx.tenant_id, memorule_id)
-        return found[0].project_id if found is not None else ctx.project_id
 
     def near_duplicate_warnings(
         self,

@@ -109,9 +109,14 @@ class MemoryService:
 
     # -- writes (:mod:`.write_service`, :mod:`.lifecycle_service`, :mod:`.bulk_service`) --
 
-    def remember(self, ctx: SessionContext, raw: Mapping[str, Any]) -> WriteResult:
+    def remember(
+        self,
+        ctx: SessionContext,
+        raw: Mapping[str, Any],
+        corrected: tuple[Memory, MemoryState] | None = None,
+    ) -> WriteResult:
         """``prism_remember`` (:meth:`WriteService.remember`)."""
-        return self.writes.remember(ctx, raw)
+        return self.writes.remember(ctx, raw, corrected)
 
     def update(
         self,

@@ -157,7 +157,7 @@ class ProposalService:
             batch.states.append(StateWrite(target, vector))
         draft = self.memorules.audit_draft(
             ctx,
-            memory.id,
+            memory,
             target,
             AuditEventType.APPROVED,
             state.evidence_signal_id,
@@ -246,7 +246,7 @@ class ProposalService:
         )
         merged = self.memorules.audit_draft(
             ctx,
-            memory.id,
+            memory,
             state,
             AuditEventType.MERGED,
             state.evidence_signal_id,
@@ -255,7 +255,7 @@ class ProposalService:
         )
         gained = self.memorules.audit_draft(
             ctx,
-            rule.id,
+            rule,
             rule_state,
             AuditEventType.EVIDENCE,
             state.evidence_signal_id,
@@ -302,7 +302,7 @@ class ProposalService:
         )
         draft = self.memorules.audit_draft(
             ctx,
-            memory.id,
+            memory,
             promoted,
             AuditEventType.PROMOTED,
             promoted.evidence_signal_id,
@@ -328,7 +328,7 @@ class ProposalService:
     ) -> WriteResult:
         now = utcnow()
         draft = self.memorules.audit_draft(
-            ctx, memory.id, state, event, state.evidence_signal_id, now, reason
+            ctx, memory, state, event, state.evidence_signal_id, now, reason
         )
         batch = WriteBatch(
             tenant_id=ctx.tenant_id,

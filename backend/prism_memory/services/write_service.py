@@ -39,12 +39,19 @@ class WriteService:
     def __init__(self, deps: MemoryDeps) -> None:
         self.deps = deps
 
-    def remember(self, ctx: SessionContext, raw: Mapping[str, Any]) -> WriteResult:
+    def remember(
+        self,
+        ctx: SessionContext,
+        raw: Mapping[str, Any],
+        corrected: tuple[Memory, MemoryState] | None = None,
+    ) -> WriteResult:
         """``prism_remember``: validate and write a note or a memorule.
 
         Args:
             ctx: the session context (tenant, project, session, persona...).
             raw: the request (DESIGN §5): ``kind`` defaults to ``note``.
+            corrected: the rule ``corrects`` names, when the caller has read it already
+                (:meth:`AccessService.check_remember`); None reads it where it is needed.
 
         Returns:
             The write result; ``replayed`` when an idempotency key matched an earlier write.
@@ -57,15 +64,19 @@ class WriteService:
         deps = self.deps
         write = validation.validate_remember(raw)
         key = write.idempotency_key
-        asked = request_hash("remember", ctx, write_dict(write))
+        asked = request_hash("remember", ctx, hashed_arguments(write))
         if key is not None and (replayed := replay(deps.store, ctx, key, asked)):
             return replayed
         vector = deps.embedder.embed([text_of(write.subject, write.body)])[0]
-        batch, result = self.build(ctx, write, vector)
+        batch, result = self.build(ctx, write, vector, corrected)
         return commit(deps.store, batch, key, asked, result)
 
     def build(
-        self, ctx: SessionContext, write: NoteWrite | MemoruleWrite, vector: Vector
+        self,
+        ctx: SessionContext,
+        write: NoteWrite | MemoruleWrite,
+        vector: Vector,
+        corrected: tuple[Memory, MemoryState] | None = None,
     ) -> tuple[WriteBatch, WriteResult]:
         """Everything one new memory writes (not yet applied), and the result it will have.
 
@@ -75,7 +86,7 @@ class WriteService:
         warnings: list[dict[str, Any]] = []
         if isinstance(write, MemoruleWrite):
             batch, memory, state, audit, warnings = self.deps.memorules.build_create(
-                ctx, write, vector
+                ctx, write, vector, corrected
             )
             audit_id: UUID | None = audit.id
         else:
@@ -145,7 +156,7 @@ def result_from(data: dict[str, Any]) -> WriteResult:
     )
 
 
-def write_dict(write: NoteWrite | MemoruleWrite) -> dict[str, Any]:
+def hashed_arguments(write: NoteWrite | MemoruleWrite) -> dict[str, Any]:
     """A validated write as the arguments its request hash covers (not the key itself)."""
     out = {k: v for k, v in write.__dict__.items() if k != "idempotency_key"}
     if isinstance(write, MemoruleWrite):

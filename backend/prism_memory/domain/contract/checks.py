@@ -289,11 +289,14 @@ class WholeNumber(Check):
 
 
 class Flag(Check):
-    """``true`` or ``false`` (null too is refused)."""
+    """``true`` or ``false``; null is ``default`` (not given), as at every door."""
 
-    nullable = False
+    def __init__(self, default: bool = False) -> None:
+        self.default = default
 
     def check(self, value: Any, info: ValidationInfo | None = None) -> bool:
+        if value is None:
+            return self.default
         if not isinstance(value, bool):
             raise contract_error(
                 "wrong_type", "'{field}' must be true or false", expected="boolean"

@@ -89,13 +89,15 @@ def validate_recall(raw: Mapping[str, Any]) -> RecallQuery:
 
 
 class Task(Text):
-    """The brief's task: at most ``TASK_MAX`` characters as sent, then a recall query."""
+    """The brief's task: at most ``TASK_MAX`` characters as sent, then a recall query; null
+    is no task (not given)."""
 
     def __init__(self) -> None:
-        super().__init__(QUERY_MAX, 0)
-        self.nullable = False
+        super().__init__(QUERY_MAX, 0, default="")
 
     def check(self, value: Any, info: ValidationInfo | None = None) -> str:
+        if value is None:
+            return ""
         if not isinstance(value, str):
             raise contract_error("wrong_type", "'{field}' must be a string")
         if len(value) > TASK_MAX:
@@ -122,7 +124,7 @@ class BriefCreate(Operation):
     ] = ""
     token_budget: Annotated[
         int,
-        WholeNumber(TOKEN_BUDGET_MIN, TOKEN_BUDGET_MAX),
+        WholeNumber(TOKEN_BUDGET_MIN, TOKEN_BUDGET_MAX, TOKEN_BUDGET_DEFAULT),
         Field(description="The most tokens the brief may take; lowest-ranked rules go first."),
     ] = TOKEN_BUDGET_DEFAULT
     top_k: Annotated[

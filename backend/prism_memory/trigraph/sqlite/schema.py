@@ -288,4 +288,19 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             ) WITHOUT ROWID""",
         ],
     ),
+    (
+        # 10, not 9: the pinned flag (issue 31) is 9. Pending versions are applied by
+        # number, so the order of arrival does not matter.
+        10,
+        "recall_index_by_kind",
+        [
+            # A memorule write's near-duplicate check reads its project's active rules of
+            # one kind straight from recall_index (sqlite/near_duplicates.py). The project
+            # index gains the kind, so the other kinds' rows (and their vectors) are not
+            # read; every query on (tenant, project, active) uses its prefix as before.
+            "DROP INDEX recall_index_by_project",
+            "CREATE INDEX recall_index_by_kind "
+            "ON recall_index (tenant_id, project_id, active, memorule_kind)",
+        ],
+    ),
 ]

@@ -40,11 +40,12 @@ from prism_memory.trigraph.port import (
     WriteOutcome,
 )
 from prism_memory.trigraph.sqlite import checked_rules, rows
+from prism_memory.trigraph.sqlite import near_duplicates as sqlite_near
 from prism_memory.trigraph.sqlite import recall as sqlite_recall
 from prism_memory.trigraph.sqlite import write as sqlite_write
 from prism_memory.trigraph.sqlite.conn import SQLiteFile
 from prism_memory.trigraph.sqlite.recall_registry import CacheRegistry
-from prism_memory.trigraph.sqlite.recall_snapshot import near_in_snapshot, rank_snapshot
+from prism_memory.trigraph.sqlite.recall_snapshot import rank_snapshot
 from prism_memory.trigraph.sqlite.schema import MIGRATIONS
 
 _KINDS: dict[str, Kind] = {k.value: k for k in Kind}  # a row's kind without Enum()
@@ -213,8 +214,11 @@ class SQLiteStore:
         threshold: float,
         limit: int,
     ) -> list[NearMatch]:
-        cands = self.candidates(tenant_id, flt, model)
-        return near_in_snapshot(cands, vector, threshold, limit)
+        """Read from ``recall_index`` alone: a write neither loads the project's recall
+        cache nor stores a segment (:mod:`prism_memory.trigraph.sqlite.near_duplicates`)."""
+        return sqlite_near.near_duplicates(
+            self.file.connection(), tenant_id, flt, vector, model, threshold, limit
+        )
 
     def candidates(self, tenant_id: UUID, flt: CandidateFilter, model: str) -> Candidates:
         """The project's cached candidates, brought up to the tenant's clock
