@@ -2,6 +2,7 @@
 
     python bench/rules_files/dev2/score.py                 # both splits, tables
     python bench/rules_files/dev2/score.py --split dev --details
+    python bench/rules_files/dev2/score.py --split dev3     # the third round's tuning part
     python bench/rules_files/dev2/score.py --json bench/results/rules_files_dev2.json
 
 Every file of ``corpus/`` is read as ``prism import-rules <its folder>`` reads it and scored
@@ -58,6 +59,9 @@ from prism_memory.services.rules_import import (  # noqa: E402
     read_rule_files,
 )
 from prism_memory.settings import load_settings  # noqa: E402
+
+# dev/holdout: issue 30's first corpus; dev3/holdout3: its fresh blind round
+SPLITS = ("dev", "holdout", "dev3", "holdout3")
 
 _DROP = re.compile(r"[`*#>|]|^\s*[-+]\s|^\s*\d+[.)]\s", re.MULTILINE)
 
@@ -323,12 +327,12 @@ def _table(title: str, groups: dict[str, Score]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
+    p.add_argument("--split", choices=[*SPLITS, "all"], default="all")
     p.add_argument("--details", action="store_true", help="misses, extras, subjects, drift")
     p.add_argument("--no-round-trip", action="store_true", help="skip the export round trip")
     p.add_argument("--json", type=Path, help="write the figures to this file")
     args = p.parse_args(argv)
-    splits = ["dev", "holdout"] if args.split == "all" else [args.split]
+    splits = list(SPLITS) if args.split == "all" else [args.split]
     report: dict[str, Any] = {}
     for split in splits:
         rows = run(split, not args.no_round_trip)
