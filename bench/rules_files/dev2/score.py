@@ -63,12 +63,16 @@ from prism_memory.settings import load_settings  # noqa: E402
 # dev/holdout: issue 30's first corpus; dev3/holdout3: its fresh blind round
 SPLITS = ("dev", "holdout", "dev3", "holdout3")
 
-_DROP = re.compile(r"[`*#>|]|^\s*[-+]\s|^\s*\d+[.)]\s", re.MULTILINE)
+_DROP = re.compile(r"[#>|]|^\s*[-+*]\s|^\s*\d+[.)]\s", re.MULTILINE)
+_INLINE = re.compile(r"[`*]")
 
 
 def norm(text: str) -> str:
-    """Text without Markdown's backticks, emphasis, heading/quote/table marks, lowered."""
-    return " ".join(_DROP.sub(" ", text).lower().split())
+    """Text without Markdown's backticks, emphasis, heading/quote/table marks, lowered.
+
+    Backticks and emphasis go without a trace ("**简洁**：" is "简洁：", as in text that
+    puts no space beside them); the block marks become a space."""
+    return " ".join(_INLINE.sub("", _DROP.sub(" ", text)).lower().split())
 
 
 def label_norm(text: str) -> str:
