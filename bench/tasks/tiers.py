@@ -23,7 +23,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import run
+import run  # noqa: E402
 
 NO_TASK_ROOM = 20_000  # tokens: the whole no-task brief, every tier
 
@@ -46,9 +46,7 @@ def tiers_of(split: str) -> dict[tuple[str, str], tuple[str, str, int]]:
                 load_settings(db=db, project=run.slug(source["repo"])), migrate=False
             )
             access, me = as_operator(services, context_from(services.settings))
-            brief = access.brief(
-                me.key, me.ctx, task="", token_budget=NO_TASK_ROOM, top_k=100
-            )
+            brief = access.brief(me.key, me.ctx, task="", token_budget=NO_TASK_ROOM, top_k=100)
             for place, m in enumerate(brief.included):
                 tier = (
                     "must_include"
@@ -75,11 +73,7 @@ def main() -> None:
     parser.add_argument("result", type=Path)
     parser.add_argument("--split", choices=("dev", "set_aside"), default="dev")
     args = parser.parse_args()
-    rows = [
-        r
-        for r in json.loads(args.result.read_text())["rows"]
-        if r["split"] == args.split
-    ]
+    rows = [r for r in json.loads(args.result.read_text())["rows"] if r["split"] == args.split]
     labels = run.load_labels()
     where = tiers_of(args.split)
     shares: dict[str, Counter[str]] = defaultdict(Counter)
@@ -90,9 +84,7 @@ def main() -> None:
 
         briefed = set(row["briefed"])
         for key in briefed:
-            tier, kind, _ = where.get(
-                (row["repo"], key), ("unlabelled", "unlabelled", -1)
-            )
+            tier, kind, _ = where.get((row["repo"], key), ("unlabelled", "unlabelled", -1))
             shares[f"tier {tier}"][label_of(key, must, useful)] += 1
             shares[f"kind {kind}"][label_of(key, must, useful)] += 1
         for key in set(row["added"]) - briefed:
@@ -105,9 +97,7 @@ def main() -> None:
         total = sum(counts.values())
         report["delivered"][name] = {
             "per_task": round(total / len(rows), 2),
-            **{
-                c: round(counts[c] / total, 3) for c in ("must", "useful", "irrelevant")
-            },
+            **{c: round(counts[c] / total, 3) for c in ("must", "useful", "irrelevant")},
         }
     for tier, counts in sorted(missed.items()):
         report["must_missed"][tier] = dict(counts.most_common())
