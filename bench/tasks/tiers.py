@@ -41,7 +41,7 @@ def tiers_of(split: str) -> dict[tuple[str, str], tuple[str, str, int]]:
     with tempfile.TemporaryDirectory(prefix="real-tiers-") as tmp:
         db = Path(tmp) / "store.db"
         for source in (s for s in sources if s["split"] == split):
-            key_of = {v: k for k, v in run.import_repo(prism, db, source).items()}
+            key_of = run.keys_of(run.import_repo(prism, db, source))
             services = build_services(
                 load_settings(db=db, project=run.slug(source["repo"])), migrate=False
             )
@@ -55,12 +55,8 @@ def tiers_of(split: str) -> dict[tuple[str, str], tuple[str, str, int]]:
                     if about_every_change(m)
                     else "rest"
                 )
-                key = key_of.get(str(m.memory.id), f"?{m.memory.id}")
-                found[(source["repo"], key)] = (
-                    tier,
-                    m.state.memorule_kind.value,
-                    place,
-                )
+                for key in key_of.get(str(m.memory.id), [f"?{m.memory.id}"]):
+                    found[(source["repo"], key)] = (tier, m.state.memorule_kind.value, place)
     return found
 
 
