@@ -70,7 +70,13 @@ def load_labels() -> dict[str, dict[str, Any]]:
 
 
 def import_repo(prism: str, db: Path, source: dict[str, Any]) -> dict[str, str]:
-    """Import one rule file into its project; the memorule id of each labelled key."""
+    """Import one rule file into its project; the memorule id of each labelled key.
+
+    A labelled rule is the imported rule at the same lines with the same subject; failing
+    that (the importer has since changed how it words a subject or where it cuts a list),
+    the imported rule at the same lines, else the shortest one whose lines hold it: its
+    text is what the model is given. Several labelled keys may then share one rule.
+    """
     path = HERE / "files" / slug(source["repo"]) / source["path"]
     out = subprocess.run(
         [
@@ -87,18 +93,37 @@ def import_repo(prism: str, db: Path, source: dict[str, Any]) -> dict[str, str]:
         text=True,
         check=True,
     ).stdout
-    by_place = {
-        (tuple(i["lines"]), i["subject"]): i["id"]
-        for i in json.loads(out)["items"]
-        if i["record"] == "memorule"
-    }
+    items = [i for i in json.loads(out)["items"] if i["record"] == "memorule"]
+    by_place = {(tuple(i["lines"]), i["subject"]): i["id"] for i in items}
     rules = json.loads((HERE / "rules" / f"{slug(source['repo'])}.json").read_text())["rules"]
     ids = {}
     for rule in rules:
+        first, last = rule["lines"]
         found = by_place.get((tuple(rule["lines"]), rule["subject"]))
+        if found is None:
+            holding = sorted(
+                (i["lines"][1] - i["lines"][0], i["lines"] != rule["lines"], i["id"])
+                for i in items
+                if i["lines"][0] <= first and last <= i["lines"][1]
+            )
+            found = holding[0][2] if holding else None
         if found is not None:
             ids[rule["key"]] = found
     return ids
+
+
+def keys_of(ids: dict[str, str]) -> dict[str, list[str]]:
+    """Memorule id -> the labelled keys it holds (one, or several when the importer
+    made one rule of lines labelled as several)."""
+    found: dict[str, list[str]] = {}
+    for key, rule_id in sorted(ids.items()):
+        found.setdefault(rule_id, []).append(key)
+    return found
+
+
+def as_keys(rule_ids: list[str], key_of: dict[str, list[str]]) -> list[str]:
+    """Labelled keys of the rule ids, in order; "?" for a rule no label names."""
+    return [key for i in rule_ids for key in key_of.get(i, ["?"])]
 
 
 IN_PROCESS = False
@@ -231,7 +256,7 @@ def main() -> None:
         recall = None if args.no_ranking else recaller(db)
         for source in sources:
             ids = keys_by_repo[source["repo"]]
-            key_of = {v: k for k, v in ids.items()}
+            key_of = keys_of(ids)
             project = slug(source["repo"])
             for task in source["tasks"]:
                 label = labels[task["ref"]]
@@ -255,8 +280,8 @@ def main() -> None:
                     {**base, "hook_event_name": "UserPromptSubmit", "prompt": task["title"]},
                     args.hook_arg,
                 )
-                briefed = [key_of.get(i, "?") for i in ID.findall(start_ctx)]
-                added = [key_of.get(i, "?") for i in ID.findall(prompt_ctx)]
+                briefed = as_keys(ID.findall(start_ctx), key_of)
+                added = as_keys(ID.findall(prompt_ctx), key_of)
                 delivered = set(briefed) | set(added)
                 must, useful = set(label["must"]), label["useful"]
                 row: dict[str, Any] = {
@@ -276,7 +301,7 @@ def main() -> None:
                     "prompt_stderr": prompt_err.strip()[-300:],
                 }
                 if recall is not None:
-                    ranked = [key_of.get(i, "?") for i in recall(project, task["title"])]
+                    ranked = as_keys(recall(project, task["title"]), key_of)
                     gains = {k: 2 for k in must} | {k: 1 for k in useful - must}
                     row["ndcg10"] = ndcg(ranked, gains) if gains else None
                     row["recall5"] = len(must & set(ranked[:5])) / len(must) if must else None
