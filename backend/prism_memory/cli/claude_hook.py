@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from uuid import UUID
 
-from prism_memory.domain.contract.bounds import TASK_MAX
+from prism_memory.domain.contract.bounds import TASK_MAX, TOP_K_DEFAULT
 from prism_memory.services.hook_answers import (
     EVENTS,
     PROMPT_RULES_DEFAULT,
@@ -60,7 +60,7 @@ class HookOptions(NamedTuple):
     state_dir: Path | None
     min_relevance: float
     namespace: str | None = None
-    top_k: int = 30
+    top_k: int = TOP_K_DEFAULT
     prompt_rules: int = PROMPT_RULES_DEFAULT
     subagent_token_budget: int = SUBAGENT_TOKEN_BUDGET_DEFAULT
 
