@@ -24,6 +24,7 @@ from prism_memory.domain.contract.shapes import AppliesToMap as AppliesToMap
 from prism_memory.domain.contract.shapes import AuditEventPublic as AuditEventPublic
 from prism_memory.domain.contract.shapes import ChecksList as ChecksList
 from prism_memory.domain.contract.shapes import MemoryPublic as MemoryPublic
+from prism_memory.domain.contract.shapes import PinResultPublic as PinResultPublic
 from prism_memory.domain.contract.shapes import RecallMatchPublic as RecallMatchPublic
 from prism_memory.domain.contract.shapes import StatePublic as StatePublic
 from prism_memory.domain.contract.shapes import Timestamp as Timestamp
@@ -151,6 +152,7 @@ class BriefRulePublic(BaseModel):
     subject: str | None
     confidence: Confidence | None
     score: float
+    pinned: bool = False
 
 
 class BriefPublic(BaseModel):

@@ -1,0 +1,302 @@
+"""Operator pins (issue 31 item 2, the brief's must-include tier), on both engines.
+
+A pin is a flag on the memory row, set by an operator with a reason, recorded by a chained
+``pinned``/``unpinned`` audit event, idempotent, refused precisely (writing nothing) on what
+cannot be pinned, covered by ``prism audit verify`` and kept by a dump. The brief, the HTTP
+routes and the MCP tool are tested in the sections below.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from prism_memory.bootstrap import Services, build_access, build_services, context_from
+from prism_memory.domain.access import ApiKey, Role
+from prism_memory.domain.ids import new_id
+from prism_memory.domain.records import AuditEventType, SessionContext
+from prism_memory.errors import Conflict, InvalidInput, MemoryRetired, NotFound, PermissionDenied
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.port import AuditFilter
+from prism_memory.trigraph.sqlite.schema import MIGRATIONS
+from tests.cli_run import invoke_prism
+from tests.conftest import ContextFactory, raw_sql
+
+
+def rule(subject: str, kind: str = "convention", **extra: Any) -> dict[str, Any]:
+    raw: dict[str, Any] = {
+        "kind": "memorule",
+        "memorule_kind": kind,
+        "subject": subject,
+        "body": f"{subject}: the body an agent is briefed.",
+        "applies_to": {"scope": "project"},
+    }
+    raw.update(extra)
+    return raw
+
+
+def events(services: Services, ctx: SessionContext, memory_id: UUID) -> list[AuditEventType]:
+    found = services.store.audit_events(ctx.tenant_id, AuditFilter(memorule_id=memory_id))
+    return [e.event for e in reversed(found)]
+
+
+def key(ctx: SessionContext, role: Role, persona: str | None = None) -> ApiKey:
+    return ApiKey(
+        key_id=f"k-{role.value}",
+        tenant_id=ctx.tenant_id,
+        role=role,
+        projects=(ctx.project_id,),
+        persona=persona,
+        prefix="pk",
+        label=None,
+        created_at=datetime.now(UTC),
+    )
+
+
+# -- storage and audit ---------------------------------------------------------------------
+
+
+def test_a_pin_sets_the_flag_writes_one_chained_event_and_is_idempotent(
+    services: Services, ctx: SessionContext
+) -> None:
+    mem = services.memory
+    written = mem.remember(ctx, rule("Pin me please"))
+    first = mem.pin(ctx, written.id, True, "every session needs it")
+    assert (first.pinned, first.changed) == (True, True) and first.audit_id is not None
+    memory, _ = mem.get(ctx, written.id)
+    assert memory.pinned is True
+    again = mem.pin(ctx, written.id, True, "asked twice")
+    assert (again.pinned, again.changed, again.audit_id) == (True, False, None)
+    assert events(services, ctx, written.id) == [AuditEventType.CREATED, AuditEventType.PINNED]
+    event = services.store.audit_events(ctx.tenant_id, AuditFilter(memorule_id=written.id))[0]
+    assert (event.id, event.reason) == (first.audit_id, "every session needs it")
+    assert event.written_by_persona == "donna" and event.content_hash is not None
+
+    off = mem.pin(ctx, written.id, False, "no longer needed")
+    assert (off.pinned, off.changed) == (False, True)
+    assert mem.pin(ctx, written.id, False, "twice").changed is False
+    assert mem.get(ctx, written.id)[0].pinned is False
+    assert events(services, ctx, written.id)[-1] is AuditEventType.UNPINNED
+    assert services.memorules.verify_chain(ctx).ok
+    # the flag is on the memory: no new version
+    assert mem.get(ctx, written.id)[0].current_version == 1
+
+
+def test_what_cannot_be_pinned_is_refused_precisely_and_writes_nothing(
+    services: Services, ctx: SessionContext
+) -> None:
+    mem = services.memory
+    note = mem.remember(ctx, {"body": "A note is never pinned."}).id
+    retired = mem.remember(ctx, rule("A retired rule")).id
+    mem.retire(ctx, retired, "gone")
+    live = mem.remember(ctx, rule("A live rule to pin")).id
+    before = services.store.stats(ctx.tenant_id)
+
+    with pytest.raises(InvalidInput) as bad:
+        mem.pin(ctx, note, True, "try")
+    assert [(e.field, e.code) for e in bad.value.errors] == [("id", "not_a_memorule")]
+    with pytest.raises(MemoryRetired):
+        mem.pin(ctx, retired, True, "try")
+    with pytest.raises(NotFound):
+        mem.pin(ctx, new_id(), True, "try")
+    for reason in (None, "", "   ", "x" * 2001):
+        with pytest.raises(InvalidInput) as no_reason:
+            mem.pin(ctx, live, True, reason)
+        assert [e.field for e in no_reason.value.errors] == ["reason"]
+    proposal = mem.remember(ctx, rule("A proposed rule")).id
+    raw_sql(
+        services,
+        "UPDATE memory SET status = 'proposed' WHERE tenant_id = ? AND id = ?",
+        (str(ctx.tenant_id), str(proposal)),
+    )
+    with pytest.raises(Conflict) as proposed:
+        mem.pin(ctx, proposal, True, "try")
+    assert proposed.value.details["status"] == "proposed"
+    after = services.store.stats(ctx.tenant_id)
+    assert after["audit_events"] == before["audit_events"] + 1  # the proposal's creation
+    assert not any(mem.get(ctx, m)[0].pinned for m in (note, retired, live, proposal))
+
+
+def test_retiring_keeps_the_pin_unpinning_a_retired_rule_is_allowed(
+    services: Services, ctx: SessionContext
+) -> None:
+    mem = services.memory
+    written = mem.remember(ctx, rule("Pinned then retired")).id
+    mem.pin(ctx, written, True, "important")
+    mem.retire(ctx, written, "obsolete")
+    memory, _ = mem.get(ctx, written)
+    assert (memory.status.value, memory.pinned) == ("retired", True)
+    assert mem.pinned_rules(ctx) == []  # a retired rule is never briefed
+    mem.restore(ctx, written, "back")
+    assert [m.id for m, _ in mem.pinned_rules(ctx)] == [written]
+    mem.retire(ctx, written, "obsolete again")
+    assert mem.pin(ctx, written, False, "clean up").changed is True
+    assert services.memorules.verify_chain(ctx).ok
+
+
+def test_who_may_retire_may_pin(services: Services, ctx: SessionContext) -> None:
+    access = build_access(services)
+    written = services.memory.remember(ctx, rule("Only writers pin")).id
+    with pytest.raises(PermissionDenied):
+        access.pin(key(ctx, Role.READER), ctx, written, True, "a reader tries")
+    assert services.memory.get(ctx, written)[0].pinned is False
+    assert access.pin(key(ctx, Role.WRITER), ctx, written, True, "a writer may").changed
+    other = SessionContext(ctx.tenant_id, new_id(), ctx.session_id)
+    with pytest.raises((NotFound, PermissionDenied)):
+        access.pin(key(other, Role.ADMIN), other, written, False, "another project's key")
+    assert services.memory.get(ctx, written)[0].pinned is True
+
+
+def test_a_pin_edited_behind_the_service_is_caught_by_verify(
+    services: Services, ctx: SessionContext
+) -> None:
+    mem = services.memory
+    pinned = mem.remember(ctx, rule("Pinned properly")).id
+    mem.pin(ctx, pinned, True, "needed")
+    plain = mem.remember(ctx, rule("Never pinned")).id
+    note = mem.remember(ctx, {"body": "A note of the project."}).id
+    assert services.memorules.verify_chain(ctx).ok
+    t = str(ctx.tenant_id)
+    for memory_id, value in ((plain, True), (pinned, False), (note, True)):
+        raw_sql(
+            services,
+            "UPDATE memory SET pinned = ? WHERE tenant_id = ? AND id = ?",
+            (value, t, str(memory_id)),
+        )
+        report = services.memorules.verify_chain(ctx)
+        assert not report.ok and report.problem is not None
+        assert "memory.pinned" in report.problem and str(memory_id) in report.problem
+        raw_sql(
+            services,
+            "UPDATE memory SET pinned = ? WHERE tenant_id = ? AND id = ?",
+            (not value, t, str(memory_id)),
+        )
+        assert services.memorules.verify_chain(ctx).ok
+
+
+# -- the CLI ---------------------------------------------------------------------------------
+
+
+def test_prism_pin_and_unpin(db_path: Path) -> None:
+    def prism(*args: str) -> Any:
+        return invoke_prism(db_path, *args)
+
+    made = prism(
+        "remember",
+        "--json",
+        "--kind",
+        "memorule",
+        "--memorule-kind",
+        "convention",
+        "--subject",
+        "Use the CLI to pin",
+        "--body",
+        "Pinned from the command line.",
+        "--scope",
+        "project",
+    )
+    rule_id = json.loads(made.stdout)["id"]
+    done = prism("pin", rule_id, "--reason", "every session", "--json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert (shown["ok"], shown["id"], shown["pinned"], shown["changed"]) == (
+        True,
+        rule_id,
+        True,
+        True,
+    )
+    assert "already pinned" in prism("pin", rule_id, "--reason", "again").stdout
+    show = json.loads(prism("show", rule_id, "--json").stdout)
+    assert show["memory"]["pinned"] is True
+    missing = prism("pin", rule_id)
+    assert missing.returncode == 2 and "--reason" in missing.stderr
+    undone = prism("unpin", rule_id, "--reason", "not any more")
+    assert undone.returncode == 0 and f"unpinned memorule {rule_id}" in undone.stdout
+    note = json.loads(prism("remember", "--json", "--body", "just a note").stdout)["id"]
+    refused = prism("pin", note, "--reason", "x", "--json")
+    assert refused.returncode != 0
+    assert json.loads(refused.stdout or refused.stderr)["error"]["fields"][0]["code"] == (
+        "not_a_memorule"
+    )
+
+
+# -- migration of an existing store ----------------------------------------------------------
+
+
+def test_an_sqlite_store_from_before_pins_migrates_with_nothing_pinned(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    services = build_services(load_settings(db=db, embedder="fake", database_url=""))
+    ctx = context_from(services.settings)
+    written = services.memory.remember(ctx, rule("Written before pins")).id
+    services.close()
+    pin_migration = next(v for v, name, _ in MIGRATIONS if name == "memory_pinned")
+    conn = sqlite3.connect(db)
+    conn.execute("ALTER TABLE memory DROP COLUMN pinned")
+    conn.execute("DELETE FROM schema_migrations WHERE version = ?", (pin_migration,))
+    conn.commit()
+    conn.close()
+
+    again = build_services(load_settings(db=db, embedder="fake", database_url=""))
+    try:
+        assert again.store.migrate() == MIGRATIONS[-1][0]
+        assert again.memory.get(ctx, written)[0].pinned is False
+        assert again.memory.pin(ctx, written, True, "after the upgrade").changed
+        assert again.memorules.verify_chain(ctx).ok
+    finally:
+        again.close()
+
+
+@pytest.mark.postgres
+def test_a_postgres_store_from_before_pins_migrates_with_nothing_pinned(pg_url: str) -> None:
+    from prism_memory.trigraph.postgres.schema import MIGRATIONS as PG_MIGRATIONS
+
+    settings = load_settings(database_url=pg_url, embedder="fake")
+    services = build_services(settings)
+    ctx = context_from(services.settings)
+    written = services.memory.remember(ctx, rule("Written before pins")).id
+    pin_migration = next(v for v, name, _ in PG_MIGRATIONS if name == "memory_pinned")
+    raw_sql(services, "ALTER TABLE memory DROP COLUMN pinned")
+    raw_sql(services, "DELETE FROM schema_migrations WHERE version = ?", (pin_migration,))
+    services.close()
+    again = build_services(settings)
+    try:
+        assert again.store.migrate() == PG_MIGRATIONS[-1][0]
+        assert again.memory.get(ctx, written)[0].pinned is False
+        assert again.memory.pin(ctx, written, True, "after the upgrade").changed
+        assert again.memorules.verify_chain(ctx).ok
+    finally:
+        again.close()
+
+
+def test_pinned_rules_are_those_that_apply_to_the_context(
+    services: Services, make_ctx: ContextFactory
+) -> None:
+    donna = make_ctx(persona="donna", surface="python")
+    mem = services.memory
+    ids = {
+        "project": mem.remember(donna, rule("For the project")).id,
+        "python": mem.remember(donna, rule("For python", applies_to={"surface": "python"})).id,
+        "go": mem.remember(donna, rule("For go only", applies_to={"surface": "go"})).id,
+        "donna": mem.remember(
+            donna, rule("For donna", applies_to={"scope": "persona", "persona": "donna"})
+        ).id,
+        "global": mem.remember(donna, rule("For everyone", applies_to={"scope": "global"})).id,
+    }
+    for memory_id in ids.values():
+        mem.pin(donna, memory_id, True, "pinned for the test")
+    names = {v: k for k, v in ids.items()}
+
+    def seen(ctx: SessionContext) -> list[str]:
+        return [names[m.id] for m, _ in mem.pinned_rules(ctx)]
+
+    assert seen(donna) == ["project", "python", "donna", "global"]
+    assert seen(make_ctx(surface="go")) == ["project", "go", "global"]
+    assert seen(make_ctx(project="web")) == ["global"]
+    assert seen(make_ctx(tenant="other")) == []
+    assert mem.pinned_rules(donna, namespace="elsewhere") == []
