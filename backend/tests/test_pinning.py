@@ -300,3 +300,114 @@ def test_pinned_rules_are_those_that_apply_to_the_context(
     assert seen(make_ctx(project="web")) == ["global"]
     assert seen(make_ctx(tenant="other")) == []
     assert mem.pinned_rules(donna, namespace="elsewhere") == []
+
+
+# -- the brief -------------------------------------------------------------------------------
+
+
+def brief_world(services: Services, ctx: SessionContext) -> dict[str, UUID]:
+    """Ten conventions, an observed correction, and one pinned convention written first
+    (so with no task it would come first among conventions anyway: pin the sixth)."""
+    mem = services.memory
+    ids = {
+        f"c{i}": mem.remember(ctx, rule(f"Convention number {i} of the house")).id
+        for i in range(10)
+    }
+    ids["observed"] = mem.remember(
+        ctx, rule("Observed correction of the team", kind="correction", confidence="observed")
+    ).id
+    mem.pin(ctx, ids["c6"], True, "every session must see it")
+    return ids
+
+
+def test_the_brief_shows_pins_first_under_their_own_heading(
+    services: Services, ctx: SessionContext
+) -> None:
+    ids = brief_world(services, ctx)
+    brief = services.brief.brief(ctx)
+    order = [m.memory.id for m in brief.included]
+    assert order[:2] == [ids["c6"], ids["observed"]]
+    md = brief.markdown
+    assert md.index("## Pinned by an operator") < md.index(str(ids["c6"]))
+    assert md.index(str(ids["c6"])) < md.index("## Corrections") < md.index("## Conventions")
+    assert md.count(str(ids["c6"])) == 1
+    # with a task the pin still leads, even though the task's words name other rules
+    tasked = services.brief.brief(ctx, task="Convention number 3 of the house", top_k=3)
+    assert tasked.included[0].memory.id == ids["c6"]
+    assert services.memory.pin(ctx, ids["c6"], False, "done").changed
+    unpinned = services.brief.brief(ctx)
+    assert "Pinned by an operator" not in unpinned.markdown
+    assert unpinned.included[0].memory.id == ids["observed"]
+
+
+def test_a_pin_recall_would_not_rank_is_briefed_anyway(
+    services: Services, ctx: SessionContext
+) -> None:
+    ids = brief_world(services, ctx)
+    task = "Convention number 1 of the house"
+    recalled = services.memory.recall(
+        ctx, {"query": task, "top_k": 1, "source_type": "memorule"}, served_as=None
+    )
+    assert [m.memory.id for m in recalled.matches] != [ids["c6"]]
+    brief = services.brief.brief(ctx, task=task, top_k=2)
+    assert brief.included[0].memory.id == ids["c6"]
+    assert "## Pinned by an operator" in brief.markdown
+
+
+def test_pins_that_overflow_the_budget_say_what_was_left_out(
+    services: Services, ctx: SessionContext
+) -> None:
+    mem = services.memory
+    long_body = "A long pinned rule body. " * 9
+    pins = [
+        mem.remember(ctx, rule(f"Pinned rule {i} of many", body=long_body)).id for i in range(8)
+    ]
+    for memory_id in pins:
+        mem.pin(ctx, memory_id, True, "pin them all")
+    brief = services.brief.brief(ctx, token_budget=200)
+    assert 0 < len(brief.included) < len(pins)
+    assert all(m.memory.pinned for m in brief.included)
+    assert brief.estimated_tokens <= 200
+    left = len(pins) - len(brief.included)
+    assert brief.omitted == left
+    assert f"_{left} more applicable rules left out to fit the token budget" in brief.markdown
+    assert "semantic_recall(query=<your task>" in brief.markdown
+
+
+def test_the_hooks_brief_the_pin_first(services: Services, ctx: SessionContext) -> None:
+    from prism_memory.domain.access import Caller, operator_key
+    from prism_memory.services.hook_answers import HookRequest, answer
+
+    ids = brief_world(services, ctx)
+    access = build_access(services)
+    caller = Caller(operator_key(ctx.tenant_id), ctx)
+    for request in (
+        HookRequest("SessionStart"),
+        HookRequest("SubagentStart", text="reviewer: review the house conventions"),
+    ):
+        got = answer(access, caller, request)
+        assert got.context is not None and got.served[0] == str(ids["c6"])
+        assert got.context.index("## Pinned by an operator") < got.context.index(str(ids["c6"]))
+    # the prompt hook adds rules the session was not given: the pin was, at session start
+    prompt = answer(
+        access,
+        caller,
+        HookRequest(
+            "UserPromptSubmit",
+            text="Convention number 6 of the house",
+            min_relevance=0.0,
+            briefed=frozenset({str(ids["c6"])}),
+        ),
+    )
+    assert str(ids["c6"]) not in (prompt.context or "")
+
+
+def test_recall_shows_the_pin(services: Services, ctx: SessionContext) -> None:
+    ids = brief_world(services, ctx)
+    from prism_memory.serializers import match_dict
+
+    found = services.memory.recall(
+        ctx, {"query": "Convention number 6", "top_k": 20, "source_type": "memorule"}
+    )
+    shown = {m.memory.id: match_dict(m)["pinned"] for m in found.matches}
+    assert shown[ids["c6"]] is True and shown[ids["c1"]] is False
