@@ -62,6 +62,8 @@ OPERATIONS = [
     ("PATCH", "/v1/memories/{memory_id}"),
     ("POST", "/v1/memories/{memory_id}/retire"),
     ("POST", "/v1/memories/{memory_id}/restore"),
+    ("POST", "/v1/memories/{memory_id}/pin"),
+    ("POST", "/v1/memories/{memory_id}/unpin"),
     ("GET", "/v1/memories/{memory_id}/history"),
     ("GET", "/v1/audit"),
     ("GET", "/v1/audit/verify"),

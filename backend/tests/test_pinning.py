@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,19 @@ from prism_memory.bootstrap import Services, build_access, build_services, conte
 from prism_memory.domain.access import ApiKey, Role
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import AuditEventType, SessionContext
-from prism_memory.errors import Conflict, InvalidInput, MemoryRetired, NotFound, PermissionDenied
+from prism_memory.errors import (
+    Conflict,
+    InvalidInput,
+    MemoryRetired,
+    NotAMemorule,
+    NotFound,
+    PermissionDenied,
+)
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.port import AuditFilter
 from prism_memory.trigraph.sqlite.schema import MIGRATIONS
+from tests.api_world import ENGINES, World, world_on
+from tests.api_world import rule as api_rule
 from tests.cli_run import invoke_prism
 from tests.conftest import ContextFactory, raw_sql
 
@@ -98,9 +108,9 @@ def test_what_cannot_be_pinned_is_refused_precisely_and_writes_nothing(
     live = mem.remember(ctx, rule("A live rule to pin")).id
     before = services.store.stats(ctx.tenant_id)
 
-    with pytest.raises(InvalidInput) as bad:
+    with pytest.raises(NotAMemorule) as bad:
         mem.pin(ctx, note, True, "try")
-    assert [(e.field, e.code) for e in bad.value.errors] == [("id", "not_a_memorule")]
+    assert (bad.value.code, bad.value.details["kind"]) == ("not_a_memorule", "note")
     with pytest.raises(MemoryRetired):
         mem.pin(ctx, retired, True, "try")
     with pytest.raises(NotFound):
@@ -221,9 +231,7 @@ def test_prism_pin_and_unpin(db_path: Path) -> None:
     note = json.loads(prism("remember", "--json", "--body", "just a note").stdout)["id"]
     refused = prism("pin", note, "--reason", "x", "--json")
     assert refused.returncode != 0
-    assert json.loads(refused.stdout or refused.stderr)["error"]["fields"][0]["code"] == (
-        "not_a_memorule"
-    )
+    assert json.loads(refused.stdout or refused.stderr)["error"]["code"] == "not_a_memorule"
 
 
 # -- migration of an existing store ----------------------------------------------------------
@@ -411,3 +419,147 @@ def test_recall_shows_the_pin(services: Services, ctx: SessionContext) -> None:
     )
     shown = {m.memory.id: match_dict(m)["pinned"] for m in found.matches}
     assert shown[ids["c6"]] is True and shown[ids["c1"]] is False
+
+
+# -- HTTP and MCP ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
+    with world_on(request, tmp_path_factory.mktemp("pinning-doors")) as w:
+        yield w
+
+
+def fresh(world: World) -> str:
+    raw = api_rule("Pinned over a door " + new_id().hex[-6:], "A rule pinned over a door.")
+    return str(world.services.memory.remember(world.ctx("acme", "p1"), raw).id)
+
+
+def test_pin_and_unpin_over_http(world: World) -> None:
+    memory_id = fresh(world)
+    pin = world.call("a_writer", "POST", f"/v1/memories/{memory_id}/pin", {"reason": "always"})
+    assert pin.status_code == 200, pin.text
+    body = pin.json()
+    assert (body["ok"], body["id"], body["pinned"], body["changed"]) == (
+        True,
+        memory_id,
+        True,
+        True,
+    )
+    again = world.call("a_writer", "POST", f"/v1/memories/{memory_id}/pin", {"reason": "again"})
+    assert again.json() == {
+        "ok": True,
+        "id": memory_id,
+        "pinned": True,
+        "changed": False,
+        "audit_id": None,
+    }
+    shown = world.call("a_reader", "GET", f"/v1/memories/{memory_id}").json()
+    assert shown["memory"]["pinned"] is True
+    brief = world.call("a_reader", "POST", "/v1/brief", {}).json()
+    assert brief["included"][0] == {**brief["included"][0], "id": memory_id, "pinned": True}
+    assert "## Pinned by an operator" in brief["markdown"]
+    audit = world.call("a_reader", "GET", f"/v1/audit?memorule={memory_id}").json()
+    assert [e["event"] for e in audit["events"]] == ["pinned", "created"]
+    assert audit["events"][0]["reason"] == "always"
+    off = world.call("a_writer", "POST", f"/v1/memories/{memory_id}/unpin", {"reason": "done"})
+    assert off.json()["pinned"] is False and off.json()["changed"] is True
+
+
+@pytest.mark.parametrize(
+    ("key", "target", "body", "status", "code"),
+    [
+        ("a_reader", "rule", {"reason": "x"}, 403, "forbidden"),
+        ("a_writer", "rule", {}, 422, "validation_failed"),
+        ("a_writer", "rule", {"reason": "x", "pinned": True}, 422, "validation_failed"),
+        ("a_writer", "note", {"reason": "x"}, 409, "not_a_memorule"),
+        ("a_writer", "retired", {"reason": "x"}, 409, "memory_retired"),
+        ("a_writer", "missing", {"reason": "x"}, 404, "not_found"),
+        ("b_admin", "rule", {"reason": "x"}, 404, "not_found"),  # another tenant's key
+    ],
+)
+def test_a_refused_pin_over_http_writes_nothing(
+    world: World, key: str, target: str, body: dict[str, Any], status: int, code: str
+) -> None:
+    ctx = world.ctx("acme", "p1")
+    mem = world.services.memory
+    memory_id = {
+        "rule": lambda: fresh(world),
+        "note": lambda: str(mem.remember(ctx, {"body": "A note, never pinned."}).id),
+        "missing": lambda: str(new_id()),
+    }.get(target, lambda: fresh(world))()
+    if target == "retired":
+        mem.retire(ctx, UUID(memory_id), "gone")
+    before = world.services.store.stats(ctx.tenant_id)
+    refused = world.call(key, "POST", f"/v1/memories/{memory_id}/pin", body)
+    assert refused.status_code == status, refused.text
+    assert refused.json()["error"]["code"] == code
+    assert world.services.store.stats(ctx.tenant_id) == before
+    if target != "missing":
+        assert mem.get(ctx, UUID(memory_id))[0].pinned is False
+
+
+def test_memorule_pin_over_mcp(world: World) -> None:
+    memory_id = fresh(world)
+    failed, done = world.tool(
+        "a_writer", "memorule_pin", {"id": memory_id, "pinned": True, "reason": "over mcp"}
+    )
+    assert not failed and (done["pinned"], done["changed"]) == (True, True)
+    failed, same = world.tool(
+        "a_writer", "memorule_pin", {"id": memory_id, "pinned": True, "reason": "again"}
+    )
+    assert not failed and same["changed"] is False and same["audit_id"] is None
+    failed, recalled = world.tool(
+        "a_reader",
+        "semantic_recall",
+        {"query": "Pinned over a door", "top_k": 50, "source_type": "memorule"},
+    )
+    assert not failed
+    assert {m["id"]: m["pinned"] for m in recalled["matches"]}[memory_id] is True
+    failed, error = world.tool(
+        "a_writer", "memorule_pin", {"id": memory_id, "pinned": "yes", "reason": "x"}
+    )
+    assert failed and error["error"]["fields"][0]["field"] == "pinned"
+    failed, error = world.tool(
+        "a_reader", "memorule_pin", {"id": memory_id, "pinned": False, "reason": "x"}
+    )
+    assert failed and error["error"]["code"] == "forbidden"
+    failed, off = world.tool(
+        "a_writer", "memorule_pin", {"id": memory_id, "pinned": False, "reason": "done"}
+    )
+    assert not failed and (off["pinned"], off["changed"]) == (False, True)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_memorule_pin_over_mcp_stdio(db_path: Path) -> None:
+    from tests.test_mcp_stdio import rule as stdio_rule
+    from tests.test_mcp_stdio import stdio_server, structured
+
+    async with stdio_server(db_path) as client:
+        written = await structured(client, "prism_remember", stdio_rule("Pin me over stdio"))
+        done = await structured(
+            client, "memorule_pin", {"id": written["id"], "pinned": True, "reason": "stdio"}
+        )
+        assert (done["id"], done["pinned"], done["changed"]) == (written["id"], True, True)
+        brief = await structured(client, "memorule_brief", {})
+        assert brief["included"][0]["id"] == written["id"]
+        assert "## Pinned by an operator" in brief["markdown"]
+
+
+@pytest.mark.parametrize("bad", ["x\u0000y", "x\u0085y", "\ud800"], ids=["NUL", "C1", "surrogate"])
+def test_bad_characters_in_a_pin_reason_are_a_field_error(world: World, bad: str) -> None:
+    memory_id = fresh(world)
+    text = json.dumps({"reason": bad})
+    headers = {**world.headers("a_writer"), "Content-Type": "application/json"}
+    refused = world.client.post(f"/v1/memories/{memory_id}/pin", content=text, headers=headers)
+    assert refused.status_code == 422, refused.text
+    assert [f["field"] for f in refused.json()["error"]["fields"]] == ["reason"]
+    events = world.call("a_admin", "GET", f"/v1/audit?memorule={memory_id}").json()["events"]
+    assert [e["event"] for e in events] == ["created"]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from prism_memory.domain.access import Role
 from prism_memory.domain.contract.lifecycle import MemoryChanges as MemoryChanges
 from prism_memory.domain.contract.lifecycle import MemoryUpdate as MemoryUpdate
+from prism_memory.domain.contract.lifecycle import PinChange as PinChange
 from prism_memory.domain.contract.lifecycle import StatusChange as StatusChange
 from prism_memory.domain.contract.recall import BriefCreate as BriefCreate
 from prism_memory.domain.contract.recall import RecallCreate as RecallCreate

@@ -27,7 +27,7 @@ from prism_memory.domain.records import (
     WriteResult,
     utcnow,
 )
-from prism_memory.errors import Conflict, FieldError, InvalidInput, MemoryRetired
+from prism_memory.errors import Conflict, FieldError, InvalidInput, MemoryRetired, NotAMemorule
 from prism_memory.services.memory_deps import MemoryDeps, text_of
 from prism_memory.services.memory_reads import get_memory
 from prism_memory.services.write_service import commit, replay
@@ -161,7 +161,8 @@ class LifecycleService:
         retired rule is never briefed); an unpin is accepted on a retired rule.
 
         Raises:
-            InvalidInput: no reason (or a bad one); the memory is a note.
+            InvalidInput: no reason (or a bad one).
+            NotAMemorule: the memory is a note.
             NotFound: no such memory in the caller's tenant.
             MemoryRetired: pinning a retired rule.
             Conflict: pinning a proposal; another writer changed the pin meanwhile.
@@ -169,15 +170,10 @@ class LifecycleService:
         checked = field_checks.check_reason(reason, required=True)
         memory, state = get_memory(self.deps.store, ctx, memory_id)
         if memory.kind is not Kind.MEMORULE:
-            raise InvalidInput(
-                [
-                    FieldError(
-                        "id",
-                        "not_a_memorule",
-                        f"memory {memory_id} is a {memory.kind.value}: only a memorule is pinned",
-                        {"kind": memory.kind.value},
-                    )
-                ]
+            raise NotAMemorule(
+                f"memory {memory_id} is a {memory.kind.value}: only a memorule is pinned",
+                id=str(memory_id),
+                kind=memory.kind.value,
             )
         if memory.pinned is pinned:
             return PinResult(memory.id, pinned, changed=False)
