@@ -8,6 +8,7 @@ routes and the MCP tool are tested in the sections below.
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -563,3 +564,90 @@ def test_bad_characters_in_a_pin_reason_are_a_field_error(world: World, bad: str
     assert [f["field"] for f in refused.json()["error"]["fields"]] == ["reason"]
     events = world.call("a_admin", "GET", f"/v1/audit?memorule={memory_id}").json()["events"]
     assert [e["event"] for e in events] == ["created"]
+
+
+# -- dump and load -----------------------------------------------------------------------------
+
+
+def test_a_pin_survives_a_dump_and_load(
+    services: Services, ctx: SessionContext, tmp_path: Path
+) -> None:
+    from prism_memory.services.transfer import export_store, import_store
+
+    mem = services.memory
+    pinned = mem.remember(ctx, rule("Pinned across a dump")).id
+    mem.pin(ctx, pinned, True, "keep it first")
+    unpinned = mem.remember(ctx, rule("Pinned then unpinned")).id
+    mem.pin(ctx, unpinned, True, "for a while")
+    mem.pin(ctx, unpinned, False, "no longer")
+    out = io.StringIO()
+    export_store(services.store, out, None)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert lines[0]["version"] == 4
+    flags = {d["id"]: d["pinned"] for d in lines if d["type"] == "memory"}
+    assert flags == {str(pinned): True, str(unpinned): False}
+
+    target = build_services(load_settings(db=tmp_path / "t.db", embedder="fake", database_url=""))
+    try:
+        import_store(target.store, io.StringIO(out.getvalue()))
+        assert target.memory.get(ctx, pinned)[0].pinned is True
+        assert target.memory.get(ctx, unpinned)[0].pinned is False
+        assert target.memorules.verify_chain(ctx).ok
+        assert target.brief.brief(ctx).included[0].memory.id == pinned
+    finally:
+        target.close()
+
+
+def test_a_version_3_dump_reads_as_nothing_pinned_and_may_not_name_a_pin(
+    services: Services, ctx: SessionContext, tmp_path: Path
+) -> None:
+    from prism_memory.services.transfer import export_store, import_store
+
+    written = services.memory.remember(ctx, rule("Written before pins")).id
+    out = io.StringIO()
+    export_store(services.store, out, None)
+
+    def as_version_3(keep_pin: bool) -> str:
+        lines = []
+        for line in out.getvalue().splitlines():
+            data = json.loads(line)
+            if data["type"] == "header":
+                data["version"] = 3
+            if data["type"] == "memory" and not keep_pin:
+                del data["pinned"]
+            lines.append(json.dumps(data))
+        return "\n".join(lines) + "\n"
+
+    refused = build_services(load_settings(db=tmp_path / "r.db", embedder="fake", database_url=""))
+    try:
+        with pytest.raises(InvalidInput) as caught:
+            import_store(refused.store, io.StringIO(as_version_3(keep_pin=True)))
+        assert "'pinned' is not a field of version 3" in caught.value.errors[0].message
+        assert refused.store.stats(ctx.tenant_id)["memories"] == 0
+    finally:
+        refused.close()
+    target = build_services(load_settings(db=tmp_path / "v3.db", embedder="fake", database_url=""))
+    try:
+        import_store(target.store, io.StringIO(as_version_3(keep_pin=False)))
+        assert target.memory.get(ctx, written)[0].pinned is False
+        assert target.memorules.verify_chain(ctx).ok
+    finally:
+        target.close()
+
+
+def test_a_dump_refuses_a_pin_that_is_not_a_boolean(
+    services: Services, ctx: SessionContext, tmp_path: Path
+) -> None:
+    from prism_memory.services.transfer import export_store, import_store
+
+    services.memory.remember(ctx, rule("A rule to garble"))
+    out = io.StringIO()
+    export_store(services.store, out, None)
+    garbled = out.getvalue().replace('"pinned":false', '"pinned":0')
+    target = build_services(load_settings(db=tmp_path / "g.db", embedder="fake", database_url=""))
+    try:
+        with pytest.raises(InvalidInput) as caught:
+            import_store(target.store, io.StringIO(garbled))
+        assert "'pinned' must be true or false" in caught.value.errors[0].message
+    finally:
+        target.close()
