@@ -162,6 +162,11 @@ def test_who_may_retire_may_pin(services: Services, ctx: SessionContext) -> None
     with pytest.raises((NotFound, PermissionDenied)):
         access.pin(key(other, Role.ADMIN), other, written, False, "another project's key")
     assert services.memory.get(ctx, written)[0].pinned is True
+    # a global rule reaches every project's briefs: a key of one project may not pin it
+    shared = services.memory.remember(ctx, rule("Shared", applies_to={"scope": "global"})).id
+    with pytest.raises(PermissionDenied):
+        access.pin(key(ctx, Role.ADMIN), ctx, shared, True, "a project's key tries")
+    assert services.memory.get(ctx, shared)[0].pinned is False
 
 
 def test_a_pin_edited_behind_the_service_is_caught_by_verify(
