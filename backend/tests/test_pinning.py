@@ -134,6 +134,30 @@ def test_what_cannot_be_pinned_is_refused_precisely_and_writes_nothing(
     assert not any(mem.get(ctx, m)[0].pinned for m in (note, retired, live, proposal))
 
 
+def test_the_engine_refuses_a_pin_already_as_asked_or_of_no_memory(
+    services: Services, ctx: SessionContext
+) -> None:
+    """Two operators pinning at once: the second write finds the flag set in its own
+    transaction and fails whole (its event is not chained); a retry answers changed: false."""
+    from prism_memory.trigraph.port import WriteBatch
+
+    mem = services.memory
+    written = mem.remember(ctx, rule("Pinned by two at once")).id
+    memory, state = mem.get(ctx, written)
+    late = services.memorules.pin_event(ctx, written, state, True, memory.created_at, "late")
+    mem.pin(ctx, written, True, "first")
+    before = services.store.stats(ctx.tenant_id)
+    with pytest.raises(Conflict) as caught:
+        services.store.write(
+            WriteBatch(ctx.tenant_id, pin_changes=[(written, True)], audits=[late])
+        )
+    assert "meanwhile" in caught.value.message and caught.value.details["pinned"] is True
+    with pytest.raises(NotFound):
+        services.store.write(WriteBatch(ctx.tenant_id, pin_changes=[(new_id(), True)]))
+    assert services.store.stats(ctx.tenant_id) == before
+    assert services.memorules.verify_chain(ctx).ok
+
+
 def test_retiring_keeps_the_pin_unpinning_a_retired_rule_is_allowed(
     services: Services, ctx: SessionContext
 ) -> None:
@@ -148,6 +172,21 @@ def test_retiring_keeps_the_pin_unpinning_a_retired_rule_is_allowed(
     assert [m.id for m, _ in mem.pinned_rules(ctx)] == [written]
     mem.retire(ctx, written, "obsolete again")
     assert mem.pin(ctx, written, False, "clean up").changed is True
+    assert services.memorules.verify_chain(ctx).ok
+
+
+def test_a_correction_does_not_inherit_the_pin_of_the_rule_it_retires(
+    services: Services, ctx: SessionContext
+) -> None:
+    mem = services.memory
+    pinned = mem.remember(ctx, rule("Deploy on Tuesdays")).id
+    mem.pin(ctx, pinned, True, "the team's rule")
+    fixed = mem.remember(
+        ctx, rule("Deploy on Wednesdays instead", kind="correction", corrects=str(pinned))
+    ).id
+    assert mem.get(ctx, pinned)[0].status.value == "retired"
+    assert mem.get(ctx, fixed)[0].pinned is False  # an agent's correction is not an operator's pin
+    assert mem.pinned_rules(ctx) == []
     assert services.memorules.verify_chain(ctx).ok
 
 
