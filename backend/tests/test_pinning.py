@@ -21,6 +21,7 @@ import pytest
 
 from prism_memory.bootstrap import Services, build_access, build_services, context_from
 from prism_memory.domain.access import ApiKey, Role
+from prism_memory.domain.contract.recall import BriefCreate, validate_recall
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import AuditEventType, SessionContext
 from prism_memory.errors import (
@@ -385,7 +386,9 @@ def test_the_brief_shows_pins_first_under_their_own_heading(
     assert md.index(str(ids["c6"])) < md.index("## Corrections") < md.index("## Conventions")
     assert md.count(str(ids["c6"])) == 1
     # with a task the pin still leads, even though the task's words name other rules
-    tasked = services.brief.brief(ctx, task="Convention number 3 of the house", top_k=3)
+    tasked = services.brief.brief(
+        ctx, BriefCreate(task="Convention number 3 of the house", top_k=3)
+    )
     assert tasked.included[0].memory.id == ids["c6"]
     assert services.memory.pin(ctx, ids["c6"], False, "done").changed
     unpinned = services.brief.brief(ctx)
@@ -399,10 +402,10 @@ def test_a_pin_recall_would_not_rank_is_briefed_anyway(
     ids = brief_world(services, ctx)
     task = "Convention number 1 of the house"
     recalled = services.memory.recall(
-        ctx, {"query": task, "top_k": 1, "source_type": "memorule"}, served_as=None
+        ctx, validate_recall({"query": task, "top_k": 1, "source_type": "memorule"}), None
     )
     assert [m.memory.id for m in recalled.matches] != [ids["c6"]]
-    brief = services.brief.brief(ctx, task=task, top_k=2)
+    brief = services.brief.brief(ctx, BriefCreate(task=task, top_k=2))
     assert brief.included[0].memory.id == ids["c6"]
     assert "## Pinned by an operator" in brief.markdown
 
@@ -417,7 +420,7 @@ def test_pins_that_overflow_the_budget_say_what_was_left_out(
     ]
     for memory_id in pins:
         mem.pin(ctx, memory_id, True, "pin them all")
-    brief = services.brief.brief(ctx, token_budget=200)
+    brief = services.brief.brief(ctx, BriefCreate(token_budget=200))
     assert 0 < len(brief.included) < len(pins)
     assert all(m.memory.pinned for m in brief.included)
     assert brief.estimated_tokens <= 200
@@ -460,7 +463,8 @@ def test_recall_shows_the_pin(services: Services, ctx: SessionContext) -> None:
     from prism_memory.serializers import match_dict
 
     found = services.memory.recall(
-        ctx, {"query": "Convention number 6", "top_k": 20, "source_type": "memorule"}
+        ctx,
+        validate_recall({"query": "Convention number 6", "top_k": 20, "source_type": "memorule"}),
     )
     shown = {m.memory.id: match_dict(m)["pinned"] for m in found.matches}
     assert shown[ids["c6"]] is True and shown[ids["c1"]] is False
