@@ -145,7 +145,7 @@ def test_the_engine_refuses_a_pin_already_as_asked_or_of_no_memory(
     mem = services.memory
     written = mem.remember(ctx, rule("Pinned by two at once")).id
     memory, state = mem.get(ctx, written)
-    late = services.memorules.pin_event(ctx, written, state, True, memory.created_at, "late")
+    late = services.memorules.pin_event(ctx, memory, state, True, memory.created_at, "late")
     mem.pin(ctx, written, True, "first")
     before = services.store.stats(ctx.tenant_id)
     with pytest.raises(Conflict) as caught:

@@ -187,7 +187,7 @@ class LifecycleService:
                 id=str(memory_id),
                 status=memory.status.value,
             )
-        draft = self.deps.memorules.pin_event(ctx, memory.id, state, pinned, utcnow(), checked)
+        draft = self.deps.memorules.pin_event(ctx, memory, state, pinned, utcnow(), checked)
         self.deps.store.write(
             WriteBatch(tenant_id=ctx.tenant_id, pin_changes=[(memory.id, pinned)], audits=[draft])
         )

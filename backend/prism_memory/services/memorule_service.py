@@ -218,7 +218,7 @@ class MemoruleService:
     def pin_event(
         self,
         ctx: SessionContext,
-        memorule_id: UUID,
+        memorule: Memory,
         state: MemoryState,
         pinned: bool,
         when: Any,
@@ -227,7 +227,7 @@ class MemoruleService:
         """The event of an operator pinning (``pinned``) or unpinning a memorule, naming its
         current ``state``; the operator's act carries no evidence signal."""
         event = AuditEventType.PINNED if pinned else AuditEventType.UNPINNED
-        return self.audit_draft(ctx, memorule_id, state, event, None, when, reason)
+        return self.audit_draft(ctx, memorule, state, event, None, when, reason)
 
     def audit_draft(
         self,
