@@ -13,7 +13,8 @@ pydantic's errors (the contract's models, FastAPI's parameters, the settings) be
     ├── Conflict                conflict            the request clashes with state (409)
     │   ├── IdempotencyConflict idempotency_conflict same key, different request
     │   ├── MemoryRetired       memory_retired      the memory is retired
-    │   └── NearDuplicate       near_duplicate      refused by a strict write
+    │   ├── NearDuplicate       near_duplicate      refused by a strict write
+    │   └── NotAMemorule        not_a_memorule      only a memorule may be pinned
     ├── PermissionDenied        forbidden           the caller's role or scope forbids it (403)
     ├── Unauthenticated         unauthenticated     no or unknown credentials (401)
     ├── TooLarge                too_large           the request body is over the limit (413)
@@ -124,6 +125,12 @@ class NearDuplicate(Conflict):
     """A strict write found a nearly identical active memorule."""
 
     code = "near_duplicate"
+
+
+class NotAMemorule(Conflict):
+    """The memory named is a note, and the operation is only for memorules (a pin)."""
+
+    code = "not_a_memorule"
 
 
 class PermissionDenied(PrismError):

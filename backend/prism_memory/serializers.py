@@ -24,6 +24,7 @@ from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.contract.shapes import (
     AuditEventPublic,
     MemoryPublic,
+    PinResultPublic,
     RecallMatchPublic,
     StatePublic,
     WriteResultPublic,
@@ -34,6 +35,7 @@ from prism_memory.domain.records import (
     MemoruleAudit,
     Memory,
     MemoryState,
+    PinResult,
     RecallMatch,
     RecallResult,
     WriteResult,
@@ -60,6 +62,15 @@ def write_dict(result: WriteResult) -> dict[str, Any]:
     }
 
 
+def pin_dict(result: PinResult) -> dict[str, Any]:
+    """A memorule pinned or unpinned (``PinResultPublic``), every field shown."""
+    own = {"ok": True}
+    return {
+        name: own[name] if name in own else _plain(getattr(result, name))
+        for name in PinResultPublic.model_fields
+    }
+
+
 def audit_event_dict(event: MemoruleAudit) -> dict[str, Any]:
     """One audit event and its link in the chain (``AuditEventPublic``)."""
     return {name: _plain(getattr(event, name)) for name in AuditEventPublic.model_fields}
@@ -81,7 +92,13 @@ def match_dict(match: RecallMatch) -> dict[str, Any]:
     score (rounded to 1e-6) and the score's ``why``."""
     m, s = match.memory, match.state
     own = {"score": round(match.score, 6), "applicable": match.applicable, "why": match.why}
-    node = {"id": m.id, "kind": m.kind, "source_type": m.source_type, "namespace": m.namespace}
+    node = {
+        "id": m.id,
+        "kind": m.kind,
+        "source_type": m.source_type,
+        "namespace": m.namespace,
+        "pinned": m.pinned,
+    }
 
     def value(name: str) -> Any:
         if name in own:
@@ -181,6 +198,7 @@ def brief_dict(b: Brief) -> dict[str, Any]:
                 "subject": m.state.subject,
                 "confidence": m.state.confidence.value if m.state.confidence else None,
                 "score": round(m.score, 6),
+                "pinned": m.memory.pinned,
             }
             for m in b.included
         ],

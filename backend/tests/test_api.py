@@ -40,6 +40,12 @@ def retired_rule(w: World) -> str:
     return memory_id
 
 
+def pinned_rule(w: World) -> str:
+    memory_id = fresh_rule(w)
+    w.services.memory.pin(w.ctx("acme", "p1"), uuid.UUID(memory_id), True, "for a test")
+    return memory_id
+
+
 @dataclass(frozen=True)
 class Route:
     """How to call one route: a target factory, a good and a bad request, a refusal."""
@@ -115,6 +121,23 @@ ROUTES = {
         bad_body={"reason": None},
         forbidden_key="a_reader",
         target=retired_rule,
+    ),
+    "pin": Route(
+        "POST",
+        "/v1/memories/{id}/pin",
+        "a_writer",
+        body={"reason": "every session needs it"},
+        bad_body={"reason": "", "extra": True},
+        forbidden_key="a_reader",
+    ),
+    "unpin": Route(
+        "POST",
+        "/v1/memories/{id}/unpin",
+        "a_writer",
+        body={"reason": "not any more"},
+        bad_body={"reason": None},
+        forbidden_key="a_reader",
+        target=pinned_rule,
     ),
     "history": Route(
         "GET",

@@ -252,7 +252,7 @@ def test_another_persona_header_is_refused_as_the_docs_say(world: World) -> None
 # -- 11. the OpenAPI document and the behaviour agree (the full run: test_api_schemathesis) --
 
 
-@pytest.mark.parametrize("action", ["", "/retire", "/restore"])
+@pytest.mark.parametrize("action", ["", "/retire", "/restore", "/pin", "/unpin"])
 def test_a_body_that_is_not_utf8_is_the_same_422_on_every_route(world: World, action: str) -> None:
     memory_id = fresh_rule(world)
     method = "PATCH" if not action else "POST"

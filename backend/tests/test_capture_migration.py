@@ -36,7 +36,8 @@ def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path
         "'2026-12-01T00:00:00.000000Z', 1)",
         (str(ctx.tenant_id), str(written.id), str(ctx.project_id)),
     )
-    conn.execute("DELETE FROM schema_migrations WHERE version = 5")
+    # migration 9 (memory.pinned) adds its column to the table rebuilt here: run it again
+    conn.execute("DELETE FROM schema_migrations WHERE version IN (5, 9)")
     conn.commit()
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute("UPDATE memory SET status = 'proposed'")

@@ -18,7 +18,7 @@ from prism_memory.cli.main import cli
 from prism_memory.domain import validation
 from prism_memory.domain.characters import text_pattern
 from prism_memory.domain.contract import bounds
-from prism_memory.domain.contract.lifecycle import MemoryUpdate, StatusChange
+from prism_memory.domain.contract.lifecycle import MemoryUpdate, PinChange, StatusChange
 from prism_memory.domain.contract.recall import BriefCreate, RecallCreate
 from prism_memory.domain.contract.remember import MemoruleCreate, NoteCreate
 from prism_memory.domain.records import MemoruleKind
@@ -137,7 +137,11 @@ PAIRS = [
     ("memorule_update", "MemoryUpdate", MemoryUpdate),
     ("memorule_retire", "StatusChange", StatusChange),
     ("memorule_restore", "StatusChange", StatusChange),
+    ("memorule_pin", "PinChange", PinChange),
 ]
+# What a tool takes beside its HTTP body: the id (a path parameter over HTTP), and for
+# memorule_pin whether to pin (the route's name over HTTP: /pin or /unpin).
+TOOL_OWN = {"memorule_pin": {"id", "pinned"}}
 
 
 @pytest.mark.parametrize(("tool", "component", "model"), PAIRS, ids=[p[0] for p in PAIRS])
@@ -147,7 +151,7 @@ def test_the_openapi_request_schema_and_the_mcp_input_schema_are_one_model(
     http = openapi["components"]["schemas"][component]
     mcp = PUBLISHED[tool]
     assert set(http["properties"]) == set(model.model_fields)
-    assert set(mcp["properties"]) - {"id"} == set(http["properties"])
+    assert set(mcp["properties"]) - TOOL_OWN.get(tool, {"id"}) == set(http["properties"])
     for name, prop in http["properties"].items():
         if "$ref" in prop:
             continue

@@ -89,6 +89,10 @@ ON_A_MEMORY: dict[str, Twin] = {
         lambda i: ("memorule_restore", {"id": i, "reason": "matrix"}),
         retired_first=True,
     ),
+    "pin": Twin(
+        lambda i: ("POST", f"/v1/memories/{i}/pin", {"reason": "matrix"}),
+        lambda i: ("memorule_pin", {"id": i, "pinned": True, "reason": "matrix"}),
+    ),
     "correct": Twin(
         lambda i: ("POST", "/v1/memories", {**CORRECTION, "corrects": i}),
         lambda i: ("prism_remember", {**CORRECTION, "corrects": i}),

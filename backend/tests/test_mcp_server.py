@@ -30,6 +30,7 @@ WRITES = {
     "memorule_update",
     "memorule_retire",
     "memorule_restore",
+    "memorule_pin",
     "adherence_judge",
 }
 TOOLS = {
@@ -39,6 +40,7 @@ TOOLS = {
     "memorule_update",
     "memorule_retire",
     "memorule_restore",
+    "memorule_pin",
     "memorule_history",
     "memorule_audit",
     "memorule_proposals",

@@ -24,6 +24,7 @@ from prism_memory.domain.records import (
     Kind,
     MemoruleAudit,
     Memory,
+    PinResult,
     RecallMatch,
     Status,
     WriteResult,
@@ -32,6 +33,7 @@ from prism_memory.serializers import (
     audit_event_dict,
     match_dict,
     memory_dict,
+    pin_dict,
     state_dict,
     write_dict,
 )
@@ -81,6 +83,7 @@ def test_the_door_models_are_the_shapes_not_copies() -> None:
         "RecallMatchPublic",
         "WriteResultPublic",
         "AuditEventPublic",
+        "PinResultPublic",
     ):
         assert getattr(api_models, name) is getattr(shapes, name)
 
@@ -112,8 +115,8 @@ def test_a_state_shows_the_fields_of_its_kind(state: Any, keys: list[str]) -> No
     ("memory", "state", "keys"),
     [
         (NOTE, PLAIN, MATCH_HEAD + MATCH_STATE),
-        (RULE, UNGUARDED, MATCH_HEAD + MATCH_STATE + MEMORULE),
-        (RULE, FULL, MATCH_HEAD + MATCH_STATE + MEMORULE + ADHERENCE),
+        (RULE, UNGUARDED, MATCH_HEAD + MATCH_STATE + MEMORULE + ["pinned"]),
+        (RULE, FULL, MATCH_HEAD + MATCH_STATE + MEMORULE + ADHERENCE + ["pinned"]),
     ],
 )
 def test_a_recall_match_shows_the_fields_of_its_kind(
@@ -153,6 +156,21 @@ def test_a_write_result_shows_every_field_of_its_model(result: WriteResult) -> N
     assert shown["audit_id"] == (str(result.audit_id) if result.audit_id else None)
     assert shown["warnings"] == list(result.warnings)
     assert shown["replayed"] is result.replayed
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        PinResult(FULL.memory_id, True, changed=True, audit_id=UUID(int=9)),
+        PinResult(FULL.memory_id, False, changed=False),
+    ],
+)
+def test_a_pin_result_shows_every_field_of_its_model(result: PinResult) -> None:
+    shown = pin_dict(result)
+    assert list(shown) == list(shapes.PinResultPublic.model_fields)
+    assert shapes.PinResultPublic.model_validate(shown).model_dump(mode="json") == shown
+    assert (shown["pinned"], shown["changed"]) == (result.pinned, result.changed)
+    assert shown["audit_id"] == (str(result.audit_id) if result.audit_id else None)
 
 
 def test_an_audit_event_shows_every_field_of_its_model() -> None:

@@ -170,11 +170,15 @@ def _as_written_before_migration_4(source: Path, target: Path) -> None:
         [(v, n) for v, n, _ in MIGRATIONS[:2]],
     )
     conn.execute("ATTACH ? AS src", (str(source),))
+    # memory_state and memory as migration 1 made them (migration 6 added checks and
+    # enforcement, migration 9 the memory's pin)
+    picked = {
+        "memory_state": "tenant_id, " + STATE_COLUMNS.rsplit(", checks", 1)[0],
+        "memory": "tenant_id, id, project_id, namespace, kind, source_type, status, "
+        "created_at, current_version",
+    }
     for table in ("memory", "memory_state", "recall_index", "tenant_clock"):
-        # memory_state as migration 1 made it (migration 6 added checks and enforcement)
-        columns = "tenant_id, " + STATE_COLUMNS.rsplit(", checks", 1)[0]
-        picked = columns if table == "memory_state" else "*"
-        conn.execute(f"INSERT INTO {table} SELECT {picked} FROM src.{table}")
+        conn.execute(f"INSERT INTO {table} SELECT {picked.get(table, '*')} FROM src.{table}")
     prev = chain.GENESIS_HASH
     events = conn.execute(
         "SELECT id, tenant_id, seq, memorule_id, state_id, event, written_by_session_id, "

@@ -291,6 +291,24 @@ def test_retire_then_restore(world: World) -> None:
     )
 
 
+def test_pin_then_unpin(world: World) -> None:
+    memory_id = fresh_rule(world)
+    client = signed_in(world, "a_writer")
+    url = f"/memorules/{memory_id}?project=p1"
+    page = client.get(url).text
+    assert 'id="pinned"' not in page and ">Pin</button>" in page
+    post_form(client, url, f"/memorules/{memory_id}/pin?project=p1", reason="every session")
+    page = client.get(url).text
+    assert 'id="pinned"' in page and ">Unpin</button>" in page
+    assert '<span class="tag">pinned</span>' in page
+    assert world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[0].pinned
+    refused = post_form(client, url, f"/memorules/{memory_id}/unpin?project=p1", reason=" ")
+    assert refused.status_code == 422 and "Nothing was saved" in refused.text
+    post_form(client, url, f"/memorules/{memory_id}/unpin?project=p1", reason="done")
+    page = client.get(url).text
+    assert 'id="pinned"' not in page and '<span class="tag">unpinned</span>' in page
+
+
 def test_the_verify_button_shows_an_intact_chain(world: World) -> None:
     client = signed_in(world, "a_admin")
     page = client.get("/audit").text
@@ -339,9 +357,10 @@ def test_what_applies_now_shows_the_brief_for_a_context(world: World) -> None:
 def test_a_reader_sees_no_write_controls(world: World) -> None:
     page = signed_in(world, "a_reader").get(f"/memorules/{world.ids['a_rule_p1']}?project=p1")
     assert "Edit (supersede)" not in page.text and "Retire</button>" not in page.text
+    assert "Pin</button>" not in page.text
 
 
-@pytest.mark.parametrize("action", ["edit", "retire", "restore"])
+@pytest.mark.parametrize("action", ["edit", "retire", "restore", "pin", "unpin"])
 def test_a_readers_writes_are_refused(world: World, action: str) -> None:
     memory_id = world.ids["a_rule_p1"]
     client = signed_in(world, "a_reader")

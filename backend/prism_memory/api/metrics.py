@@ -25,7 +25,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from prism_memory.domain.records import RecallResult, WriteResult
+from prism_memory.domain.records import PinResult, RecallResult, WriteResult
 from prism_memory.errors import StorageError
 from prism_memory.services.access_service import AccessService
 from prism_memory.services.brief_service import Brief
@@ -149,7 +149,7 @@ class DomainMetrics:
         self.engine = engine
         self.latency = Histogram(
             "prism_operation_duration_seconds",
-            "Time a recall, a brief or a write (remember, update, retire, restore) took in "
+            "Time a recall, a brief or a write (remember, update, retire, restore, pin) took in "
             "the service, by operation and engine, whatever door it came through.",
             ("operation", "engine"),
             buckets=_BUCKETS,
@@ -263,3 +263,7 @@ class MeteredAccess(AccessService):
     def restore(self, *args: Any, **kwargs: Any) -> WriteResult:
         with self.metrics.timed("write"):
             return super().restore(*args, **kwargs)
+
+    def pin(self, *args: Any, **kwargs: Any) -> PinResult:
+        with self.metrics.timed("write"):
+            return super().pin(*args, **kwargs)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from prism_memory.domain.access import Role
 from prism_memory.domain.contract.lifecycle import MemoryChanges as MemoryChanges
 from prism_memory.domain.contract.lifecycle import MemoryUpdate as MemoryUpdate
+from prism_memory.domain.contract.lifecycle import PinChange as PinChange
 from prism_memory.domain.contract.lifecycle import StatusChange as StatusChange
 from prism_memory.domain.contract.recall import BriefCreate as BriefCreate
 from prism_memory.domain.contract.recall import RecallCreate as RecallCreate
@@ -24,6 +25,7 @@ from prism_memory.domain.contract.shapes import AppliesToMap as AppliesToMap
 from prism_memory.domain.contract.shapes import AuditEventPublic as AuditEventPublic
 from prism_memory.domain.contract.shapes import ChecksList as ChecksList
 from prism_memory.domain.contract.shapes import MemoryPublic as MemoryPublic
+from prism_memory.domain.contract.shapes import PinResultPublic as PinResultPublic
 from prism_memory.domain.contract.shapes import RecallMatchPublic as RecallMatchPublic
 from prism_memory.domain.contract.shapes import StatePublic as StatePublic
 from prism_memory.domain.contract.shapes import Timestamp as Timestamp
@@ -151,6 +153,7 @@ class BriefRulePublic(BaseModel):
     subject: str | None
     confidence: Confidence | None
     score: float
+    pinned: bool = False
 
 
 class BriefPublic(BaseModel):

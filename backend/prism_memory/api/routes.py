@@ -30,6 +30,7 @@ from prism_memory.serializers import (
     history_dict,
     memory_dict,
     memory_page_dict,
+    pin_dict,
     recall_dict,
     state_dict,
     write_dict,
@@ -71,6 +72,7 @@ DOC_ONLY_MODELS = (
     m.BriefCreate,
     m.MemoryUpdate,
     m.StatusChange,
+    m.PinChange,
     ApproveCreate,
     RejectCreate,
     MergeCreate,
@@ -207,6 +209,41 @@ async def restore_memory(
         )
     )
     return write_dict(result)
+
+
+def _pin_route(verb: str) -> None:
+    pinned = verb == "pin"
+
+    @router.post(
+        f"/memories/{{memory_id}}/{verb}",
+        response_model=m.PinResultPublic,
+        responses=_WRITE,
+        openapi_extra=body_doc(m.PinChange),
+        summary="Pin a memorule (the brief shows it first)"
+        if pinned
+        else "Unpin a memorule (the brief ranks it again)",
+        tags=["memories"],
+        name=f"{verb}_memory",
+    )
+    async def route(
+        state: StateDep, call: CallDep, memory_id: UUID, raw: JsonBody
+    ) -> dict[str, Any]:
+        body = m.PinChange.parse(raw)
+        result = await call.run(
+            lambda key, ctx: state.access.pin(key, ctx, memory_id, pinned, body.reason)
+        )
+        return pin_dict(result)
+
+    route.__doc__ = (
+        "Pin an active memorule: every brief shows it first, under 'Pinned by an operator'. "
+        "Pinning a pinned rule writes nothing (changed: false)."
+        if pinned
+        else "Unpin a memorule. Unpinning a rule that is not pinned writes nothing."
+    )
+
+
+_pin_route("pin")
+_pin_route("unpin")
 
 
 @router.get(

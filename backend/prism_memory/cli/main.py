@@ -58,6 +58,16 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("restore", "prism_memory.cli.memory_cmd:restore", "Restore a retired memory into recall."),
     (
+        "pin",
+        "prism_memory.cli.memory_cmd:pin",
+        "Pin a memorule: the brief shows it first, before every ranked rule, within its budget.",
+    ),
+    (
+        "unpin",
+        "prism_memory.cli.memory_cmd:unpin",
+        "Unpin a memorule: the brief ranks it like any other again.",
+    ),
+    (
         "history",
         "prism_memory.cli.memory_cmd:history",
         "Every version of a memory, who wrote it and when, and its audit events.",

@@ -1,5 +1,5 @@
 """The memory commands: ``remember``, ``recall``, ``show``, ``update``, ``retire``, ``restore``,
-``history`` and ``reindex`` (the ``prism_*`` MCP tools on the command line).
+``pin``, ``unpin``, ``history`` and ``reindex`` (the ``prism_*`` MCP tools on the command line).
 
 Registered by :mod:`prism_memory.cli.main`; built on :mod:`prism_memory.cli.runtime`, which loads
 the services
@@ -22,7 +22,7 @@ from prism_memory.cli.runtime import Runtime, common, parse_id
 from prism_memory.domain.contract.bounds import TOP_K_RECALL_DEFAULT
 from prism_memory.domain.contract.recall import RecallCreate
 from prism_memory.errors import FieldError, InvalidInput
-from prism_memory.serializers import recall_dict, write_dict
+from prism_memory.serializers import pin_dict, recall_dict, write_dict
 
 CHECKS_HELP = (
     "memorules: what can be checked, as a JSON list of at most 8 one-key objects: "
@@ -254,6 +254,26 @@ retire = _status_command(
     "retire", "Retire a memory: recall no longer returns it; history keeps it."
 )
 restore = _status_command("restore", "Restore a retired memory into recall.")
+
+
+def _pin_command(name: str, doc: str) -> click.Command:
+    @click.command(name=name, help=doc)
+    @click.argument("memory_id")
+    @click.option("--reason", required=True, help="why (kept in the audit trail)")
+    @common
+    def command(rt: Runtime, memory_id: str, reason: str) -> None:
+        access, me = as_operator(rt.services, rt.ctx)
+        result = access.pin(me.key, me.ctx, parse_id(memory_id), name == "pin", reason)
+        rt.emit(pin_dict(result), render.pin_result)
+
+    return command
+
+
+pin = _pin_command(
+    "pin",
+    "Pin a memorule: the brief shows it first, before every ranked rule, within its budget.",
+)
+unpin = _pin_command("unpin", "Unpin a memorule: the brief ranks it like any other again.")
 
 
 @click.command()

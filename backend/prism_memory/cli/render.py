@@ -21,6 +21,13 @@ def write_result(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def pin_result(data: dict[str, Any]) -> str:
+    now = "pinned" if data["pinned"] else "unpinned"
+    if not data["changed"]:
+        return f"memorule {data['id']} was already {now}; nothing written"
+    return f"{now} memorule {data['id']}\naudit event {data['audit_id']}"
+
+
 def recall_result(data: dict[str, Any]) -> str:
     if not data["matches"]:
         return f"no memories match (searched {data['candidates']})"

@@ -4,7 +4,7 @@ A key belongs to ONE tenant (the tenant of every request made with it), optional
 set of projects and a persona, and has a role:
 
 - ``reader``: recall, read by id, history, brief, audit events of a memorule it can see;
-- ``writer``: all of that, and remember / update / retire / restore;
+- ``writer``: all of that, and remember / update / retire / restore / pin / unpin;
 - ``admin``: all of that, and the whole tenant's audit listing and chain verification —
   only when the key is not restricted to projects (audit events span every project).
 

@@ -1,11 +1,13 @@
-"""What the live rows must say, given the audit chain: status, version, project, recall row.
+"""What the live rows must say, given the audit chain: status, version, pin, project, recall
+row.
 
 The chain commits to every memorule event (its type, the state it names and that state's
-content, project included). What decides whether a rule is live, which version is served and
-who receives it also sits in rows no event hashes: ``memory.status``,
-``memory.current_version``, and the ``recall_index`` row's filter columns. A direct edit of
-any of them must be detected, so :class:`LiveCheck` folds the verified events of each
-memorule into the values those rows must hold, and compares:
+content, project included). What decides whether a rule is live, which version is served,
+whether it is pinned and who receives it also sits in rows no event hashes:
+``memory.status``, ``memory.current_version``, ``memory.pinned`` and the ``recall_index``
+row's filter columns. A direct edit of any of them must be detected, so :class:`LiveCheck`
+folds the verified events of each memorule into the values those rows must hold, and
+compares:
 
 - ``status``: ``created``/``approved``/``restored`` make a rule active, ``proposed`` a
   proposal, ``retired``/``rejected``/``merged`` retire it, and so does a ``superseded``
@@ -15,6 +17,8 @@ memorule into the values those rows must hold, and compares:
   other events (``evidence``, ``promoted``, a new version, events this module does not know)
   leave it as it was;
 - ``current_version``: the highest version an event names;
+- ``pinned``: the last ``pinned``/``unpinned`` event (none: not pinned); a note is never
+  pinned;
 - ``project_id``: bound by the content hash (``prism-state/2``); the recall row must agree;
 - the recall row (where one exists: a memory without a vector is not recalled at all):
   ``active`` from the status, ``kind``, and ``memorule_kind``, ``confidence``, ``scope``,
@@ -40,8 +44,8 @@ _RETIRED: Final = frozenset({"retired", "rejected", "merged"})
 # One live row (what the engines select, as text; ``active`` as 0/1 or a boolean): memory
 # id, kind, project_id, status, current_version; then the recall row, or Nones: memory id,
 # project_id, active, kind, memorule_kind, confidence, scope, a_persona, a_surface,
-# a_specialization.
-LIVE_WIDTH: Final = 15
+# a_specialization; then memory.pinned (0/1 or a boolean).
+LIVE_WIDTH: Final = 16
 _INDEX_COLUMNS: Final = (
     "memorule_kind",
     "confidence",
@@ -58,6 +62,7 @@ class _Rule:
     version: int = 0
     index: tuple[Any, ...] = ()
     last_seq: int = 0
+    pinned: bool = False
 
 
 def index_of(state: Sequence[Any]) -> tuple[Any, ...]:
@@ -75,6 +80,10 @@ def index_of(state: Sequence[Any]) -> tuple[Any, ...]:
         normalise_key(applies.get("surface")),
         normalise_key(applies.get("specialization")),
     )
+
+
+def _pinned(row: Sequence[Any]) -> bool:
+    return bool(int(row[15]))
 
 
 @dataclass
@@ -101,6 +110,8 @@ class LiveCheck:
             rule.status = "retired"
         elif event == "superseded" and version is not None and version <= rule.version:
             rule.status = "retired"  # a correction retires the rule it names, unchanged
+        elif event in ("pinned", "unpinned"):
+            rule.pinned = event == "pinned"
         if version is not None and version > rule.version:
             rule.version, rule.index = version, index_of(state)
         rule.last_seq = seq
@@ -148,9 +159,16 @@ class LiveCheck:
                 f"memory.current_version of memorule {memory_id} is {version}, its audit events "
                 f"name version {rule.version} last (memory was edited)"
             )
+        if _pinned(row) != rule.pinned:
+            return (
+                f"memory.pinned of memorule {memory_id} is {_pinned(row)}, its audit events "
+                f"leave it {rule.pinned} (memory was edited)"
+            )
         return self._index(row, project, status == "active", "memorule", rule.index)
 
     def _note(self, row: Sequence[Any]) -> str | None:
+        if _pinned(row):
+            return f"memory.pinned of note {row[0]} is True: only a memorule is pinned (edited)"
         return self._index(row, str(row[2]), str(row[3]) == "active", str(row[1]), (None,) * 6)
 
     @staticmethod

@@ -83,6 +83,10 @@ class AuditEventType(StrEnum):
     VIOLATED = "violated"
     REMINDED = "reminded"
     BLOCKED = "blocked"
+    # An operator's pin (issue 31): the rule is briefed first, before anything ranked; the
+    # flag lives on the memory row (no new version), the event names the current state.
+    PINNED = "pinned"
+    UNPINNED = "unpinned"
 
 
 APPLIES_TO_KEYS = ("persona", "surface", "specialization")
@@ -189,6 +193,9 @@ class Memory:
     status: Status
     created_at: datetime
     current_version: int = 1
+    # An operator pinned the rule (issue 31): the brief shows it first, inside its budget.
+    # Kept when the rule is retired (a retired rule is never briefed, so it has no effect).
+    pinned: bool = False
 
     @property
     def source_type(self) -> SourceType:
@@ -356,6 +363,17 @@ class WriteResult:
         if self.replayed:
             out["replayed"] = True
         return out
+
+
+@dataclass(frozen=True)
+class PinResult:
+    """What pinning or unpinning a memorule returns: the flag now, whether this call changed
+    it (``False``: it already was so, and no event was written) and the event it wrote."""
+
+    id: UUID
+    pinned: bool
+    changed: bool
+    audit_id: UUID | None = None
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,11 @@ from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.trigraph.dump import DumpItem, IdempotencyRecord, MemoryDump
 
 FORMAT: Final = "prism-memory-dump"
-VERSION: Final = 3
+VERSION: Final = 4
 # version 1: before migration 4 (no content hashes, no receipts); 2: states without checks
-# and enforcement (before issue 28), read as no checks and 'remind'.
-READS: Final = (1, 2, 3)
+# and enforcement (before issue 28), read as no checks and 'remind'; 3: memories without
+# their operator's pin (before issue 31's pins), read as not pinned.
+READS: Final = (1, 2, 3, 4)
 COUNTS: Final = ("memories", "states", "audit_events", "idempotency", "served_receipts")
 WHOLE_MAX: Final = 2**31 - 1  # versions, ranks: what both engines' integer columns hold
 
@@ -145,6 +146,10 @@ class Reader:
 
     def _decode(self, kind: Any, data: dict[str, Any]) -> DumpItem:
         if kind == "memory":
+            if self.version < 4:  # before pins: none is pinned, and the field is unknown
+                if "pinned" in data:
+                    raise ValueError(f"'pinned' is not a field of version {self.version}")
+                data["pinned"] = False
             item = _memory(data)
             self.counts["memories"] += 1
             self.counts["states"] += len(item.states)
@@ -239,6 +244,7 @@ def _memory_of(d: dict[str, Any]) -> MemoryDump:
         status=Status(d["status"]),
         created_at=parse_iso(d["created_at"]),
         current_version=_whole(d, "current_version", 1),
+        pinned=_flag(d, "pinned"),
     )
     if not isinstance(d["states"], list):
         raise TypeError(f"memory {memory.id}: 'states' must be a list")
@@ -335,6 +341,13 @@ def _receipt(d: dict[str, Any]) -> ServedReceipt:
         prev_hash=_text(d, "prev_hash"),
         hash=_text(d, "hash"),
     )
+
+
+def _flag(d: dict[str, Any], key: str) -> bool:
+    value = d[key]
+    if not isinstance(value, bool):
+        raise TypeError(f"'{key}' must be true or false")
+    return value
 
 
 def _whole(d: dict[str, Any], key: str, low: int, high: int = WHOLE_MAX) -> int:

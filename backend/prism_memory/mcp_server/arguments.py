@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from prism_memory.domain.contract.audit import AuditQuery, ServedQuery
 from prism_memory.domain.contract.base import Operation
 from prism_memory.domain.contract.bounds import APPLIES_VALUE_MAX
-from prism_memory.domain.contract.checks import MemoryId
-from prism_memory.domain.contract.lifecycle import MemoryUpdate, StatusChange
+from prism_memory.domain.contract.checks import Flag, MemoryId
+from prism_memory.domain.contract.lifecycle import MemoryUpdate, PinChange, StatusChange
 from prism_memory.domain.contract.recall import BriefCreate, RecallCreate
 from prism_memory.domain.contract.remember import MemoruleCreate, NoteCreate
 
@@ -68,6 +68,17 @@ class StatusArguments(StatusChange):
     """``memorule_retire`` and ``memorule_restore``: :class:`StatusChange` and the id."""
 
     id: _Id
+
+
+class PinArguments(PinChange):
+    """``memorule_pin``: :class:`PinChange`, the id, and whether to pin or unpin."""
+
+    id: _Id
+    pinned: Annotated[
+        bool,
+        Flag(),
+        Field(description="true pins the memorule (the brief shows it first); false unpins it."),
+    ]
 
 
 class HistoryArguments(Operation):

@@ -36,6 +36,7 @@ from prism_memory.serializers import (
     audit_page_dict,
     brief_dict,
     history_dict,
+    pin_dict,
     recall_dict,
     served_page_dict,
     write_dict,
@@ -99,6 +100,11 @@ def _retire(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, An
 def _restore(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
     p = parse(a.StatusArguments, args)
     return write_dict(svc.restore(c.key, c.ctx, p.id, p.reason, idempotency_key=p.idempotency_key))
+
+
+def _pin(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
+    p = parse(a.PinArguments, args)
+    return pin_dict(svc.pin(c.key, c.ctx, p.id, p.pinned, p.reason))
 
 
 def _history(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
@@ -189,6 +195,17 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
     ),
     ToolSpec(
+        "memorule_pin",
+        "Pin or unpin a memorule",
+        "An operator's pin: pinned=true puts an active memorule first in every brief (under "
+        "'Pinned by an operator', before the rules ranked for the task); pinned=false removes "
+        "it. 'reason' is required and kept in the audit trail. Pinning a pinned rule (or "
+        "unpinning an unpinned one) writes nothing and answers changed=false.",
+        a.PinArguments,
+        _pin,
+        read_only=False,
+    ),
+    ToolSpec(
         "memorule_history",
         "History of a memorule",
         "Every version of a memorule (or note), oldest first, with who wrote each (persona, "
@@ -200,7 +217,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memorule_audit",
         "Memorule audit trail",
-        "The memorule audit events of this tenant (created, superseded, retired, restored), "
+        "The memorule audit events of this tenant (created, superseded, retired, restored, "
+        "pinned, unpinned, ...), "
         "newest first, filtered by memorule, session, persona, event or time. Pass the "
         "returned next_cursor as 'before' for the next page.",
         a.AuditArguments,

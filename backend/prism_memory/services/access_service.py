@@ -26,6 +26,7 @@ from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     Memory,
     MemoryState,
+    PinResult,
     RecallResult,
     SessionContext,
     WriteResult,
@@ -242,6 +243,13 @@ class AccessService:
         """Restore a retired memory the key may change."""
         self.check_change(key, ctx, memory_id)
         return self.memory.restore(ctx, memory_id, reason, idempotency_key)
+
+    def pin(
+        self, key: ApiKey, ctx: SessionContext, memory_id: UUID, pinned: bool, reason: str | None
+    ) -> PinResult:
+        """Pin or unpin a memorule the key may change (who may retire a rule may pin it)."""
+        self.check_change(key, ctx, memory_id)
+        return self.memory.pin(ctx, memory_id, pinned, reason)
 
     def audit(self, key: ApiKey, ctx: SessionContext, flt: AuditFilter) -> AuditPage:
         """Audit events: of one memorule the key can see, or (admin) of the whole tenant.

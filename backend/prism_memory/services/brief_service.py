@@ -4,8 +4,10 @@ The memorules that apply to the session context (and to an optional task text), 
 kind, best first, rendered as compact Markdown that fits a token budget. Every rule carries
 its id so the agent can cite it or correct it.
 
-The budget is spent in tiers (DESIGN §13): first the must-include tier — corrections and
-feedback an operator's observation stands behind (confidence ``observed``) — then, with no
+The budget is spent in tiers (DESIGN §13): first the must-include tier — the rules an operator
+pinned (``prism pin``; shown under their own heading, whatever their rank, even when the
+task's words would not find them), then corrections and feedback an operator's observation
+stands behind (confidence ``observed``) — then, with no
 task, the rules about every change (committing, pull requests, whole-change checks, what to
 run before finishing: :mod:`prism_memory.domain.every_change`), which no task's words name,
 then the rest in rank order. With no task, rules of equal score keep the order they were
@@ -35,6 +37,8 @@ from prism_memory.domain.records import (
     APPLIES_TO_KEYS,
     Confidence,
     MemoruleKind,
+    Memory,
+    MemoryState,
     RecallMatch,
     SessionContext,
 )
@@ -65,6 +69,7 @@ KIND_HEADINGS: Final = {
     MemoruleKind.FEEDBACK: "Feedback",
 }
 MUST_INCLUDE_KINDS: Final = frozenset({MemoruleKind.CORRECTION, MemoruleKind.FEEDBACK})
+PINNED_HEADING: Final = "Pinned by an operator"
 # With no task every rule of a project scores alike; look past top_k to keep file order.
 NO_TASK_POOL: Final = 100
 _SPACE = re.compile(r"\s+")
@@ -125,7 +130,9 @@ class BriefService:
         if not query.query:
             query = replace(query, top_k=max(query.top_k, NO_TASK_POOL))
         result = self.memory.recall(ctx, query, served_as=None)
-        ranked = tiered(result.matches, written_order=not query.query)[: request.top_k]
+        pins = self.memory.pinned_rules(ctx, request.namespace)
+        matches = with_pins(result.matches, pins)
+        ranked = tiered(matches, written_order=not query.query)[: request.top_k]
         included, markdown = _fit(ctx, ranked, token_budget, result.candidates)
         if self.memory.served is not None:
             self.memory.served.record(ctx, "memorule_brief", query.query, included)
@@ -138,9 +145,22 @@ class BriefService:
         )
 
 
+def with_pins(
+    matches: Sequence[RecallMatch], pins: Sequence[tuple[Memory, MemoryState]]
+) -> list[RecallMatch]:
+    """Recall's matches and the pinned rules that apply (each once): a pin recall did not
+    rank (past its window) joins with score 0, and the tiers put every pin first."""
+    ranked = {m.memory.id for m in matches}
+    joined = [RecallMatch(m, s, 0.0, {"pinned": True}) for m, s in pins if m.id not in ranked]
+    return [*matches, *joined]
+
+
 def must_include(match: RecallMatch) -> bool:
-    """A correction or feedback rule with observed confidence: briefed before anything else."""
+    """An operator's pin, or a correction or feedback rule with observed confidence: briefed
+    before anything else (pins first)."""
     state = match.state
+    if match.memory.pinned:
+        return True
     return state.memorule_kind in MUST_INCLUDE_KINDS and state.confidence is Confidence.OBSERVED
 
 
@@ -155,8 +175,8 @@ def about_every_change(match: RecallMatch) -> bool:
 
 
 def tiered(matches: Sequence[RecallMatch], *, written_order: bool) -> list[RecallMatch]:
-    """The must-include tier first; with no task, then the rules about every change; then
-    the rest. Each tier in rank order.
+    """The must-include tier first (the pinned rules, then observed corrections and feedback);
+    with no task, then the rules about every change; then the rest. Each tier in rank order.
 
     Args:
         matches: recall's matches, best first.
@@ -167,7 +187,8 @@ def tiered(matches: Sequence[RecallMatch], *, written_order: bool) -> list[Recal
     ordered = list(matches)
     if written_order:
         ordered.sort(key=lambda m: (not m.applicable, -m.score, m.memory.id.int))
-    first = [m for m in ordered if must_include(m)]
+    first = [m for m in ordered if m.memory.pinned]
+    first += [m for m in ordered if must_include(m) and not m.memory.pinned]
     rest = [m for m in ordered if not must_include(m)]
     if not written_order:
         return first + rest
@@ -231,7 +252,8 @@ _Bullets = dict[tuple[UUID, str, str | None], str]
 def _render(
     ctx: SessionContext, matches: list[RecallMatch], omitted: int, bullets: _Bullets
 ) -> str:
-    """The brief's Markdown: rules grouped by kind; within a kind, consecutive rules under
+    """The brief's Markdown: the pinned rules under their own heading, then the others grouped
+    by kind; within a group, consecutive rules under
     the same section heading (an imported rule's subject is "heading: first sentence") get
     the heading once; confidence is said once for the commonest and marked on the others."""
     lines = ["# Memorules that apply", _context_line(ctx)]
@@ -244,8 +266,13 @@ def _render(
         "Advisory rules recorded by agents and operators; cite an id when you apply one."
         + (f" Confidence {common} unless marked." if common else "")
     )
+    pinned = [m for m in matches if m.memory.pinned]
+    if pinned:
+        lines.append("")
+        lines.append(f"## {PINNED_HEADING}")
+        lines.extend(_grouped_bullets(pinned, common, bullets))
     for kind in KIND_ORDER:
-        group = [m for m in matches if m.state.memorule_kind is kind]
+        group = [m for m in matches if m.state.memorule_kind is kind and not m.memory.pinned]
         if group:
             lines.append("")
             lines.append(f"## {KIND_HEADINGS[kind]}")

@@ -1,4 +1,5 @@
-"""A memory's life after its first write: new versions (update), retire and restore.
+"""A memory's life after its first write: new versions (update), retire and restore, and an
+operator's pin on a memorule (issue 31: the brief's must-include tier).
 
 Notes and memorules share the path; what a memorule adds (its fields on the new state, the
 ``superseded`` / ``retired`` / ``restored`` audit event) is built by
@@ -20,12 +21,13 @@ from prism_memory.domain.records import (
     MemoruleWrite,
     Memory,
     MemoryState,
+    PinResult,
     SessionContext,
     Status,
     WriteResult,
     utcnow,
 )
-from prism_memory.errors import Conflict, FieldError, InvalidInput, MemoryRetired
+from prism_memory.errors import Conflict, FieldError, InvalidInput, MemoryRetired, NotAMemorule
 from prism_memory.services.memory_deps import MemoryDeps, text_of
 from prism_memory.services.memory_reads import get_memory
 from prism_memory.services.write_service import commit, replay
@@ -147,6 +149,49 @@ class LifecycleService:
     ) -> WriteResult:
         """Bring a retired memory back into recall."""
         return self._set_status(ctx, memory_id, reason, Status.ACTIVE, idempotency_key)
+
+    def pin(
+        self, ctx: SessionContext, memory_id: UUID, pinned: bool, reason: str | None
+    ) -> PinResult:
+        """Pin an active memorule (``pinned`` True: the brief shows it first, before every
+        ranked rule, inside its budget) or unpin it. The flag is on the memory, not a new
+        version; a ``pinned``/``unpinned`` audit event names the current state and keeps the
+        reason. Idempotent: a rule already so is answered ``changed: False`` and nothing is
+        written. Retiring a rule keeps its flag, which has no effect while it is retired (a
+        retired rule is never briefed); an unpin is accepted on a retired rule.
+
+        Raises:
+            InvalidInput: no reason (or a bad one).
+            NotAMemorule: the memory is a note.
+            NotFound: no such memory in the caller's tenant.
+            MemoryRetired: pinning a retired rule.
+            Conflict: pinning a proposal; another writer changed the pin meanwhile.
+        """
+        checked = field_checks.check_reason(reason, required=True)
+        memory, state = get_memory(self.deps.store, ctx, memory_id)
+        if memory.kind is not Kind.MEMORULE:
+            raise NotAMemorule(
+                f"memory {memory_id} is a {memory.kind.value}: only a memorule is pinned",
+                id=str(memory_id),
+                kind=memory.kind.value,
+            )
+        if memory.pinned is pinned:
+            return PinResult(memory.id, pinned, changed=False)
+        if pinned and memory.status is Status.RETIRED:
+            raise MemoryRetired(
+                f"memory {memory_id} is retired; restore it before pinning", id=str(memory_id)
+            )
+        if pinned and memory.status is not Status.ACTIVE:
+            raise Conflict(
+                f"memory {memory_id} is {memory.status.value}; only an active memorule is pinned",
+                id=str(memory_id),
+                status=memory.status.value,
+            )
+        draft = self.deps.memorules.pin_event(ctx, memory, state, pinned, utcnow(), checked)
+        self.deps.store.write(
+            WriteBatch(tenant_id=ctx.tenant_id, pin_changes=[(memory.id, pinned)], audits=[draft])
+        )
+        return PinResult(memory.id, pinned, changed=True, audit_id=draft.id)
 
     def _set_status(
         self,

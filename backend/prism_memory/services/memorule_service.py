@@ -215,6 +215,20 @@ class MemoruleService:
         event = AuditEventType.RETIRED if status is Status.RETIRED else AuditEventType.RESTORED
         return self.audit_draft(ctx, memorule, state, event, state.evidence_signal_id, when, reason)
 
+    def pin_event(
+        self,
+        ctx: SessionContext,
+        memorule: Memory,
+        state: MemoryState,
+        pinned: bool,
+        when: Any,
+        reason: str | None,
+    ) -> AuditDraft:
+        """The event of an operator pinning (``pinned``) or unpinning a memorule, naming its
+        current ``state``; the operator's act carries no evidence signal."""
+        event = AuditEventType.PINNED if pinned else AuditEventType.UNPINNED
+        return self.audit_draft(ctx, memorule, state, event, None, when, reason)
+
     def audit_draft(
         self,
         ctx: SessionContext,

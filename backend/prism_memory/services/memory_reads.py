@@ -1,25 +1,33 @@
-"""Reading memories back: one by id, every version with its audit events, listings by page."""
+"""Reading memories back: one by id, every version with its audit events, listings by page,
+and the pinned rules that apply to a context (the brief's first tier)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from prism_memory.domain import listing
+from prism_memory.domain.access import visible
 from prism_memory.domain.listing import ListRequest
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
+    APPLIES_TO_KEYS,
+    AppliesTo,
     MemoruleAudit,
     Memory,
     MemoryState,
     SessionContext,
     SourceType,
+    Status,
 )
 from prism_memory.errors import NotFound
 from prism_memory.services.memory_deps import MemoryDeps
 from prism_memory.trigraph.port import AuditFilter, ListFilter, ReadStore
+
+# The most pinned rules a brief reads (its top_k is at most 100 as well).
+PINNED_MAX: Final = 100
 
 
 @dataclass(frozen=True)
@@ -105,3 +113,41 @@ class MemoryReads:
         items = found[: q.limit]
         more = len(found) > q.limit
         return MemoryPage(items, listing.encode_cursor(items[-1][0].id) if more else None)
+
+    def pinned(
+        self, ctx: SessionContext, namespace: str | None = None
+    ) -> list[tuple[Memory, MemoryState]]:
+        """The active memorules an operator pinned that apply to ``ctx``, in the order the
+        rules were written: visible as recall sees them (``domain.access.visible``; a context
+        without a persona sees no persona rule) and naming no persona, surface or
+        specialization other than the context's (recall's applicability). At most
+        :data:`PINNED_MAX`.
+        """
+        flt = ListFilter(
+            project_id=ctx.project_id,
+            status=Status.ACTIVE,
+            memorules_only=True,
+            namespace=namespace,
+            pinned=True,
+            limit=PINNED_MAX,
+        )
+        found = self.deps.store.list_memories(ctx.tenant_id, flt)
+        kept = [(m, s) for m, s in found if _applies(m, s.applies_to or AppliesTo(), ctx)]
+        return sorted(kept, key=lambda pair: pair[0].id.int)
+
+
+def _applies(memory: Memory, a: AppliesTo, ctx: SessionContext) -> bool:
+    if not visible(
+        memory.project_id,
+        a.effective_scope,
+        a.persona,
+        ctx.project_id,
+        ctx.persona,
+        no_persona_sees_persona_rules=False,
+    ):
+        return False
+    for key in APPLIES_TO_KEYS:
+        wanted, named = normalise_key(ctx.value(key)), normalise_key(getattr(a, key))
+        if wanted is not None and named is not None and named != wanted:
+            return False
+    return True

@@ -25,6 +25,7 @@ from prism_memory.domain.ranking import RankingWeights
 from prism_memory.domain.records import (
     Memory,
     MemoryState,
+    PinResult,
     RecallQuery,
     RecallResult,
     SessionContext,
@@ -151,6 +152,18 @@ class MemoryService:
     ) -> WriteResult:
         """Bring a retired memory back (:meth:`LifecycleService.restore`)."""
         return self.lifecycle.restore(ctx, memory_id, reason, idempotency_key)
+
+    def pin(
+        self, ctx: SessionContext, memory_id: UUID, pinned: bool, reason: str | None
+    ) -> PinResult:
+        """Pin or unpin a memorule (:meth:`LifecycleService.pin`)."""
+        return self.lifecycle.pin(ctx, memory_id, pinned, reason)
+
+    def pinned_rules(
+        self, ctx: SessionContext, namespace: str | None = None
+    ) -> list[tuple[Memory, MemoryState]]:
+        """The active pinned memorules that apply to ``ctx`` (:meth:`MemoryReads.pinned`)."""
+        return self.reads.pinned(ctx, namespace)
 
     def remember_many(
         self, ctx: SessionContext, raws: Sequence[Mapping[str, Any]], chunk: int = 256

@@ -141,6 +141,7 @@ def encode(item: DumpItem) -> dict[str, Any]:
             "status": m.status.value,
             "created_at": iso(m.created_at),
             "current_version": m.current_version,
+            "pinned": m.pinned,
             "states": [state_json(s) for s in item.states],
             "vector": vector,
         }

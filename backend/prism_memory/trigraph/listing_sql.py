@@ -79,6 +79,8 @@ def list_query(
         where.append(
             f"(r.scope IS NULL OR r.scope <> '{_PERSONA}' OR r.a_persona = {p(flt.viewer_persona)})"
         )
+    if flt.pinned:
+        where.append(f"m.pinned = {p(True)}")
     if flt.before is not None:
         where.append(f"r.memory_id < {p(as_id(flt.before))}")
     query = (

@@ -61,16 +61,25 @@ class WriteBatch:
     """Everything one write changes, applied in ONE transaction or not at all.
 
     ``expected_versions`` guards updates: the memory's current version must still be the
-    one the service read, or the batch fails with ``Conflict``.
+    one the service read, or the batch fails with ``Conflict``. ``pin_changes`` sets an
+    operator's pin on memories (issue 31); a memory whose flag is already the one asked
+    fails the batch with ``Conflict`` (another writer changed it since the service read it).
     """
 
     tenant_id: UUID
     new_memories: list[Memory] = field(default_factory=list)
     states: list[StateWrite] = field(default_factory=list)
     status_changes: list[tuple[UUID, Status]] = field(default_factory=list)
+    pin_changes: list[tuple[UUID, bool]] = field(default_factory=list)
     audits: list[AuditDraft] = field(default_factory=list)
     idempotency: IdempotencyClaim | None = None
     expected_versions: dict[UUID, int] = field(default_factory=dict)
+
+
+def pin_conflict(memory_id: UUID, pinned: bool) -> str:
+    """The message both engines give a pin change that finds the flag already as asked."""
+    now = "pinned" if pinned else "unpinned"
+    return f"memory {memory_id} was {now} meanwhile by another writer; retry"
 
 
 @dataclass(frozen=True)
@@ -156,6 +165,7 @@ class ListFilter:
     maps persona/surface/specialization to the normalised value a rule must name. Scope
     ``project`` also matches a memorule that names no scope. ``status`` None means any.
 
+    ``pinned`` True keeps only memories an operator pinned (the brief's first tier).
     ``before`` is the keyset cursor: only memories whose id sorts below it.
     """
 
@@ -169,6 +179,7 @@ class ListFilter:
     applies: dict[str, str] = field(default_factory=dict)
     viewer_persona: str | None = None
     tenant_wide: bool = True
+    pinned: bool = False
     before: UUID | None = None
     limit: int = 50
 
@@ -194,8 +205,8 @@ class WriteStore(Protocol):
         """Apply a batch atomically; chain its audit drafts onto the tenant's chain.
 
         Raises:
-            NotFound: a state or status change names a memory the tenant does not have.
-            Conflict: an expected version no longer holds.
+            NotFound: a state, status or pin change names a memory the tenant does not have.
+            Conflict: an expected version no longer holds, or a pin is already as asked.
             IdempotencyConflict: the key was claimed by a different request.
             StorageError: the engine failed.
         """

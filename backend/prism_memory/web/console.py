@@ -242,11 +242,13 @@ async def memorule_write(request: Request, memory_id: UUID, action: str) -> Resp
             return access.retire(key, ctx, memory_id, reason)
         if action == "restore":
             return access.restore(key, ctx, memory_id, reason)
+        if action in {"pin", "unpin"}:
+            return access.pin(key, ctx, memory_id, action == "pin", reason)
         current = access.get(key, ctx, memory_id)[1]
         changes = views.edit_changes(state_dict(current), form)
         return access.update(key, ctx, memory_id, changes, reason=reason)
 
-    if action not in {"retire", "restore", "edit"}:
+    if action not in {"retire", "restore", "pin", "unpin", "edit"}:
         return page.render("error.html", status=404, message="no such action")
     try:
         await page.run(work)

@@ -1,4 +1,5 @@
-"""``memorule_update``, ``memorule_retire`` and ``memorule_restore`` (DESIGN §7)."""
+"""``memorule_update``, ``memorule_retire``, ``memorule_restore`` (DESIGN §7) and
+``memorule_pin`` (issue 31)."""
 
 from __future__ import annotations
 
@@ -138,3 +139,14 @@ class StatusChange(Operation):
     idempotency_key: Annotated[
         str | None, Text(IDEMPOTENCY_KEY_MAX, line=True), Field(description=IDEMPOTENCY)
     ] = None
+
+
+class PinChange(Operation):
+    """Pin or unpin a memorule (``POST /v1/memories/{id}/pin`` or ``/unpin``); the reason is
+    kept in the audit trail."""
+
+    reason: Annotated[
+        str,
+        Reason(required=True),
+        Field(description="Why (required; kept in the pinned/unpinned audit event)."),
+    ]

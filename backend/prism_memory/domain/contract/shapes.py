@@ -41,6 +41,10 @@ class MemoryPublic(BaseModel):
     status: Status
     created_at: Timestamp
     current_version: int
+    pinned: Annotated[
+        bool,
+        Field(description="An operator pinned it: the brief shows it first (memorules only)."),
+    ] = False
 
 
 # A memorule's checks (DESIGN §12), as written; only on a rule that has checks or an
@@ -93,6 +97,7 @@ class RecallMatchPublic(BaseModel):
     evidence_signal_id: str | None = None
     checks: ChecksList | None = None
     enforcement: Enforcement | None = None
+    pinned: bool | None = None
     applicable: bool
     why: dict[str, Any]
 
@@ -109,6 +114,17 @@ class WriteResultPublic(BaseModel):
     audit_id: UUID | None = None
     warnings: list[dict[str, Any]] = []
     replayed: bool = False
+
+
+class PinResultPublic(BaseModel):
+    """A memorule pinned or unpinned: the flag now, whether this call changed it (false: it
+    already was so and nothing was written) and the audit event it wrote (null if none)."""
+
+    ok: Literal[True]
+    id: UUID
+    pinned: bool
+    changed: bool
+    audit_id: UUID | None = None
 
 
 class AuditEventPublic(BaseModel):

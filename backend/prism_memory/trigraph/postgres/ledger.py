@@ -59,7 +59,7 @@ _EVENTS: Final = (
 _LIVE: Final = (
     "SELECT m.id::text, m.kind, m.project_id::text, m.status, m.current_version, "
     "r.memory_id::text, r.project_id::text, r.active, r.kind, r.memorule_kind, r.confidence, "
-    "r.scope, r.a_persona, r.a_surface, r.a_specialization FROM memory m "
+    "r.scope, r.a_persona, r.a_surface, r.a_specialization, m.pinned FROM memory m "
     "LEFT JOIN recall_index r ON r.tenant_id = m.tenant_id AND r.memory_id = m.id "
     "WHERE m.tenant_id = %s ORDER BY m.id"
 )

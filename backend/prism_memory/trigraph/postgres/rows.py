@@ -53,7 +53,7 @@ BUMP_CLOCK: Final = (
 )
 INSERT_MEMORY: Final = (
     "INSERT INTO memory (tenant_id, id, project_id, namespace, kind, source_type, status, "
-    "created_at, current_version) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "created_at, current_version, pinned) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 INSERT_STATE: Final = (
     f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
@@ -112,6 +112,7 @@ def memory_params(m: Memory) -> tuple[Any, ...]:
         m.status.value,
         m.created_at,
         m.current_version,
+        m.pinned,
     )
 
 
@@ -214,6 +215,7 @@ def memory(r: Sequence[Any]) -> Memory:
         status=Status(r[5]),
         created_at=utc(r[6]),
         current_version=r[7],
+        pinned=bool(r[8]),
     )
 
 

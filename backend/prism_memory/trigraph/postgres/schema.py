@@ -308,6 +308,15 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             )""",
         ],
     ),
+    (
+        10,
+        "memory_pinned",
+        [
+            # Issue 31: see prism_memory.trigraph.sqlite.schema, migration 9 (an operator's
+            # pin; existing memories: not pinned).
+            "ALTER TABLE memory ADD COLUMN pinned boolean NOT NULL DEFAULT false",
+        ],
+    ),
 ]
 
 # The HNSW index on the 384-d vectors (pgvector's inner product) through which recall

@@ -25,7 +25,7 @@ from prism_memory.domain.idempotency import check_same_request
 from prism_memory.domain.records import MemoruleAudit, MemoryState, Status
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import Conflict, NotFound, StorageError
-from prism_memory.trigraph.port import IdempotencyClaim, WriteBatch, WriteOutcome
+from prism_memory.trigraph.port import IdempotencyClaim, WriteBatch, WriteOutcome, pin_conflict
 from prism_memory.trigraph.postgres import rows, terms
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -34,7 +34,7 @@ _CLAIM = "SELECT request_hash, result FROM idempotency WHERE tenant_id = %s AND 
 _HEAD = "SELECT seq, hash FROM audit_head WHERE tenant_id = %s AND chain = 'memorule_audit'"
 _MEMORIES = (
     "SELECT m.id, m.project_id, m.kind, m.namespace, m.status, m.current_version, "
-    "r.memory_id IS NOT NULL FROM memory m LEFT JOIN recall_index r "
+    "r.memory_id IS NOT NULL, m.pinned FROM memory m LEFT JOIN recall_index r "
     "ON r.tenant_id = m.tenant_id AND r.memory_id = m.id "
     "WHERE m.tenant_id = %s AND m.id = ANY(%s)"
 )
@@ -45,6 +45,7 @@ _KEEP_VECTOR = (
 )
 _SET_VERSION = "UPDATE memory SET current_version = %s WHERE tenant_id = %s AND id = %s"
 _SET_STATUS = "UPDATE memory SET status = %s WHERE tenant_id = %s AND id = %s"
+_SET_PINNED = "UPDATE memory SET pinned = %s WHERE tenant_id = %s AND id = %s"
 _SET_ACTIVE = (
     "UPDATE recall_index SET active = %s, clock = %s WHERE tenant_id = %s AND memory_id = %s"
 )
@@ -151,6 +152,7 @@ def apply(conn: Conn, batch: WriteBatch) -> WriteOutcome:
                 *batch.expected_versions,
                 *(sw.state.memory_id for sw in batch.states if sw.state.memory_id not in new),
                 *(memory_id for memory_id, _ in batch.status_changes),
+                *(memory_id for memory_id, _ in batch.pin_changes),
             ]
         )
     )
@@ -165,14 +167,14 @@ def apply(conn: Conn, batch: WriteBatch) -> WriteOutcome:
         if row is not None:
             stored = IdempotencyClaim(batch.idempotency.key, row[0], row[1])
             return WriteOutcome([], replay_of(batch.idempotency, stored))
-    # id -> [project_id, kind, namespace, status, current_version, has_index_row]
+    # id -> [project_id, kind, namespace, status, current_version, has_index_row, pinned]
     known: dict[UUID, list[Any]] = {r[0]: list(r[1:]) for r in mem_cur or ()}
     _check_expected(batch, known)
     queue = _Queue()
     for m in batch.new_memories:
         queue.add("memory", rows.INSERT_MEMORY, rows.memory_params(m))
         known[m.id] = [m.project_id, m.kind.value, m.namespace, m.status.value]
-        known[m.id] += [m.current_version, False]
+        known[m.id] += [m.current_version, False, m.pinned]
     for sw in batch.states:
         _state(queue, t, sw.state, sw.vector, clock, known.get(sw.state.memory_id))
     for memory_id, status in batch.status_changes:
@@ -181,6 +183,13 @@ def apply(conn: Conn, batch: WriteBatch) -> WriteOutcome:
         queue.add("status", _SET_STATUS, (status.value, t, memory_id))
         queue.add("status", _SET_ACTIVE, (status is Status.ACTIVE, clock, t, memory_id))
         queue.add("status", terms.SET_TERMS_ACTIVE, (status is Status.ACTIVE, t, memory_id))
+    for memory_id, pinned in batch.pin_changes:
+        found = known.get(memory_id)
+        if found is None:
+            raise NotFound(f"no memory {memory_id}", id=str(memory_id))
+        if bool(found[6]) is pinned:
+            raise Conflict(pin_conflict(memory_id, pinned), id=str(memory_id), pinned=pinned)
+        queue.add("status", _SET_PINNED, (pinned, t, memory_id))
     audits = _chain(batch, head_cur.fetchone() if head_cur is not None else None)
     for event in audits:
         queue.add("audit", rows.INSERT_AUDIT, rows.audit_params(event))
@@ -221,7 +230,7 @@ def _state(
     in place). The postings are rewritten whole: text, scope and status may all change."""
     if mem is None:
         raise NotFound(f"no memory {s.memory_id}", id=str(s.memory_id))
-    project_id, kind, namespace, status, current, has_index = mem
+    project_id, kind, namespace, status, current, has_index = mem[:6]
     if s.version != 1:
         if s.version != current + 1:
             raise Conflict(f"memory {s.memory_id} is at version {current}", version=current)

@@ -37,7 +37,7 @@ _EVENTS: Final = (
 _LIVE: Final = (
     "SELECT m.id, m.kind, m.project_id, m.status, m.current_version, r.memory_id, "
     "r.project_id, r.active, r.kind, r.memorule_kind, r.confidence, r.scope, r.a_persona, "
-    "r.a_surface, r.a_specialization FROM memory m LEFT JOIN recall_index r "
+    "r.a_surface, r.a_specialization, m.pinned FROM memory m LEFT JOIN recall_index r "
     "ON r.tenant_id = m.tenant_id AND r.memory_id = m.id WHERE m.tenant_id = ? ORDER BY m.id"
 )
 _UNRECORDED: Final = (

@@ -40,7 +40,10 @@ MEMORY_WIDTH: Final = len(MEMORY_FIELDS)
 MEMORY_COLUMNS_M: Final = ", ".join(f"m.{c.strip()}" for c in MEMORY_COLUMNS.split(","))
 STATE_COLUMNS_S: Final = ", ".join(f"s.{c}" for c in STATE_FIELDS)
 
-INSERT_MEMORY: Final = "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT_MEMORY: Final = (
+    "INSERT INTO memory (tenant_id, id, project_id, namespace, kind, source_type, status, "
+    "created_at, current_version, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 INSERT_STATE: Final = (
     f"INSERT INTO memory_state (tenant_id, {STATE_COLUMNS}) "
     f"VALUES ({', '.join('?' * (1 + len(STATE_FIELDS)))})"
@@ -71,6 +74,7 @@ def memory(r: tuple[Any, ...]) -> Memory:
         status=Status(r[5]),
         created_at=parse_iso(r[6]),
         current_version=r[7],
+        pinned=bool(r[8]),
     )
 
 
@@ -118,6 +122,7 @@ def memory_params(t: str, m: Memory) -> tuple[Any, ...]:
         m.status.value,
         iso(m.created_at),
         m.current_version,
+        int(m.pinned),
     )
 
 

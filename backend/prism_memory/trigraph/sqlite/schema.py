@@ -289,6 +289,17 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
         ],
     ),
     (
+        9,
+        "memory_pinned",
+        [
+            # Issue 31: an operator's pin (the brief's must-include tier). A flag on the
+            # memory, not a version: pinning is an act on the rule, like retiring it, and
+            # recorded by a 'pinned'/'unpinned' audit event. Existing memories: not pinned.
+            "ALTER TABLE memory ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0 "
+            "CHECK (pinned IN (0, 1))",
+        ],
+    ),
+    (
         # 10, not 9: the pinned flag (issue 31) is 9. Pending versions are applied by
         # number, so the order of arrival does not matter.
         10,

@@ -19,7 +19,7 @@ from prism_memory.domain.idempotency import check_same_request
 from prism_memory.domain.records import MemoruleAudit, MemoryState, Status, iso
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import Conflict, NotFound, StorageError
-from prism_memory.trigraph.port import IdempotencyClaim, WriteBatch, WriteOutcome
+from prism_memory.trigraph.port import IdempotencyClaim, WriteBatch, WriteOutcome, pin_conflict
 from prism_memory.trigraph.sqlite import rows
 
 _CLAIM = "SELECT request_hash, result FROM idempotency WHERE tenant_id = ? AND key = ?"
@@ -69,6 +69,8 @@ def apply(conn: sqlite3.Connection, batch: WriteBatch) -> WriteOutcome:
             "UPDATE recall_index SET active = ?, clock = ? WHERE tenant_id = ? AND memory_id = ?",
             (int(status is Status.ACTIVE), clock, t, str(memory_id)),
         )
+    for memory_id, pinned in batch.pin_changes:
+        _set_pinned(conn, t, memory_id, pinned)
     audits = _append_audits(conn, batch) if batch.audits else []
     if batch.idempotency is not None:
         asked = batch.idempotency
@@ -77,6 +79,20 @@ def apply(conn: sqlite3.Connection, batch: WriteBatch) -> WriteOutcome:
             (t, asked.key, asked.request_hash, json.dumps(asked.result), iso(datetime.now(UTC))),
         )
     return WriteOutcome(audits)
+
+
+def _set_pinned(conn: sqlite3.Connection, t: str, memory_id: UUID, pinned: bool) -> None:
+    row = conn.execute(
+        "SELECT pinned FROM memory WHERE tenant_id = ? AND id = ?", (t, str(memory_id))
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no memory {memory_id}", id=str(memory_id))
+    if bool(row[0]) is pinned:
+        raise Conflict(pin_conflict(memory_id, pinned), id=str(memory_id), pinned=pinned)
+    conn.execute(
+        "UPDATE memory SET pinned = ? WHERE tenant_id = ? AND id = ?",
+        (int(pinned), t, str(memory_id)),
+    )
 
 
 def _append_audits(conn: sqlite3.Connection, batch: WriteBatch) -> list[MemoruleAudit]:
