@@ -25,6 +25,7 @@ from prism_memory.bootstrap import Services, build_services
 from prism_memory.cli.brief_cmd import HOOK_DEADLINE_DEFAULT_S
 from prism_memory.cli.claude_subagent import subagent_session
 from prism_memory.cli.main import cli
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import SessionContext
 from prism_memory.services.briefed_state import BriefedState
 from prism_memory.services.claude_settings import SESSION_START_TIMEOUT_S
@@ -404,18 +405,22 @@ def test_with_the_real_model_the_prompt_hook_adds_the_rule_the_prompt_is_about(
     ctx = make_ctx(tenant="default", project="default", persona="donna")
     about = services.memory.remember(
         ctx,
-        rule(
-            "Do not tune on the test set",
-            "Hyperparameter search uses a validation split; the test set is touched once.",
-            {"scope": "project"},
+        validate_remember(
+            rule(
+                "Do not tune on the test set",
+                "Hyperparameter search uses a validation split; the test set is touched once.",
+                {"scope": "project"},
+            )
         ),
     ).id
     services.memory.remember(
         ctx,
-        rule(
-            "Release notes name the migration",
-            "Every release note lists the schema migrations it ships.",
-            {"scope": "project"},
+        validate_remember(
+            rule(
+                "Release notes name the migration",
+                "Every release note lists the schema migrations it ships.",
+                {"scope": "project"},
+            )
         ),
     )
     services.close()
