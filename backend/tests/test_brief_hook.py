@@ -26,7 +26,7 @@ from prism_memory.cli.brief_cmd import HOOK_DEADLINE_DEFAULT_S
 from prism_memory.cli.claude_subagent import subagent_session
 from prism_memory.cli.main import cli
 from prism_memory.domain.contract.remember import validate_remember
-from prism_memory.domain.records import SessionContext
+from prism_memory.domain.records import SessionContext, WriteResult
 from prism_memory.services.briefed_state import BriefedState
 from prism_memory.services.claude_settings import SESSION_START_TIMEOUT_S
 from prism_memory.services.project_config import session_uuid
@@ -63,7 +63,10 @@ def rules(store: Services, make_ctx: ContextFactory) -> dict[str, str]:
     """Rules in the CLI's default tenant and project: some apply to donna, some must not."""
     home = make_ctx(tenant="default", project="default", persona="donna")
     other_tenant = make_ctx(tenant="elsewhere", project="default", persona="donna")
-    write = store.memory.remember
+
+    def write(ctx: SessionContext, raw: dict[str, Any]) -> WriteResult:
+        return store.memory.remember(ctx, validate_remember(raw))
+
     ids = {
         "donna": write(
             home,
