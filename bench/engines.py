@@ -88,16 +88,20 @@ class Engine:
         return len(self.svc.memory.recall(self.contexts[0], validate_recall(req)).matches)
 
     def write(self, i: int) -> None:
+        from prism_memory.domain.contract.remember import validate_remember
+
         text = f"written during the bench {i}: always check the deploy checklist"
         self.svc.memory.remember(
             self.contexts[0],
-            {
-                "kind": "memorule",
-                "memorule_kind": "convention",
-                "subject": f"bench write {i}",
-                "body": text,
-                "applies_to": {"scope": "project"},
-            },
+            validate_remember(
+                {
+                    "kind": "memorule",
+                    "memorule_kind": "convention",
+                    "subject": f"bench write {i}",
+                    "body": text,
+                    "applies_to": {"scope": "project"},
+                }
+            ),
         )
 
     def fresh(self) -> Any:

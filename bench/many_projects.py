@@ -146,15 +146,19 @@ def ask(system: Any, name: str, query: str) -> None:
 
 
 def write(svc: Any, name: str, i: int) -> None:
+    from prism_memory.domain.contract.remember import validate_remember
+
     svc.memory.remember(
         project(name),
-        {
-            "kind": "memorule",
-            "memorule_kind": "convention",
-            "subject": f"bench write {i}",
-            "body": f"written during the many-projects bench {i}: check the deploy checklist",
-            "applies_to": {"scope": "project"},
-        },
+        validate_remember(
+            {
+                "kind": "memorule",
+                "memorule_kind": "convention",
+                "subject": f"bench write {i}",
+                "body": f"written during the many-projects bench {i}: check the deploy checklist",
+                "applies_to": {"scope": "project"},
+            }
+        ),
     )
 
 

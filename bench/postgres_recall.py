@@ -110,6 +110,8 @@ def plain_pgvector(svc: Any, ctx: Any, vector: Any) -> None:
 
 
 def many_projects(server: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from prism_memory.domain.contract.remember import validate_remember
+
     table = fx.VectorTable(MODEL)
     svc = services(server.create_database("projects"), table)
     per, names = args.per_project, [f"p{i}" for i in range(args.projects)]
@@ -145,7 +147,7 @@ def many_projects(server: Any, args: argparse.Namespace) -> dict[str, Any]:
             "body": body,
             "applies_to": {"scope": "project"},
         }
-        writes.append(timed(svc.memory.remember, cold, write))
+        writes.append(timed(svc.memory.remember, cold, validate_remember(write)))
     svc.close()
     return {
         "projects": args.projects,

@@ -103,6 +103,8 @@ class Subject:
         return len(self.peer.search(GROUP, query, 10))
 
     def write_one(self, text: str) -> None:
+        from prism_memory.domain.contract.remember import validate_remember
+
         if self.peer is None:
             req = {
                 "kind": "memorule",
@@ -111,7 +113,7 @@ class Subject:
                 "body": text,
                 "applies_to": {"scope": "project"},
             }
-            self.svc.memory.remember(self.ctx, req)
+            self.svc.memory.remember(self.ctx, validate_remember(req))
         else:
             self.peer.add_one(GROUP, f"w{time.perf_counter_ns()}", text, {})
 
@@ -158,6 +160,8 @@ def bulk_import(names: list[str], texts: list[str], real: Any) -> dict[str, Any]
     """Items/s into an empty store, real model, each system's bulk path (and Prism's loop)."""
     from lib.prism_system import build, context, settings_for
 
+    from prism_memory.domain.contract.remember import validate_remember
+
     out: dict[str, Any] = {}
     # Every path runs on a warm model: the first batch of a new shape is slow in onnxruntime
     # (32 items took 15 s where the next path took 5 s), and it would fall on Prism, first.
@@ -192,7 +196,7 @@ def bulk_import(names: list[str], texts: list[str], real: Any) -> dict[str, Any]
                     svc.memory.remember_many(ctx, part)
             else:
                 for req in reqs:
-                    svc.memory.remember(ctx, req)
+                    svc.memory.remember(ctx, validate_remember(req))
             svc.close()
         else:
             peer = make_peer(name, embedder)

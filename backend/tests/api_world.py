@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 
 from prism_memory.asgi import create_app
 from prism_memory.bootstrap import Services, build_auth, build_services
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import new_id, uuid_for
 from prism_memory.domain.records import SessionContext
 from prism_memory.services.auth_service import AuthService
@@ -160,7 +161,9 @@ def populate(world: World) -> None:
         "b_rule_p1": ("beta", "p1", rule("Lint before push", "Always lint before pushing code.")),
     }
     for name, (tenant, project, raw) in writes.items():
-        world.ids[name] = str(memory.remember(world.ctx(tenant, project), raw).id)
+        world.ids[name] = str(
+            memory.remember(world.ctx(tenant, project), validate_remember(raw)).id
+        )
     memory.retire(world.ctx("acme", "p1"), uuid.UUID(world.ids["a_retired_p1"]), "obsolete")
 
 

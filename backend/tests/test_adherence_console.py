@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from prism_memory.domain.adherence.actions import Action, SessionActions
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.services.adherence_service import AdherenceService
 from tests.api_world import World, running_world
 from tests.test_web_console import browser, signed_in
@@ -27,14 +28,16 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             w.ids[f"{tenant}_npm"] = str(
                 w.services.memory.remember(
                     ctx,
-                    {
-                        "kind": "memorule",
-                        "memorule_kind": "convention",
-                        "subject": f"{tenant} never runs npm",
-                        "body": "This repository uses pnpm; never run npm.",
-                        "applies_to": {"scope": "project"},
-                        "checks": [{"forbid_command": r"\bnpm\b"}],
-                    },
+                    validate_remember(
+                        {
+                            "kind": "memorule",
+                            "memorule_kind": "convention",
+                            "subject": f"{tenant} never runs npm",
+                            "body": "This repository uses pnpm; never run npm.",
+                            "applies_to": {"scope": "project"},
+                            "checks": [{"forbid_command": r"\bnpm\b"}],
+                        }
+                    ),
                 ).id
             )
             session = SessionActions(
@@ -94,7 +97,7 @@ def test_a_rule_without_checks_has_no_adherence_section(world: World) -> None:
         "body": "Write small commits.",
         "applies_to": {"scope": "project"},
     }
-    plain = world.services.memory.remember(ctx, raw).id
+    plain = world.services.memory.remember(ctx, validate_remember(raw)).id
     html = signed_in(world, "a_reader").get(f"/memorules/{plain}?project=p1").text
     assert 'id="adherence"' not in html and 'id="checks"' in html
     nav = signed_in(world, "a_reader").get("/memorules?project=p1").text

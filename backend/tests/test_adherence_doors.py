@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import AuditEventType
 from prism_memory.trigraph.port import AuditFilter
 from tests.api_world import ENGINES, World, world_on
@@ -27,14 +28,16 @@ def world(
             w.ids[f"{tenant}_npm"] = str(
                 w.services.memory.remember(
                     w.ctx(tenant, "p1"),
-                    {
-                        "kind": "memorule",
-                        "memorule_kind": "convention",
-                        "subject": f"{tenant}: use pnpm, never npm",
-                        "body": "This repository uses pnpm; never run npm.",
-                        "applies_to": {"scope": "project"},
-                        "checks": NO_NPM,
-                    },
+                    validate_remember(
+                        {
+                            "kind": "memorule",
+                            "memorule_kind": "convention",
+                            "subject": f"{tenant}: use pnpm, never npm",
+                            "body": "This repository uses pnpm; never run npm.",
+                            "applies_to": {"scope": "project"},
+                            "checks": NO_NPM,
+                        }
+                    ),
                 ).id
             )
         yield w

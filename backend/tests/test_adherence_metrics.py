@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from prism_memory.domain.adherence.actions import Action, SessionActions
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.services.adherence_service import AdherenceService
 from prism_memory.services.guard_service import GuardRecorder, GuardService
 from tests.api_world import ENGINES, World, world_on
@@ -27,17 +28,19 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
         for tenant in ("acme", "beta"):
             w.services.memory.remember(
                 w.ctx(tenant, "p1"),
-                {
-                    "kind": "memorule",
-                    "memorule_kind": "convention",
-                    "subject": f"{tenant}: tests before commits, never npm",
-                    "body": "Run make test before committing; this repository uses pnpm.",
-                    "applies_to": {"scope": "project"},
-                    "checks": [
-                        {"forbid_command": r"\bnpm\b"},
-                        {"require_before": {"command": r"make test", "before": r"git commit"}},
-                    ],
-                },
+                validate_remember(
+                    {
+                        "kind": "memorule",
+                        "memorule_kind": "convention",
+                        "subject": f"{tenant}: tests before commits, never npm",
+                        "body": "Run make test before committing; this repository uses pnpm.",
+                        "applies_to": {"scope": "project"},
+                        "checks": [
+                            {"forbid_command": r"\bnpm\b"},
+                            {"require_before": {"command": r"make test", "before": r"git commit"}},
+                        ],
+                    }
+                ),
             )
         yield w
 

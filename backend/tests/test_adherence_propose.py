@@ -17,6 +17,7 @@ from prism_memory.domain.access import ApiKey, Role, operator_key
 from prism_memory.domain.adherence.checks import parse_checks
 from prism_memory.domain.adherence.paths import glob_matches, session_path
 from prism_memory.domain.adherence.propose import propose
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import AuditEventType, SessionContext, Status
 from prism_memory.errors import Conflict, InvalidInput, PermissionDenied
 from prism_memory.services.access_service import AccessService
@@ -189,7 +190,7 @@ def remember(access: AccessService, key: ApiKey, ctx: SessionContext, body: str)
         "body": body,
         "applies_to": {"scope": "project"},
     }
-    return access.remember(key, ctx, raw).id
+    return access.remember(key, ctx, validate_remember(raw)).id
 
 
 def events(services: Services, ctx: SessionContext, memorule_id: UUID) -> list[AuditEventType]:
@@ -332,7 +333,7 @@ def test_a_writer_cannot_arm_an_admin_s_deny_by_approving_proposed_checks(
         "applies_to": {"scope": "project"},
         "enforcement": "deny",
     }
-    rule = access.remember(admin, ctx, raw).id
+    rule = access.remember(admin, ctx, validate_remember(raw)).id
     (proposal,) = access.propose_checks(admin, ctx).proposals
     assert proposal.proposal_id is not None
     with pytest.raises(PermissionDenied):

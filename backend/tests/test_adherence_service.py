@@ -16,6 +16,7 @@ from prism_memory.bootstrap import Services, build_access
 from prism_memory.domain.access import ApiKey, Role
 from prism_memory.domain.adherence.actions import Action, SessionActions
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import AuditEventType, SessionContext, utcnow
 from prism_memory.errors import PermissionDenied
 from prism_memory.services.adherence_service import AdherenceService
@@ -78,15 +79,17 @@ def verdict_events(services: Services, ctx: SessionContext) -> list[Any]:
 @pytest.fixture
 def rules(services: Services, ctx: SessionContext) -> dict[str, UUID]:
     return {
-        "npm": services.memory.remember(ctx, rule("Use pnpm, never npm", NO_NPM)).id,
+        "npm": services.memory.remember(
+            ctx, validate_remember(rule("Use pnpm, never npm", NO_NPM))
+        ).id,
         "tests": services.memory.remember(
-            ctx, rule("Run the tests before committing", TESTS_FIRST)
+            ctx, validate_remember(rule("Run the tests before committing", TESTS_FIRST))
         ).id,
         "changelog": services.memory.remember(
-            ctx, rule("Changelog with src changes", CHANGELOG)
+            ctx, validate_remember(rule("Changelog with src changes", CHANGELOG))
         ).id,
         "plain": services.memory.remember(
-            ctx, {**rule("A rule without checks here", []), "checks": None}
+            ctx, validate_remember({**rule("A rule without checks here", []), "checks": None})
         ).id,
     }
 
@@ -180,7 +183,7 @@ def test_deleting_a_verdict_event_is_detected(
 ) -> None:
     adherence = AdherenceService(services.store, services.memorules)
     adherence.judge(ctx, session(cmd("npm i")))
-    services.memory.remember(ctx, rule("Another rule after the verdict", NO_NPM))
+    services.memory.remember(ctx, validate_remember(rule("Another rule after the verdict", NO_NPM)))
     raw_sql(services, "DELETE FROM memorule_audit WHERE event = 'violated'")
     assert not services.memorules.verify_chain(ctx).ok
 
@@ -228,13 +231,18 @@ def test_rules_of_another_project_or_persona_do_not_apply(
 ) -> None:
     mine = make_ctx(project="api", persona="donna")
     other = make_ctx(project="web", persona="donna")
-    services.memory.remember(other, rule("Web: never npm either", NO_NPM))
+    services.memory.remember(other, validate_remember(rule("Web: never npm either", NO_NPM)))
     services.memory.remember(
         mine,
-        rule("Only for rex: never npm", NO_NPM, applies_to={"scope": "persona", "persona": "rex"}),
+        validate_remember(
+            rule(
+                "Only for rex: never npm", NO_NPM, applies_to={"scope": "persona", "persona": "rex"}
+            )
+        ),
     )
     services.memory.remember(
-        other, rule("Tenant-wide: never npm", NO_NPM, applies_to={"scope": "global"})
+        other,
+        validate_remember(rule("Tenant-wide: never npm", NO_NPM, applies_to={"scope": "global"})),
     )
     found = AdherenceService(services.store, services.memorules).judge(mine, session(cmd("npm i")))
     assert [v.verdict.rule.subject for v in found.verdicts] == ["Tenant-wide: never npm"]
@@ -308,9 +316,13 @@ def test_a_persona_bound_key_judges_only_against_rules_it_can_see(
     team = make_ctx(persona=None)
     services.memory.remember(
         team,
-        rule("Only for rex: never npm", NO_NPM, applies_to={"scope": "persona", "persona": "rex"}),
+        validate_remember(
+            rule(
+                "Only for rex: never npm", NO_NPM, applies_to={"scope": "persona", "persona": "rex"}
+            )
+        ),
     )
-    services.memory.remember(team, rule("Everyone: never npm", NO_NPM))
+    services.memory.remember(team, validate_remember(rule("Everyone: never npm", NO_NPM)))
     doors = build_access(services)
     donna = doors.judge_session(
         key(team, Role.WRITER, persona="donna"), team, session(cmd("npm i")), dry_run=True

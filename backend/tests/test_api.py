@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from prism_memory.asgi import create_app
 from prism_memory.bootstrap import build_services
 from prism_memory.domain import validation
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.settings import load_settings
 from tests.api_world import World, rule, running_world
 
@@ -31,7 +32,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 def fresh_rule(w: World, project: str = "p1") -> str:
     raw = rule("Fresh rule " + uuid.uuid4().hex[:6], "A rule written for one test only.")
-    return str(w.services.memory.remember(w.ctx("acme", project), raw).id)
+    return str(w.services.memory.remember(w.ctx("acme", project), validate_remember(raw)).id)
 
 
 def retired_rule(w: World) -> str:
@@ -249,6 +250,19 @@ def test_a_rejected_memorule_lists_every_field_error_and_writes_nothing(world: W
         "confidence": "invalid_choice",
         "color": "unknown_field",
     }
+    assert world.services.store.stats(world.ctx("acme", "p1").tenant_id) == before
+
+
+def test_a_malformed_write_gets_its_field_errors_before_the_key_s_role_is_judged(
+    world: World,
+) -> None:
+    # The body is parsed at the door, then the key's role decides: a reader key's malformed
+    # write hears what is wrong with it (the schema is public), a well-formed one the 403.
+    before = world.services.store.stats(world.ctx("acme", "p1").tenant_id)
+    bad = world.call("a_reader", "POST", "/v1/memories", ROUTES["remember"].bad_body)
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "validation_failed"
+    good = world.call("a_reader", "POST", "/v1/memories", ROUTES["remember"].body)
+    assert good.status_code == 403 and good.json()["error"]["code"] == "forbidden"
     assert world.services.store.stats(world.ctx("acme", "p1").tenant_id) == before
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from prism_memory.domain.contract.remember import validate_remember
 from tests.api_world import ENGINES, World, rule, world_on
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "http.md"
@@ -59,7 +60,7 @@ def versions(w: World, memory_id: str) -> tuple[int, str]:
 
 def fresh_rule(w: World) -> str:
     raw = rule("Hardening rule " + uuid.uuid4().hex[:6], "A rule written for one test only.")
-    return str(w.services.memory.remember(w.ctx("acme", "p1"), raw).id)
+    return str(w.services.memory.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 # -- 1. lone surrogates, 4. NUL / C1: 422 naming the field, nothing written ----------------

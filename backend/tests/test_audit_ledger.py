@@ -15,6 +15,7 @@ import pytest
 from prism_memory.bootstrap import Services
 from prism_memory.domain.audit import Head
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import InvalidInput
@@ -64,7 +65,9 @@ def _all() -> Any:
 @pytest.fixture
 def store(services: Services, ctx: SessionContext) -> Store:
     mem = services.memory
-    ids = [mem.remember(ctx, rule(f"Rule {name} for python")).id for name in "abc"]
+    ids = [
+        mem.remember(ctx, validate_remember(rule(f"Rule {name} for python"))).id for name in "abc"
+    ]
     mem.update(ctx, ids[0], {"body": "Second version of rule a, as served."})
     mem.update(ctx, ids[0], {"applies_to": {"surface": "python", "scope": "org"}})
     mem.retire(ctx, ids[2], "no longer true")
@@ -211,7 +214,7 @@ def test_a_deleted_served_receipt_is_caught_at_the_gap(store: Store) -> None:
 def test_a_head_kept_elsewhere_proves_the_chain_still_extends_it(store: Store) -> None:
     heads = heads_dict(store.services.ledger.head(store.ctx))["audit"]
     kept = Head(heads["seq"], heads["hash"])
-    store.services.memory.remember(store.ctx, rule("Rule d written later"))
+    store.services.memory.remember(store.ctx, validate_remember(rule("Rule d written later")))
     assert store.services.memorules.verify_chain(store.ctx, kept).ok
     forged = Head(kept.seq, "f" * 64)
     report = store.services.memorules.verify_chain(store.ctx, forged)

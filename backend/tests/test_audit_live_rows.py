@@ -24,6 +24,7 @@ from prism_memory.bootstrap import Services
 from prism_memory.cli.main import cli
 from prism_memory.domain.audit import Head
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.records import SessionContext
 from tests.conftest import raw_sql
@@ -65,12 +66,16 @@ class World:
 @pytest.fixture
 def world(services: Services, ctx: SessionContext) -> World:
     mem = services.memory
-    a = mem.remember(ctx, rule("Rule a for python")).id
+    a = mem.remember(ctx, validate_remember(rule("Rule a for python"))).id
     mem.update(ctx, a, {"body": "Second version of rule a, as served."})
-    b = mem.remember(ctx, rule("Rule b for python")).id
+    b = mem.remember(ctx, validate_remember(rule("Rule b for python"))).id
     mem.retire(ctx, b, "no longer true")
-    c = mem.remember(ctx, rule("Rule c for texi", scope="persona", persona="texi")).id
-    note = mem.remember(ctx, {"body": "A note of the project, recalled with the rules."}).id
+    c = mem.remember(
+        ctx, validate_remember(rule("Rule c for texi", scope="persona", persona="texi"))
+    ).id
+    note = mem.remember(
+        ctx, validate_remember({"body": "A note of the project, recalled with the rules."})
+    ).id
     w = World(services, ctx, a, b, c, note)
     for _ in range(4):
         mem.recall(ctx, validate_recall({"query": "rule", "source_type": "memorule"}))

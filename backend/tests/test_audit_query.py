@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from prism_memory.domain.contract.remember import validate_remember
 from tests.api_world import ENGINES, World, rule, world_on
 from tests.test_contract_queries import EVERY_BAD_FILTER
 
@@ -29,7 +30,9 @@ def world(
 def a_persona_s_rule(world: World) -> dict[str, Any]:
     """A rule donna writes, and its audit event (as the HTTP API lists it)."""
     ctx = world.ctx("acme", "p1", persona="donna")
-    written = world.services.memory.remember(ctx, rule("Audit names", "Either name finds me."))
+    written = world.services.memory.remember(
+        ctx, validate_remember(rule("Audit names", "Either name finds me."))
+    )
     found = world.call("a_admin", "GET", f"/v1/audit?memorule_id={written.id}").json()
     event: dict[str, Any] = found["events"][0]
     return event

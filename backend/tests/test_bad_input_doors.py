@@ -29,6 +29,7 @@ from mcp import Client
 
 from prism_memory.cli.main import cli
 from prism_memory.domain import validation as v
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import SessionContext
 from prism_memory.mcp_server.server import build_mcp_server
 from prism_memory.settings import load_settings
@@ -74,7 +75,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with running_world(tmp_path_factory.mktemp("bad-input")) as w:
         w.ids["target"] = str(
             w.services.memory.remember(
-                w.ctx("acme", "p1"), rule("Catalogue target", "The rule every retire aims at.")
+                w.ctx("acme", "p1"),
+                validate_remember(rule("Catalogue target", "The rule every retire aims at.")),
             ).id
         )
         yield w

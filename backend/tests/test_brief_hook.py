@@ -25,7 +25,8 @@ from prism_memory.bootstrap import Services, build_services
 from prism_memory.cli.brief_cmd import HOOK_DEADLINE_DEFAULT_S
 from prism_memory.cli.claude_subagent import subagent_session
 from prism_memory.cli.main import cli
-from prism_memory.domain.records import SessionContext
+from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.records import SessionContext, WriteResult
 from prism_memory.services.briefed_state import BriefedState
 from prism_memory.services.claude_settings import SESSION_START_TIMEOUT_S
 from prism_memory.services.project_config import session_uuid
@@ -62,7 +63,10 @@ def rules(store: Services, make_ctx: ContextFactory) -> dict[str, str]:
     """Rules in the CLI's default tenant and project: some apply to donna, some must not."""
     home = make_ctx(tenant="default", project="default", persona="donna")
     other_tenant = make_ctx(tenant="elsewhere", project="default", persona="donna")
-    write = store.memory.remember
+
+    def write(ctx: SessionContext, raw: dict[str, Any]) -> WriteResult:
+        return store.memory.remember(ctx, validate_remember(raw))
+
     ids = {
         "donna": write(
             home,
@@ -404,18 +408,22 @@ def test_with_the_real_model_the_prompt_hook_adds_the_rule_the_prompt_is_about(
     ctx = make_ctx(tenant="default", project="default", persona="donna")
     about = services.memory.remember(
         ctx,
-        rule(
-            "Do not tune on the test set",
-            "Hyperparameter search uses a validation split; the test set is touched once.",
-            {"scope": "project"},
+        validate_remember(
+            rule(
+                "Do not tune on the test set",
+                "Hyperparameter search uses a validation split; the test set is touched once.",
+                {"scope": "project"},
+            )
         ),
     ).id
     services.memory.remember(
         ctx,
-        rule(
-            "Release notes name the migration",
-            "Every release note lists the schema migrations it ships.",
-            {"scope": "project"},
+        validate_remember(
+            rule(
+                "Release notes name the migration",
+                "Every release note lists the schema migrations it ships.",
+                {"scope": "project"},
+            )
         ),
     )
     services.close()

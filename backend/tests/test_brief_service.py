@@ -10,6 +10,7 @@ import pytest
 
 from prism_memory.bootstrap import Services
 from prism_memory.domain.contract.recall import BriefCreate
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import InvalidInput
 from prism_memory.serializers import brief_dict
@@ -48,7 +49,9 @@ def test_rules_are_grouped_by_kind_in_the_fixed_order(
     services: Services, ctx: SessionContext
 ) -> None:
     for kind in reversed(KIND_ORDER):
-        services.memory.remember(ctx, rule(f"A {kind.value} rule", memorule_kind=kind.value))
+        services.memory.remember(
+            ctx, validate_remember(rule(f"A {kind.value} rule", memorule_kind=kind.value))
+        )
     markdown = services.brief.brief(ctx).markdown
     headings = re.findall(r"^## (.+)$", markdown, flags=re.MULTILINE)
     assert headings == ["Behavioral rules", "Corrections", "Conventions", "Preferences", "Feedback"]
@@ -57,9 +60,15 @@ def test_rules_are_grouped_by_kind_in_the_fixed_order(
 def test_within_a_kind_the_highest_ranked_rule_comes_first(
     services: Services, ctx: SessionContext
 ) -> None:
-    weak = services.memory.remember(ctx, rule("Asserted habit", confidence="asserted"))
-    strong = services.memory.remember(ctx, rule("Observed habit", confidence="observed"))
-    middle = services.memory.remember(ctx, rule("Inferred habit", confidence="inferred"))
+    weak = services.memory.remember(
+        ctx, validate_remember(rule("Asserted habit", confidence="asserted"))
+    )
+    strong = services.memory.remember(
+        ctx, validate_remember(rule("Observed habit", confidence="observed"))
+    )
+    middle = services.memory.remember(
+        ctx, validate_remember(rule("Inferred habit", confidence="inferred"))
+    )
     brief = services.brief.brief(ctx)
     assert ids_in(brief.markdown) == [str(strong.id), str(middle.id), str(weak.id)]
     assert [m.memory.id for m in brief.included] == [strong.id, middle.id, weak.id]
@@ -69,7 +78,10 @@ def test_each_bullet_shows_subject_body_and_id_and_the_commonest_confidence_is_s
     services: Services, ctx: SessionContext
 ) -> None:
     written = services.memory.remember(
-        ctx, rule("Run the tests first", body="Always run the full suite.", confidence="observed")
+        ctx,
+        validate_remember(
+            rule("Run the tests first", body="Always run the full suite.", confidence="observed")
+        ),
     )
     line = next(x for x in services.brief.brief(ctx).markdown.splitlines() if x.startswith("- "))
     assert line == f"- **Run the tests first** — Always run the full suite. (id `{written.id}`)"
@@ -77,7 +89,7 @@ def test_each_bullet_shows_subject_body_and_id_and_the_commonest_confidence_is_s
 
 
 def test_long_bodies_are_shortened_to_one_line(services: Services, ctx: SessionContext) -> None:
-    services.memory.remember(ctx, rule("Long rule", body="word\n" * 400))
+    services.memory.remember(ctx, validate_remember(rule("Long rule", body="word\n" * 400)))
     line = next(x for x in services.brief.brief(ctx).markdown.splitlines() if x.startswith("- "))
     assert "…" in line
     assert len(line) < 400
@@ -87,10 +99,14 @@ def test_notes_retired_rules_and_rules_for_other_personas_are_left_out(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = make_ctx(persona="donna")
-    services.memory.remember(ctx, {"body": "A note about the tests, not a rule."})
-    mine = services.memory.remember(ctx, rule("Mine to follow"))
-    services.memory.remember(ctx, rule("For Texi only", applies_to={"persona": "texi"}))
-    retired = services.memory.remember(ctx, rule("No longer true"))
+    services.memory.remember(
+        ctx, validate_remember({"body": "A note about the tests, not a rule."})
+    )
+    mine = services.memory.remember(ctx, validate_remember(rule("Mine to follow")))
+    services.memory.remember(
+        ctx, validate_remember(rule("For Texi only", applies_to={"persona": "texi"}))
+    )
+    retired = services.memory.remember(ctx, validate_remember(rule("No longer true")))
     services.memory.retire(ctx, retired.id, "superseded by practice")
     brief = services.brief.brief(ctx)
     assert ids_in(brief.markdown) == [str(mine.id)]
@@ -100,8 +116,10 @@ def test_notes_retired_rules_and_rules_for_other_personas_are_left_out(
 def test_the_task_text_ranks_the_rule_that_fits_it_first(
     services: Services, ctx: SessionContext
 ) -> None:
-    services.memory.remember(ctx, rule("Commit messages explain why"))
-    fit = services.memory.remember(ctx, rule("Database migrations need a reviewer"))
+    services.memory.remember(ctx, validate_remember(rule("Commit messages explain why")))
+    fit = services.memory.remember(
+        ctx, validate_remember(rule("Database migrations need a reviewer"))
+    )
     brief = services.brief.brief(ctx, BriefCreate(task="write a database migration"))
     assert ids_in(brief.markdown)[0] == str(fit.id)
 
@@ -111,7 +129,9 @@ def test_a_short_budget_keeps_the_best_rules_and_counts_the_rest(
 ) -> None:
     for i in range(20):
         confidence = "observed" if i < 3 else "asserted"
-        services.memory.remember(ctx, rule(f"Rule number {i:02d}", confidence=confidence))
+        services.memory.remember(
+            ctx, validate_remember(rule(f"Rule number {i:02d}", confidence=confidence))
+        )
     full = services.brief.brief(ctx, BriefCreate(token_budget=20_000))
     short = services.brief.brief(ctx, BriefCreate(token_budget=150))
     assert len(full.included) == 20 and full.omitted == 0
@@ -130,7 +150,7 @@ def test_top_k_bounds_the_rules_considered_and_the_rest_count_as_left_out(
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(5):
-        services.memory.remember(ctx, rule(f"Rule number {i}"))
+        services.memory.remember(ctx, validate_remember(rule(f"Rule number {i}")))
     brief = services.brief.brief(ctx, BriefCreate(top_k=2))
     assert len(brief.included) == 2
     assert brief.omitted == 3
@@ -144,7 +164,9 @@ def test_the_context_line_names_the_session_context(
 
 
 def test_to_dict_lists_what_the_brief_holds(services: Services, ctx: SessionContext) -> None:
-    written = services.memory.remember(ctx, rule("Run the tests first", confidence="observed"))
+    written = services.memory.remember(
+        ctx, validate_remember(rule("Run the tests first", confidence="observed"))
+    )
     data = brief_dict(services.brief.brief(ctx, BriefCreate(token_budget=500)))
     assert data["ok"] is True
     assert data["omitted"] == 0 and data["token_budget"] == 500
@@ -195,12 +217,20 @@ def test_observed_corrections_and_feedback_are_briefed_before_better_ranked_rule
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(12):
-        services.memory.remember(ctx, rule(f"Ordinary rule number {i:02d}", confidence="observed"))
+        services.memory.remember(
+            ctx, validate_remember(rule(f"Ordinary rule number {i:02d}", confidence="observed"))
+        )
     pinned = services.memory.remember(
-        ctx, rule("Never force-push to main", memorule_kind="correction", confidence="observed")
+        ctx,
+        validate_remember(
+            rule("Never force-push to main", memorule_kind="correction", confidence="observed")
+        ),
     )
     guessed = services.memory.remember(
-        ctx, rule("Maybe prefer rebases", memorule_kind="feedback", confidence="asserted")
+        ctx,
+        validate_remember(
+            rule("Maybe prefer rebases", memorule_kind="feedback", confidence="asserted")
+        ),
     )
     short = services.brief.brief(ctx, BriefCreate(token_budget=150))
     kept = [m.memory.id for m in short.included]
@@ -212,7 +242,10 @@ def test_observed_corrections_and_feedback_are_briefed_before_better_ranked_rule
 def test_with_no_task_rules_of_equal_score_keep_the_order_they_were_written_in(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = [services.memory.remember(ctx, rule(f"File rule {i:02d}")).id for i in range(40)]
+    written = [
+        services.memory.remember(ctx, validate_remember(rule(f"File rule {i:02d}"))).id
+        for i in range(40)
+    ]
     brief = services.brief.brief(ctx, BriefCreate(token_budget=300))
     kept = [m.memory.id for m in brief.included]
     assert kept == written[: len(kept)], "a file imported at once is briefed from its top"
@@ -224,7 +257,7 @@ def test_the_brief_says_how_to_get_what_it_left_out(
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(10):
-        services.memory.remember(ctx, rule(f"Rule number {i:02d}"))
+        services.memory.remember(ctx, validate_remember(rule(f"Rule number {i:02d}")))
     markdown = services.brief.brief(ctx, BriefCreate(token_budget=150)).markdown
     assert "semantic_recall(query=<your task>, source_type='memorule') ranks them" in markdown
 
@@ -234,9 +267,11 @@ def test_a_body_that_opens_with_its_subject_is_not_briefed_twice(
 ) -> None:
     services.memory.remember(
         ctx,
-        rule(
-            "Testing: Run only the tests covering the files you changed",
-            body="Run only the tests covering the files you changed. Never the whole suite.",
+        validate_remember(
+            rule(
+                "Testing: Run only the tests covering the files you changed",
+                body="Run only the tests covering the files you changed. Never the whole suite.",
+            )
         ),
     )
     markdown = services.brief.brief(ctx).markdown
@@ -251,9 +286,11 @@ def test_a_body_that_repeats_its_subject_in_bold_after_a_label_is_not_briefed_tw
 ) -> None:
     services.memory.remember(
         ctx,
-        rule(
-            "Coding Patterns: Key rules: Never create agents in loops",
-            body="Key rules: **Never create agents in loops** — reuse them.",
+        validate_remember(
+            rule(
+                "Coding Patterns: Key rules: Never create agents in loops",
+                body="Key rules: **Never create agents in loops** — reuse them.",
+            )
         ),
     )
     markdown = services.brief.brief(ctx).markdown
@@ -266,8 +303,12 @@ def test_confidence_is_marked_on_the_rules_whose_confidence_is_not_the_commonest
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(3):
-        services.memory.remember(ctx, rule(f"Asserted habit {i}", confidence="asserted"))
-    odd = services.memory.remember(ctx, rule("Observed habit", confidence="observed"))
+        services.memory.remember(
+            ctx, validate_remember(rule(f"Asserted habit {i}", confidence="asserted"))
+        )
+    odd = services.memory.remember(
+        ctx, validate_remember(rule("Observed habit", confidence="observed"))
+    )
     markdown = services.brief.brief(ctx).markdown
     assert "Confidence asserted unless marked." in markdown
     assert f"(observed; id `{odd.id}`)" in markdown
@@ -278,13 +319,14 @@ def test_consecutive_rules_under_one_heading_say_the_heading_once(
     services: Services, ctx: SessionContext
 ) -> None:
     a = services.memory.remember(
-        ctx, rule("Testing: Use the real database", body="No mocks at all.")
+        ctx, validate_remember(rule("Testing: Use the real database", body="No mocks at all."))
     )
     b = services.memory.remember(
-        ctx, rule("Testing: Name tests for behaviour", body="Say why it matters.")
+        ctx,
+        validate_remember(rule("Testing: Name tests for behaviour", body="Say why it matters.")),
     )
     alone = services.memory.remember(
-        ctx, rule("Style: Tabs, not spaces", body="Everywhere, always.")
+        ctx, validate_remember(rule("Style: Tabs, not spaces", body="Everywhere, always."))
     )
     markdown = services.brief.brief(ctx).markdown
     assert (
@@ -297,11 +339,16 @@ def test_consecutive_rules_under_one_heading_say_the_heading_once(
 def test_with_no_task_rules_about_every_change_are_briefed_before_the_file_order(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = [services.memory.remember(ctx, rule(f"File rule {i:02d}")).id for i in range(30)]
+    written = [
+        services.memory.remember(ctx, validate_remember(rule(f"File rule {i:02d}"))).id
+        for i in range(30)
+    ]
     commit = services.memory.remember(
-        ctx, rule("Commits: Use Conventional Commits for commit messages")
+        ctx, validate_remember(rule("Commits: Use Conventional Commits for commit messages"))
     )
-    checks = services.memory.remember(ctx, rule("Run `make check` before you open a pull request"))
+    checks = services.memory.remember(
+        ctx, validate_remember(rule("Run `make check` before you open a pull request"))
+    )
     brief = services.brief.brief(ctx, BriefCreate(token_budget=300))
     kept = [m.memory.id for m in brief.included]
     assert kept[:2] == [commit.id, checks.id], "the rules about every change come first"

@@ -12,6 +12,7 @@ import pytest
 
 from prism_memory.capture.proposals import candidates
 from prism_memory.capture.transcript import read_lines
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.services.capture_service import CaptureService
 from prism_memory.trigraph.port import AuditFilter
 from tests.api_world import World, running_world
@@ -203,14 +204,16 @@ def test_a_console_decision_without_the_csrf_token_is_refused(world: World) -> N
 def test_the_evidence_page_lists_signals_and_offers_promotion(world: World) -> None:
     inferred = world.services.memory.remember(
         world.ctx("acme", "p1"),
-        {
-            "kind": "memorule",
-            "memorule_kind": "behavioral_rule",
-            "subject": "Never deploy on Fridays",
-            "body": "Never deploy on Fridays.",
-            "applies_to": {"scope": "project"},
-            "confidence": "inferred",
-        },
+        validate_remember(
+            {
+                "kind": "memorule",
+                "memorule_kind": "behavioral_rule",
+                "subject": "Never deploy on Fridays",
+                "body": "Never deploy on Fridays.",
+                "applies_to": {"scope": "project"},
+                "confidence": "inferred",
+            }
+        ),
     )
     pid, _ = seed(world)
     world.call("a_writer", "POST", f"/v1/proposals/{pid}/merge", {"into": str(inferred.id)})

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from prism_memory.bootstrap import build_services
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.sqlite.schema import MIGRATIONS
 
@@ -25,7 +26,7 @@ def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path
     from prism_memory.bootstrap import context_from
 
     ctx = context_from(services.settings)
-    written = services.memory.remember(ctx, ctx_raw)
+    written = services.memory.remember(ctx, validate_remember(ctx_raw))
     services.close()
     # put the file back to the schema before migration 5, rows and all
     conn = sqlite3.connect(db)
@@ -67,13 +68,15 @@ def test_an_older_postgres_store_keeps_its_memories_and_accepts_proposals(pg_url
     ctx = context_from(services.settings)
     written = services.memory.remember(
         ctx,
-        {
-            "kind": "memorule",
-            "memorule_kind": "convention",
-            "subject": "We use uv",
-            "body": "This project uses uv, not pip.",
-            "applies_to": {"scope": "project"},
-        },
+        validate_remember(
+            {
+                "kind": "memorule",
+                "memorule_kind": "convention",
+                "subject": "We use uv",
+                "body": "This project uses uv, not pip.",
+                "applies_to": {"scope": "project"},
+            }
+        ),
     )
     # back to the schema before migration 5
     raw_sql(services, "ALTER TABLE memory DROP CONSTRAINT memory_status_check")

@@ -14,6 +14,7 @@ from prism_memory.bootstrap import Services, build_services
 from prism_memory.capture.proposals import candidates
 from prism_memory.capture.transcript import read_file
 from prism_memory.domain.contract.recall import BriefCreate, validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import AuditEventType, SessionContext, Status
 from prism_memory.errors import Conflict, InvalidInput, NotFound
 from prism_memory.services.capture_service import CaptureReport, CaptureService
@@ -172,13 +173,15 @@ def test_merging_folds_the_proposal_into_a_rule_as_evidence(
 ) -> None:
     existing = services.memory.remember(
         ctx,
-        {
-            "kind": "memorule",
-            "memorule_kind": "convention",
-            "subject": "Use uv, not pip",
-            "body": "This project manages its environment with uv.",
-            "applies_to": {"scope": "project"},
-        },
+        validate_remember(
+            {
+                "kind": "memorule",
+                "memorule_kind": "convention",
+                "subject": "Use uv, not pip",
+                "body": "This project manages its environment with uv.",
+                "applies_to": {"scope": "project"},
+            }
+        ),
     )
     capture(services, ctx)
     q = queue(services)
@@ -221,14 +224,16 @@ def test_an_inferred_rule_with_operator_evidence_can_be_promoted(
 ) -> None:
     inferred = services.memory.remember(
         ctx,
-        {
-            "kind": "memorule",
-            "memorule_kind": "behavioral_rule",
-            "subject": "Never force-push to main",
-            "body": "Never force-push to main.",
-            "applies_to": {"persona": "donna", "scope": "project"},
-            "confidence": "inferred",
-        },
+        validate_remember(
+            {
+                "kind": "memorule",
+                "memorule_kind": "behavioral_rule",
+                "subject": "Never force-push to main",
+                "body": "Never force-push to main.",
+                "applies_to": {"persona": "donna", "scope": "project"},
+                "confidence": "inferred",
+            }
+        ),
     )
     q = queue(services)
     with pytest.raises(Conflict):
@@ -249,13 +254,15 @@ def test_deciding_on_something_that_is_not_a_pending_proposal_is_refused(
 ) -> None:
     rule = services.memory.remember(
         ctx,
-        {
-            "kind": "memorule",
-            "memorule_kind": "preference",
-            "subject": "Short answers",
-            "body": "Keep answers short.",
-            "applies_to": {"scope": "project"},
-        },
+        validate_remember(
+            {
+                "kind": "memorule",
+                "memorule_kind": "preference",
+                "subject": "Short answers",
+                "body": "Keep answers short.",
+                "applies_to": {"scope": "project"},
+            }
+        ),
     )
     q = queue(services)
     with pytest.raises(Conflict):

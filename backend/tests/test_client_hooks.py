@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 
 from prism_memory.bootstrap import build_services
 from prism_memory.cli.main import cli
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.services.claude_settings import handler_kind
 from prism_memory.services.git_hooks import CHAINED_NAME
 from prism_memory.settings import load_settings
@@ -172,7 +173,11 @@ def test_the_installed_command_answers_claude_codes_hook_input(
     ctx = context_from(services.settings)
     written = services.memory.remember(
         ctx,
-        rule("Keep hooks fast", "A session-start hook must answer quickly.", {"scope": "project"}),
+        validate_remember(
+            rule(
+                "Keep hooks fast", "A session-start hook must answer quickly.", {"scope": "project"}
+            )
+        ),
     )
     services.close()
     wrapper = tmp_path / "bin" / "prism"
@@ -428,10 +433,12 @@ def test_the_pre_commit_hook_blocks_a_commit_while_agents_md_is_stale(
     ctx = context_from(services.settings)
     rid = services.memory.remember(
         ctx,
-        rule(
-            "Review every migration",
-            "A second person reviews each migration.",
-            {"scope": "project"},
+        validate_remember(
+            rule(
+                "Review every migration",
+                "A second person reviews each migration.",
+                {"scope": "project"},
+            )
         ),
     ).id
     wrapper = tmp_path / "bin" / "prism"

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from prism_memory.bootstrap import Services
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import SessionContext
 from prism_memory.formats.graph_export import (
     AUDIT_PROPERTIES,
@@ -255,31 +256,39 @@ def seed(services: Services, make_ctx: ContextFactory) -> SessionContext:
     ctx = make_ctx(persona="donna")
     rule = services.memory.remember(
         ctx,
-        {
-            "kind": "memorule",
-            "memorule_kind": "behavioral_rule",
-            "subject": "Quote 'carefully'",
-            "body": TRICKY,
-            "applies_to": {"persona": "donna", "surface": "python", "scope": "persona"},
-            "evidence_signal_id": "file:CLAUDE.md#L1-L2",
-            "confidence": "asserted",
-        },
+        validate_remember(
+            {
+                "kind": "memorule",
+                "memorule_kind": "behavioral_rule",
+                "subject": "Quote 'carefully'",
+                "body": TRICKY,
+                "applies_to": {"persona": "donna", "surface": "python", "scope": "persona"},
+                "evidence_signal_id": "file:CLAUDE.md#L1-L2",
+                "confidence": "asserted",
+            }
+        ),
     )
     services.memory.update(ctx, rule.id, {"body": TRICKY + " v2"}, reason="second 'version'")
     services.memory.update(ctx, rule.id, {"memorule_kind": "convention"}, reason="third")
     other = services.memory.remember(
         make_ctx(project="web"),
-        {
-            "kind": "memorule",
-            "memorule_kind": "preference",
-            "subject": "Small PRs",
-            "body": "Prefer small pull requests.",
-            "applies_to": {"specialization": "backend"},
-        },
+        validate_remember(
+            {
+                "kind": "memorule",
+                "memorule_kind": "preference",
+                "subject": "Small PRs",
+                "body": "Prefer small pull requests.",
+                "applies_to": {"specialization": "backend"},
+            }
+        ),
     )
     services.memory.retire(make_ctx(project="web"), other.id, "no longer true")
-    services.memory.remember(ctx, {"kind": "note", "body": "A plain note\nover two lines."})
-    services.memory.remember(make_ctx(tenant="other"), {"kind": "note", "body": "Not exported."})
+    services.memory.remember(
+        ctx, validate_remember({"kind": "note", "body": "A plain note\nover two lines."})
+    )
+    services.memory.remember(
+        make_ctx(tenant="other"), validate_remember({"kind": "note", "body": "Not exported."})
+    )
     return ctx
 
 
@@ -380,7 +389,7 @@ def test_the_export_is_deterministic_and_holds_only_the_tenant(
 def test_large_tenants_are_written_in_batches(services: Services, make_ctx: ContextFactory) -> None:
     ctx = make_ctx()
     for i in range(230):
-        services.memory.remember(ctx, {"kind": "note", "body": f"note {i}"})
+        services.memory.remember(ctx, validate_remember({"kind": "note", "body": f"note {i}"}))
     out = io.StringIO()
     counts = write_cypher(services.store.dump(ctx.tenant_id), out, "t")
     assert counts.to_dict() == {"memories": 230, "states": 230, "audit_events": 0, "statements": 9}

@@ -19,6 +19,7 @@ from prism_memory.bootstrap import Services, build_access
 from prism_memory.cli.guard_hook import hook_output, pending_action, run_hook
 from prism_memory.domain.access import operator_key
 from prism_memory.domain.adherence.actions import Action, SessionActions
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.records import AuditEventType, SessionContext
 from prism_memory.guard_bootstrap import GuardSettings, build_rules_reader
@@ -50,7 +51,7 @@ def rule(
         "enforcement": enforcement,
     }
     access = build_access(services)
-    return access.remember(operator_key(ctx.tenant_id), ctx, raw).id
+    return access.remember(operator_key(ctx.tenant_id), ctx, validate_remember(raw)).id
 
 
 def reader_settings(settings: Settings, ctx_project: str = "api") -> GuardSettings:

@@ -26,6 +26,7 @@ import pytest
 
 from prism_memory.bootstrap import build_services, context_of
 from prism_memory.cli.claude_subagent import subagent_session
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.services import local_serve
 from prism_memory.services.project_config import session_uuid
 from prism_memory.settings import load_settings
@@ -49,7 +50,11 @@ def write_rules(db: Path, rules: list[tuple[str, str]]) -> list[str]:
     try:
         ctx = context_of("default", "default", persona="donna")
         return [
-            str(services.memory.remember(ctx, rule(s, b, {"scope": "project"})).id)
+            str(
+                services.memory.remember(
+                    ctx, validate_remember(rule(s, b, {"scope": "project"}))
+                ).id
+            )
             for s, b in rules
         ]
     finally:
@@ -397,7 +402,9 @@ def test_a_postgresql_store_is_served_too(pg_url: str, tmp_path: Path) -> None:
     try:
         ctx = context_of("default", "default", persona="donna")
         for subject, body in RULES:
-            services.memory.remember(ctx, rule(subject, body, {"scope": "project"}))
+            services.memory.remember(
+                ctx, validate_remember(rule(subject, body, {"scope": "project"}))
+            )
     finally:
         services.close()
     db = tmp_path / "unused.db"

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from prism_memory.bootstrap import build_services, context_from
 from prism_memory.cli.main import cli
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.settings import load_settings
 from tests.test_brief_hook import context_of, hook_input, rule
 from tests.test_capture_cli import GOLDEN as TRANSCRIPT
@@ -94,7 +95,10 @@ def test_every_hook_runs_prism_not_the_project_folders_app_or_prism_memory(
     services = build_services(load_settings(db=db, embedder="fake", database_url=""))
     ctx = context_from(services.settings)
     written = services.memory.remember(
-        ctx, rule("Review every migration", "A second person reviews it.", {"scope": "project"})
+        ctx,
+        validate_remember(
+            rule("Review every migration", "A second person reviews it.", {"scope": "project"})
+        ),
     )
     services.close()
     runner = CliRunner()

@@ -12,6 +12,7 @@ import pytest
 
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.ranking import Candidates, RankingWeights, rank
 from prism_memory.settings import Settings, load_settings
@@ -148,7 +149,7 @@ def test_lexical_shows_in_why_and_is_zero_for_an_empty_query(
     a, _ = two
     ctx = make_ctx()
     for body in NOTES:
-        a.memory.remember(ctx, {"body": body})
+        a.memory.remember(ctx, validate_remember({"body": body}))
     assert recall(a, ctx, "When does the deploy freeze start?")[0] == (NOTES[0], True)
     assert {matched for _, matched in recall(a, ctx, "")} == {False}
 
@@ -158,8 +159,10 @@ def test_an_update_replaces_the_words_that_match(
 ) -> None:
     a, b = two
     ctx = make_ctx()
-    written = a.memory.remember(ctx, {"body": "Zephyrine runs the pottery class."})
-    a.memory.remember(ctx, {"body": "The library opens at nine."})
+    written = a.memory.remember(
+        ctx, validate_remember({"body": "Zephyrine runs the pottery class."})
+    )
+    a.memory.remember(ctx, validate_remember({"body": "The library opens at nine."}))
     assert recall(b, ctx, "zephyrine")[0] == ("Zephyrine runs the pottery class.", True)
     a.memory.update(ctx, written.id, {"body": "Marguerite runs the pottery class."})
     assert {lex for _, lex in recall(b, ctx, "zephyrine")} == {False}
@@ -171,13 +174,17 @@ def test_retired_memories_never_score_nor_weigh_on_the_others(
 ) -> None:
     a, b = two
     ctx = make_ctx()
-    loud = a.memory.remember(ctx, {"body": "Quetzal quetzal quetzal."})
-    a.memory.remember(ctx, {"body": "A quetzal was seen near the lake this morning."})
+    loud = a.memory.remember(ctx, validate_remember({"body": "Quetzal quetzal quetzal."}))
+    a.memory.remember(
+        ctx, validate_remember({"body": "A quetzal was seen near the lake this morning."})
+    )
     assert recall(b, ctx, "quetzal")[0] == ("Quetzal quetzal quetzal.", True)
     a.memory.retire(ctx, loud.id, "duplicate")
     assert recall(b, ctx, "quetzal") == [("A quetzal was seen near the lake this morning.", True)]
     clean = make_ctx(project="never-had-the-retired-one")
-    a.memory.remember(clean, {"body": "A quetzal was seen near the lake this morning."})
+    a.memory.remember(
+        clean, validate_remember({"body": "A quetzal was seen near the lake this morning."})
+    )
 
     def lexical(ctx: Any) -> float:
         return float(
@@ -193,9 +200,11 @@ def test_another_process_s_new_words_are_found_at_the_next_recall(
     a, b = two
     ctx = make_ctx()
     for body in NOTES:
-        a.memory.remember(ctx, {"body": body})
+        a.memory.remember(ctx, validate_remember({"body": body}))
     assert recall(b, ctx, "aurora borealis")[0][1] is False  # b's cache and index are built
-    a.memory.remember(ctx, {"body": "We saw the aurora borealis from the cabin."})
+    a.memory.remember(
+        ctx, validate_remember({"body": "We saw the aurora borealis from the cabin."})
+    )
     assert recall(b, ctx, "aurora borealis")[0] == (
         "We saw the aurora borealis from the cabin.",
         1.0,
@@ -220,7 +229,10 @@ def test_both_engines_rank_a_hybrid_query_the_same(
     try:
         orders = []
         for services in engines:
-            ids = [services.memory.remember(ctx, {"body": body}).id for body in NOTES]
+            ids = [
+                services.memory.remember(ctx, validate_remember({"body": body})).id
+                for body in NOTES
+            ]
             services.memory.update(ctx, ids[1], {"body": "Zephyrine moved the pottery class."})
             services.memory.retire(ctx, ids[4], "moot")
             orders.append(

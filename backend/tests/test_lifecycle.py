@@ -11,6 +11,7 @@ import pytest
 
 from prism_memory.bootstrap import Services
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import AuditEventType, SessionContext
 from prism_memory.errors import (
@@ -43,7 +44,7 @@ def test_three_updates_give_versions_one_to_four_with_their_writers(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     first = make_ctx(persona="donna")
-    written = services.memory.remember(first, rule())
+    written = services.memory.remember(first, validate_remember(rule()))
     editors = [make_ctx(persona=p) for p in ("texi", "candi", "frank")]
     for i, editor in enumerate(editors, start=2):
         result = services.memory.update(
@@ -74,7 +75,7 @@ def test_three_updates_give_versions_one_to_four_with_their_writers(
 def test_recall_after_an_update_returns_the_newest_text_only(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, rule())
+    written = services.memory.remember(ctx, validate_remember(rule()))
     for i in range(3):
         services.memory.update(ctx, written.id, {"body": f"Rewritten rule text number {i + 2}."})
     result = services.memory.recall(
@@ -89,7 +90,7 @@ def test_an_update_that_changes_applies_to_changes_who_sees_it(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = make_ctx(surface="python")
-    written = services.memory.remember(ctx, rule())
+    written = services.memory.remember(ctx, validate_remember(rule()))
     services.memory.update(ctx, written.id, {"applies_to": {"surface": "go"}})
     assert services.memory.recall(ctx, validate_recall({"source_type": "memorule"})).matches == []
     go = make_ctx(surface="go")
@@ -101,7 +102,7 @@ def test_an_update_that_changes_applies_to_changes_who_sees_it(
 def test_an_update_is_validated_like_a_new_write_and_writes_nothing_when_bad(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, rule())
+    written = services.memory.remember(ctx, validate_remember(rule()))
     before = services.store.stats(ctx.tenant_id)
     with pytest.raises(InvalidInput) as info:
         services.memory.update(
@@ -134,8 +135,8 @@ def test_unknown_ids_are_not_found_everywhere(services: Services, ctx: SessionCo
 def test_retired_memories_never_appear_in_recall_but_stay_readable(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, rule())
-    note = services.memory.remember(ctx, {"body": "a note to retire"})
+    written = services.memory.remember(ctx, validate_remember(rule()))
+    note = services.memory.remember(ctx, validate_remember({"body": "a note to retire"}))
     services.memory.retire(ctx, written.id, "no longer holds")
     services.memory.retire(ctx, note.id, "stale")
     for source_type in ("memory", "memorule"):
@@ -154,7 +155,7 @@ def test_retired_memories_never_appear_in_recall_but_stay_readable(
 def test_updating_or_retiring_a_retired_memory_is_a_structured_conflict(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, rule())
+    written = services.memory.remember(ctx, validate_remember(rule()))
     services.memory.retire(ctx, written.id, "wrong")
     before = services.store.stats(ctx.tenant_id)
     with pytest.raises(MemoryRetired) as info:
@@ -168,7 +169,7 @@ def test_updating_or_retiring_a_retired_memory_is_a_structured_conflict(
 def test_restore_brings_a_memory_back_and_emits_restored(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, rule())
+    written = services.memory.remember(ctx, validate_remember(rule()))
     with pytest.raises(Conflict):
         services.memory.restore(ctx, written.id, "not retired yet")
     services.memory.retire(ctx, written.id, "paused")
@@ -181,7 +182,7 @@ def test_restore_brings_a_memory_back_and_emits_restored(
 
 
 def test_retire_needs_a_reason(services: Services, ctx: SessionContext) -> None:
-    written = services.memory.remember(ctx, rule())
+    written = services.memory.remember(ctx, validate_remember(rule()))
     with pytest.raises(InvalidInput) as info:
         services.memory.retire(ctx, written.id, "  ")
     assert info.value.errors[0].field == "reason"
@@ -190,14 +191,16 @@ def test_retire_needs_a_reason(services: Services, ctx: SessionContext) -> None:
 def test_a_correction_supersedes_the_memorule_it_corrects_in_one_write(
     services: Services, ctx: SessionContext
 ) -> None:
-    wrong = services.memory.remember(ctx, rule())
+    wrong = services.memory.remember(ctx, validate_remember(rule()))
     fixed = services.memory.remember(
         ctx,
-        rule(
-            memorule_kind="correction",
-            corrects=str(wrong.id),
-            subject="One reviewer is enough",
-            body="Schema migrations need one reviewer; two slowed releases for nothing.",
+        validate_remember(
+            rule(
+                memorule_kind="correction",
+                corrects=str(wrong.id),
+                subject="One reviewer is enough",
+                body="Schema migrations need one reviewer; two slowed releases for nothing.",
+            )
         ),
     )
     memory, _ = services.memory.get(ctx, wrong.id)
@@ -214,21 +217,25 @@ def test_a_correction_of_an_unknown_memorule_writes_nothing(
     services: Services, ctx: SessionContext
 ) -> None:
     with pytest.raises(NotFound):
-        services.memory.remember(ctx, rule(memorule_kind="correction", corrects=str(new_id())))
+        services.memory.remember(
+            ctx, validate_remember(rule(memorule_kind="correction", corrects=str(new_id())))
+        )
     assert services.store.stats(ctx.tenant_id)["memories"] == 0
 
 
 def test_a_replayed_idempotent_write_returns_the_same_result_and_writes_nothing(
     services: Services, ctx: SessionContext
 ) -> None:
-    first = services.memory.remember(ctx, rule(idempotency_key="k-1"))
+    first = services.memory.remember(ctx, validate_remember(rule(idempotency_key="k-1")))
     before = services.store.stats(ctx.tenant_id)
-    again = services.memory.remember(ctx, rule(idempotency_key="k-1"))
+    again = services.memory.remember(ctx, validate_remember(rule(idempotency_key="k-1")))
     assert (again.id, again.state_id, again.audit_id) == (first.id, first.state_id, first.audit_id)
     assert again.replayed
     assert services.store.stats(ctx.tenant_id) == before
     with pytest.raises(IdempotencyConflict) as info:
-        services.memory.remember(ctx, rule(idempotency_key="k-1", body="A different body text."))
+        services.memory.remember(
+            ctx, validate_remember(rule(idempotency_key="k-1", body="A different body text."))
+        )
     assert info.value.to_payload()["error"]["code"] == "idempotency_conflict"
 
 
@@ -236,7 +243,7 @@ def test_idempotency_keys_cover_update_and_retire_and_are_per_tenant(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = make_ctx()
-    written = services.memory.remember(ctx, rule())
+    written = services.memory.remember(ctx, validate_remember(rule()))
     u1 = services.memory.update(
         ctx, written.id, {"body": "Updated body text here."}, idempotency_key="u"
     )
@@ -249,24 +256,26 @@ def test_idempotency_keys_cover_update_and_retire_and_are_per_tenant(
     assert r1.audit_id == r2.audit_id
     assert [s.version for s in services.memory.history(ctx, written.id).states] == [1, 2]
     other = make_ctx(tenant="other")
-    fresh = services.memory.remember(other, rule(idempotency_key="u"))
+    fresh = services.memory.remember(other, validate_remember(rule(idempotency_key="u")))
     assert not fresh.replayed
 
 
 def test_a_near_duplicate_memorule_warns_and_strict_refuses(
     services: Services, ctx: SessionContext
 ) -> None:
-    original = services.memory.remember(ctx, rule())
-    twin = services.memory.remember(ctx, rule())
+    original = services.memory.remember(ctx, validate_remember(rule()))
+    twin = services.memory.remember(ctx, validate_remember(rule()))
     assert [w["memorule_id"] for w in twin.warnings] == [str(original.id)]
     assert twin.warnings[0]["code"] == "near_duplicate"
     before = services.store.stats(ctx.tenant_id)
     with pytest.raises(NearDuplicate):
-        services.memory.remember(ctx, rule(strict=True))
+        services.memory.remember(ctx, validate_remember(rule(strict=True)))
     assert services.store.stats(ctx.tenant_id) == before
-    other_kind = services.memory.remember(ctx, rule(memorule_kind="convention"))
+    other_kind = services.memory.remember(ctx, validate_remember(rule(memorule_kind="convention")))
     assert other_kind.warnings == ()
-    other_surface = services.memory.remember(ctx, rule(applies_to={"surface": "go"}))
+    other_surface = services.memory.remember(
+        ctx, validate_remember(rule(applies_to={"surface": "go"}))
+    )
     assert other_surface.warnings == ()
 
 
@@ -274,7 +283,10 @@ def test_audit_lists_filter_and_paginate_newest_first(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     donna, texi = make_ctx(persona="donna"), make_ctx(persona="texi")
-    ids = [services.memory.remember(donna, rule(subject=f"Rule number {i}")).id for i in range(5)]
+    ids = [
+        services.memory.remember(donna, validate_remember(rule(subject=f"Rule number {i}"))).id
+        for i in range(5)
+    ]
     services.memory.update(texi, ids[0], {"body": "Texi changed this rule body."})
     services.memory.retire(texi, ids[1], "obsolete")
     by_texi = services.memorules.audit(donna, AuditFilter(persona="texi"))
@@ -310,7 +322,11 @@ def test_the_chain_verifies_after_many_mixed_operations_and_fails_where_tampered
     for i in range(1000):
         op = rng.random()
         if op < 0.5 or not active:
-            active.append(services.memory.remember(ctx, rule(subject=f"Rule {i:04d} here")).id)
+            active.append(
+                services.memory.remember(
+                    ctx, validate_remember(rule(subject=f"Rule {i:04d} here"))
+                ).id
+            )
         elif op < 0.8:
             services.memory.update(ctx, rng.choice(active), {"body": f"Body revision {i:04d}."})
         elif op < 0.9:
@@ -339,7 +355,7 @@ def test_deleting_an_audit_event_breaks_the_chain_at_the_gap(
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(4):
-        services.memory.remember(ctx, rule(subject=f"Rule number {i}"))
+        services.memory.remember(ctx, validate_remember(rule(subject=f"Rule number {i}")))
     raw_sql(
         services,
         "DELETE FROM memorule_audit WHERE tenant_id = ? AND seq = 2",

@@ -13,6 +13,7 @@ from uuid import UUID
 import pytest
 
 from prism_memory.bootstrap import Services, build_auth
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.listing import encode_cursor
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import InvalidInput, PermissionDenied
@@ -57,7 +58,7 @@ def world(services: Services, make_ctx: ContextFactory) -> dict[str, UUID]:
         ("org_p2", make_ctx(project="p2"), rule("Org from p2", scope="org")),
         ("beta_p1", make_ctx(tenant="beta", project="p1"), rule("Beta tenant rule")),
     ]
-    ids = {name: memory.remember(ctx, raw).id for name, ctx, raw in writes}
+    ids = {name: memory.remember(ctx, validate_remember(raw)).id for name, ctx, raw in writes}
     memory.retire(make_ctx(project="p1"), ids["retired_p1"], "obsolete")
     return ids
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from prism_memory.domain.contract.remember import validate_remember
 from tests.api_world import ENGINES, KEYS, World, rule, world_on
 
 KEY_NAMES = [name for name in KEYS if name != "revoked"]
@@ -155,7 +156,9 @@ def world(
 def fresh(world: World, target: str, retired: bool) -> str:
     tenant, project, raw = TARGETS[target]
     ctx = world.ctx(tenant, project)
-    memory_id = world.services.memory.remember(ctx, {**raw, "namespace": "matrix"}).id
+    memory_id = world.services.memory.remember(
+        ctx, validate_remember({**raw, "namespace": "matrix"})
+    ).id
     if retired:
         world.services.memory.retire(ctx, memory_id, "set up for restore")
     return str(memory_id)

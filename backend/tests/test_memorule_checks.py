@@ -23,6 +23,7 @@ from prism_memory.domain.access import ApiKey, Role
 from prism_memory.domain.adherence.checks import parse_checks
 from prism_memory.domain.adherence.rules import applicable
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import Enforcement, SessionContext, iso, utcnow
 from prism_memory.errors import InvalidInput, PermissionDenied
 from prism_memory.serializers import history_dict, match_dict, state_dict
@@ -63,7 +64,9 @@ def count_states(services: Services, ctx: SessionContext) -> int:
 def test_a_rule_with_checks_reads_back_through_every_read(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, rule("Use pnpm, never npm", checks=CHECKS))
+    written = services.memory.remember(
+        ctx, validate_remember(rule("Use pnpm, never npm", checks=CHECKS))
+    )
     _, state = services.memory.get(ctx, written.id)
     assert state_dict(state)["checks"] == CHECKS
     assert state_dict(state)["enforcement"] == "remind"
@@ -78,7 +81,7 @@ def test_a_rule_with_checks_reads_back_through_every_read(
 def test_a_rule_without_checks_answers_exactly_as_before(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, rule("Plain rule without checks"))
+    written = services.memory.remember(ctx, validate_remember(rule("Plain rule without checks")))
     _, state = services.memory.get(ctx, written.id)
     shown = state_dict(state)
     assert "checks" not in shown and "enforcement" not in shown
@@ -92,7 +95,9 @@ def test_a_rule_without_checks_answers_exactly_as_before(
 def test_a_state_without_checks_hashes_in_the_format_before_checks_existed(
     services: Services, ctx: SessionContext
 ) -> None:
-    _, s = services.memory.get(ctx, services.memory.remember(ctx, rule("Old shape rule")).id)
+    _, s = services.memory.get(
+        ctx, services.memory.remember(ctx, validate_remember(rule("Old shape rule"))).id
+    )
     before = [  # prism-state/1 exactly as it was hashed before issue 28
         chain.STATE_FORMAT,
         str(s.memory_id),
@@ -117,7 +122,9 @@ def test_a_state_without_checks_hashes_in_the_format_before_checks_existed(
 def test_an_update_changes_the_checks_in_a_new_version_with_its_audit_event(
     services: Services, ctx: SessionContext
 ) -> None:
-    first = services.memory.remember(ctx, rule("Tests before commits", checks=CHECKS[2:3]))
+    first = services.memory.remember(
+        ctx, validate_remember(rule("Tests before commits", checks=CHECKS[2:3]))
+    )
     second = services.memory.update(
         ctx, first.id, {"checks": CHECKS[:1]}, reason="npm was the real problem"
     )
@@ -157,7 +164,9 @@ def test_bad_checks_are_field_errors_with_the_others_and_nothing_is_written(
 ) -> None:
     before = count_states(services, ctx)
     with pytest.raises(InvalidInput) as caught:
-        services.memory.remember(ctx, rule("x", checks=checks, enforcement="block"))
+        services.memory.remember(
+            ctx, validate_remember(rule("x", checks=checks, enforcement="block"))
+        )
     found = {(e.field, e.code) for e in caught.value.errors}
     assert expected | {("subject", "too_short"), ("enforcement", "invalid_choice")} <= found
     assert count_states(services, ctx) == before
@@ -166,7 +175,9 @@ def test_bad_checks_are_field_errors_with_the_others_and_nothing_is_written(
 def test_a_bad_check_in_an_update_writes_no_version(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, rule("Rule to update badly", checks=CHECKS[:1]))
+    written = services.memory.remember(
+        ctx, validate_remember(rule("Rule to update badly", checks=CHECKS[:1]))
+    )
     with pytest.raises(InvalidInput) as caught:
         services.memory.update(ctx, written.id, {"checks": [{"forbid_edit": "a/***"}]})
     assert [(e.field, e.code) for e in caught.value.errors] == [
@@ -177,7 +188,7 @@ def test_a_bad_check_in_an_update_writes_no_version(
 
 def test_a_note_takes_no_checks(services: Services, ctx: SessionContext) -> None:
     with pytest.raises(InvalidInput) as caught:
-        services.memory.remember(ctx, {"body": "a note", "checks": CHECKS})
+        services.memory.remember(ctx, validate_remember({"body": "a note", "checks": CHECKS}))
     assert [(e.field, e.code) for e in caught.value.errors] == [("checks", "unknown_field")]
 
 
@@ -192,10 +203,10 @@ def test_only_an_admin_key_writes_ask_or_deny(
     before = count_states(services, ctx)
     raw = rule("Never push to main", checks=CHECKS[:1], enforcement=enforcement)
     with pytest.raises(PermissionDenied) as caught:
-        access.remember(key(ctx, Role.WRITER), ctx, raw)
+        access.remember(key(ctx, Role.WRITER), ctx, validate_remember(raw))
     assert caught.value.details["field"] == "enforcement"
     assert count_states(services, ctx) == before
-    written = access.remember(key(ctx, Role.ADMIN), ctx, raw)
+    written = access.remember(key(ctx, Role.ADMIN), ctx, validate_remember(raw))
     assert services.memory.get(ctx, written.id)[1].enforcement.value == enforcement
     events = services.memorules.audit(ctx, _events(written.id)).events
     assert [e.event.value for e in events] == ["created"]
@@ -206,7 +217,9 @@ def test_a_writer_sets_remind_and_checks_but_cannot_undo_an_admins_decision(
 ) -> None:
     access = build_access(services)
     writer, admin = key(ctx, Role.WRITER), key(ctx, Role.ADMIN)
-    mine = access.remember(writer, ctx, rule("Writer's own rule", checks=CHECKS[:1]))
+    mine = access.remember(
+        writer, ctx, validate_remember(rule("Writer's own rule", checks=CHECKS[:1]))
+    )
     access.update(writer, ctx, mine.id, {"checks": CHECKS, "enforcement": "remind"})
     with pytest.raises(PermissionDenied):
         access.update(writer, ctx, mine.id, {"enforcement": "deny"})
@@ -254,9 +267,10 @@ def test_a_checks_or_enforcement_column_edited_behind_the_services_back_is_caugh
 ) -> None:
     if postgres is None and "not json" in sqlite and services.settings.database_url:
         pytest.skip("a jsonb column refuses text that is no JSON")
-    plain = services.memory.remember(ctx, rule("A rule with no checks at all"))
+    plain = services.memory.remember(ctx, validate_remember(rule("A rule with no checks at all")))
     guarded = services.memory.remember(
-        ctx, rule("A rule that blocks npm", checks=CHECKS[:1], enforcement="deny")
+        ctx,
+        validate_remember(rule("A rule that blocks npm", checks=CHECKS[:1], enforcement="deny")),
     )
     assert services.memorules.verify_chain(ctx).ok
     where = " WHERE tenant_id = ? AND memory_id = ?"
@@ -272,7 +286,7 @@ def test_a_checks_or_enforcement_column_edited_behind_the_services_back_is_caugh
 def test_checks_added_to_a_rule_that_had_none_are_caught(
     services: Services, ctx: SessionContext
 ) -> None:
-    plain = services.memory.remember(ctx, rule("A rule written without checks"))
+    plain = services.memory.remember(ctx, validate_remember(rule("A rule written without checks")))
     _sql(
         services,
         "UPDATE memory_state SET enforcement = 'deny' WHERE tenant_id = ? AND memory_id = ?",
@@ -294,34 +308,38 @@ def test_memorules_with_checks_lists_the_current_active_visible_rules_with_check
     here = make_ctx(project="api", persona="donna", surface="python")
     other = make_ctx(project="web", persona="donna")
     elsewhere = make_ctx(tenant="globex", project="api")
-    own = mem.remember(here, rule("Own project rule", checks=CHECKS[:1]))
-    mem.remember(here, rule("Advice only, nothing to check"))
+    own = mem.remember(here, validate_remember(rule("Own project rule", checks=CHECKS[:1])))
+    mem.remember(here, validate_remember(rule("Advice only, nothing to check")))
     tenant_wide = mem.remember(
         other,
-        rule(
-            "Org rule from another project",
-            checks=CHECKS[1:2],
-            applies_to={"scope": "org"},
+        validate_remember(
+            rule(
+                "Org rule from another project",
+                checks=CHECKS[1:2],
+                applies_to={"scope": "org"},
+            )
         ),
     )
-    mem.remember(other, rule("Other project's own rule", checks=CHECKS[:1]))
-    mem.remember(elsewhere, rule("Another tenant's rule", checks=CHECKS[:1]))
-    retired = mem.remember(here, rule("Retired rule", checks=CHECKS[:1]))
+    mem.remember(other, validate_remember(rule("Other project's own rule", checks=CHECKS[:1])))
+    mem.remember(elsewhere, validate_remember(rule("Another tenant's rule", checks=CHECKS[:1])))
+    retired = mem.remember(here, validate_remember(rule("Retired rule", checks=CHECKS[:1])))
     mem.retire(here, retired.id, "gone")
-    dropped = mem.remember(here, rule("Checks dropped later", checks=CHECKS[:1]))
+    dropped = mem.remember(here, validate_remember(rule("Checks dropped later", checks=CHECKS[:1])))
     mem.update(here, dropped.id, {"checks": None})
-    changed = mem.remember(here, rule("Checks changed later", checks=CHECKS[:1]))
+    changed = mem.remember(here, validate_remember(rule("Checks changed later", checks=CHECKS[:1])))
     mem.update(here, changed.id, {"checks": CHECKS[2:], "enforcement": "ask"})
     persona = mem.remember(
         here,
-        rule(
-            "Texi's own rule",
-            checks=CHECKS[:1],
-            applies_to={"scope": "persona", "persona": "texi"},
+        validate_remember(
+            rule(
+                "Texi's own rule",
+                checks=CHECKS[:1],
+                applies_to={"scope": "persona", "persona": "texi"},
+            )
         ),
     )
     other_surface = mem.remember(
-        here, rule("Go rule", checks=CHECKS[:1], applies_to={"surface": "go"})
+        here, validate_remember(rule("Go rule", checks=CHECKS[:1], applies_to={"surface": "go"}))
     )
     listed = services.store.memorules_with_checks(here.tenant_id, here.project_id)
     by_id = {r.memorule_id: r for r in listed}
@@ -361,8 +379,10 @@ def test_dump_and_import_carry_checks_and_enforcement_and_the_chain_verifies(
 ) -> None:
     access = build_access(services)
     admin = key(ctx, Role.ADMIN)
-    guarded = access.remember(admin, ctx, rule("Blocked rule", checks=CHECKS, enforcement="deny"))
-    plain = access.remember(admin, ctx, rule("Plain advice rule"))
+    guarded = access.remember(
+        admin, ctx, validate_remember(rule("Blocked rule", checks=CHECKS, enforcement="deny"))
+    )
+    plain = access.remember(admin, ctx, validate_remember(rule("Plain advice rule")))
     access.update(admin, ctx, guarded.id, {"checks": CHECKS[:2]}, reason="fewer")
     out = io.StringIO()
     export_store(services.store, out, None)
@@ -390,7 +410,7 @@ def test_dump_and_import_carry_checks_and_enforcement_and_the_chain_verifies(
 def test_a_dump_with_a_bad_check_imports_nothing(
     services: Services, ctx: SessionContext, tmp_path: Path
 ) -> None:
-    services.memory.remember(ctx, rule("Rule to be garbled", checks=CHECKS[:1]))
+    services.memory.remember(ctx, validate_remember(rule("Rule to be garbled", checks=CHECKS[:1])))
     out = io.StringIO()
     export_store(services.store, out, None)
     garbled = out.getvalue().replace(r'"\\bnpm\\b"', '"(a+)+"')
@@ -409,7 +429,7 @@ def test_a_dump_with_a_bad_check_imports_nothing(
 def test_a_version_2_dump_without_checks_still_imports(
     services: Services, ctx: SessionContext, tmp_path: Path
 ) -> None:
-    services.memory.remember(ctx, rule("Rule from before checks"))
+    services.memory.remember(ctx, validate_remember(rule("Rule from before checks")))
     out = io.StringIO()
     export_store(services.store, out, None)
     lines = []
@@ -461,7 +481,7 @@ def test_checks_move_from_sqlite_to_postgres_and_back_with_every_content_hash_in
     ctx = make_ctx(persona="donna")
     try:
         first = stores[0].memory
-        written = first.remember(ctx, rule("Every kind of check", checks=CHECKS))
+        written = first.remember(ctx, validate_remember(rule("Every kind of check", checks=CHECKS)))
         first.update(ctx, written.id, {"enforcement": "deny", "checks": CHECKS[::-1]})
         dumps = []
         for source, target in itertools.pairwise(stores):

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.ranking import dots
 from prism_memory.domain.records import Confidence, MemoruleKind, SessionContext
@@ -97,13 +98,15 @@ def test_the_check_answers_what_the_cache_answered(db_path: Path, seed: int) -> 
             for scope in ("global", "project"):
                 writer.remember(
                     ctx,
-                    {
-                        "kind": "memorule",
-                        "memorule_kind": "convention",
-                        "subject": "deploy rule",
-                        "body": "deploy the release branch after review rule",
-                        "applies_to": {"scope": scope},
-                    },
+                    validate_remember(
+                        {
+                            "kind": "memorule",
+                            "memorule_kind": "convention",
+                            "subject": "deploy rule",
+                            "body": "deploy the release branch after review rule",
+                            "applies_to": {"scope": scope},
+                        }
+                    ),
                 )
         probes = [EMBEDDER.embed(["deploy rule\ndeploy the release branch after review rule"])[0]]
         probes += list(EMBEDDER.embed([text(rng, 3, 10) + " rule" for _ in range(4)]))
@@ -147,9 +150,11 @@ def test_a_write_neither_builds_a_cache_nor_stores_a_segment(db_path: Path) -> N
             }
 
         for i in range(20):
-            writer.remember(ctx, rule(i))  # one by one: each runs the check
+            writer.remember(ctx, validate_remember(rule(i)))  # one by one: each runs the check
         assert segments(store) == [] and len(store.caches) == 0
-        assert writer.remember(ctx, rule(7)).warnings  # the check did run, and found the twin
+        assert writer.remember(
+            ctx, validate_remember(rule(7))
+        ).warnings  # the check did run, and found the twin
         # a recall builds and stores
         assert writer.recall(ctx, validate_recall({"query": "rule"})).matches
         stored = segments(store)
@@ -157,7 +162,7 @@ def test_a_write_neither_builds_a_cache_nor_stores_a_segment(db_path: Path) -> N
         # More changed rows than a segment is stored anew for: a write still leaves it be.
         writer.remember_many(ctx, [rule(i) for i in range(100, 700)])
         for i in range(700, 705):
-            writer.remember(ctx, rule(i))
+            writer.remember(ctx, validate_remember(rule(i)))
         assert segments(store) == stored
     finally:
         store.close()

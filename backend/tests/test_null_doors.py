@@ -24,6 +24,7 @@ from prism_memory.domain.contract.bounds import (
     TOP_K_DEFAULT,
     TOP_K_RECALL_DEFAULT,
 )
+from prism_memory.domain.contract.remember import validate_remember
 from tests.api_world import World, rule, running_world
 
 RULES = 40  # more than either default top_k, all within the default token budget
@@ -51,7 +52,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with running_world(tmp_path_factory.mktemp("null-doors")) as w:
         ctx = w.ctx("acme", "p1")
         for i in range(RULES):
-            w.services.memory.remember(ctx, rule(f"Rule {i:02d}", f"Keep rule {i:02d} short."))
+            w.services.memory.remember(
+                ctx, validate_remember(rule(f"Rule {i:02d}", f"Keep rule {i:02d} short."))
+            )
         yield w
 
 

@@ -22,6 +22,7 @@ import pytest
 from prism_memory.bootstrap import Services, build_access, build_services, context_from
 from prism_memory.domain.access import ApiKey, Role
 from prism_memory.domain.contract.recall import BriefCreate, validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import AuditEventType, SessionContext
 from prism_memory.errors import (
@@ -78,7 +79,7 @@ def test_a_pin_sets_the_flag_writes_one_chained_event_and_is_idempotent(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    written = mem.remember(ctx, rule("Pin me please"))
+    written = mem.remember(ctx, validate_remember(rule("Pin me please")))
     first = mem.pin(ctx, written.id, True, "every session needs it")
     assert (first.pinned, first.changed) == (True, True) and first.audit_id is not None
     memory, _ = mem.get(ctx, written.id)
@@ -104,10 +105,10 @@ def test_what_cannot_be_pinned_is_refused_precisely_and_writes_nothing(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    note = mem.remember(ctx, {"body": "A note is never pinned."}).id
-    retired = mem.remember(ctx, rule("A retired rule")).id
+    note = mem.remember(ctx, validate_remember({"body": "A note is never pinned."})).id
+    retired = mem.remember(ctx, validate_remember(rule("A retired rule"))).id
     mem.retire(ctx, retired, "gone")
-    live = mem.remember(ctx, rule("A live rule to pin")).id
+    live = mem.remember(ctx, validate_remember(rule("A live rule to pin"))).id
     before = services.store.stats(ctx.tenant_id)
 
     with pytest.raises(NotAMemorule) as bad:
@@ -121,7 +122,7 @@ def test_what_cannot_be_pinned_is_refused_precisely_and_writes_nothing(
         with pytest.raises(InvalidInput) as no_reason:
             mem.pin(ctx, live, True, reason)
         assert [e.field for e in no_reason.value.errors] == ["reason"]
-    proposal = mem.remember(ctx, rule("A proposed rule")).id
+    proposal = mem.remember(ctx, validate_remember(rule("A proposed rule"))).id
     raw_sql(
         services,
         "UPDATE memory SET status = 'proposed' WHERE tenant_id = ? AND id = ?",
@@ -143,7 +144,7 @@ def test_the_engine_refuses_a_pin_already_as_asked_or_of_no_memory(
     from prism_memory.trigraph.port import WriteBatch
 
     mem = services.memory
-    written = mem.remember(ctx, rule("Pinned by two at once")).id
+    written = mem.remember(ctx, validate_remember(rule("Pinned by two at once"))).id
     memory, state = mem.get(ctx, written)
     late = services.memorules.pin_event(ctx, memory, state, True, memory.created_at, "late")
     mem.pin(ctx, written, True, "first")
@@ -163,7 +164,7 @@ def test_retiring_keeps_the_pin_unpinning_a_retired_rule_is_allowed(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    written = mem.remember(ctx, rule("Pinned then retired")).id
+    written = mem.remember(ctx, validate_remember(rule("Pinned then retired"))).id
     mem.pin(ctx, written, True, "important")
     mem.retire(ctx, written, "obsolete")
     memory, _ = mem.get(ctx, written)
@@ -180,10 +181,13 @@ def test_a_correction_does_not_inherit_the_pin_of_the_rule_it_retires(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    pinned = mem.remember(ctx, rule("Deploy on Tuesdays")).id
+    pinned = mem.remember(ctx, validate_remember(rule("Deploy on Tuesdays"))).id
     mem.pin(ctx, pinned, True, "the team's rule")
     fixed = mem.remember(
-        ctx, rule("Deploy on Wednesdays instead", kind="correction", corrects=str(pinned))
+        ctx,
+        validate_remember(
+            rule("Deploy on Wednesdays instead", kind="correction", corrects=str(pinned))
+        ),
     ).id
     assert mem.get(ctx, pinned)[0].status.value == "retired"
     assert mem.get(ctx, fixed)[0].pinned is False  # an agent's correction is not an operator's pin
@@ -193,7 +197,7 @@ def test_a_correction_does_not_inherit_the_pin_of_the_rule_it_retires(
 
 def test_who_may_retire_may_pin(services: Services, ctx: SessionContext) -> None:
     access = build_access(services)
-    written = services.memory.remember(ctx, rule("Only writers pin")).id
+    written = services.memory.remember(ctx, validate_remember(rule("Only writers pin"))).id
     with pytest.raises(PermissionDenied):
         access.pin(key(ctx, Role.READER), ctx, written, True, "a reader tries")
     assert services.memory.get(ctx, written)[0].pinned is False
@@ -203,7 +207,9 @@ def test_who_may_retire_may_pin(services: Services, ctx: SessionContext) -> None
         access.pin(key(other, Role.ADMIN), other, written, False, "another project's key")
     assert services.memory.get(ctx, written)[0].pinned is True
     # a global rule reaches every project's briefs: a key of one project may not pin it
-    shared = services.memory.remember(ctx, rule("Shared", applies_to={"scope": "global"})).id
+    shared = services.memory.remember(
+        ctx, validate_remember(rule("Shared", applies_to={"scope": "global"}))
+    ).id
     with pytest.raises(PermissionDenied):
         access.pin(key(ctx, Role.ADMIN), ctx, shared, True, "a project's key tries")
     assert services.memory.get(ctx, shared)[0].pinned is False
@@ -213,10 +219,10 @@ def test_a_pin_edited_behind_the_service_is_caught_by_verify(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    pinned = mem.remember(ctx, rule("Pinned properly")).id
+    pinned = mem.remember(ctx, validate_remember(rule("Pinned properly"))).id
     mem.pin(ctx, pinned, True, "needed")
-    plain = mem.remember(ctx, rule("Never pinned")).id
-    note = mem.remember(ctx, {"body": "A note of the project."}).id
+    plain = mem.remember(ctx, validate_remember(rule("Never pinned"))).id
+    note = mem.remember(ctx, validate_remember({"body": "A note of the project."})).id
     assert services.memorules.verify_chain(ctx).ok
     t = str(ctx.tenant_id)
     for memory_id, value in ((plain, True), (pinned, False), (note, True)):
@@ -287,7 +293,7 @@ def test_an_sqlite_store_from_before_pins_migrates_with_nothing_pinned(tmp_path:
     db = tmp_path / "old.db"
     services = build_services(load_settings(db=db, embedder="fake", database_url=""))
     ctx = context_from(services.settings)
-    written = services.memory.remember(ctx, rule("Written before pins")).id
+    written = services.memory.remember(ctx, validate_remember(rule("Written before pins"))).id
     services.close()
     pin_migration = next(v for v, name, _ in MIGRATIONS if name == "memory_pinned")
     conn = sqlite3.connect(db)
@@ -313,7 +319,7 @@ def test_a_postgres_store_from_before_pins_migrates_with_nothing_pinned(pg_url: 
     settings = load_settings(database_url=pg_url, embedder="fake")
     services = build_services(settings)
     ctx = context_from(services.settings)
-    written = services.memory.remember(ctx, rule("Written before pins")).id
+    written = services.memory.remember(ctx, validate_remember(rule("Written before pins"))).id
     pin_migration = next(v for v, name, _ in PG_MIGRATIONS if name == "memory_pinned")
     raw_sql(services, "ALTER TABLE memory DROP COLUMN pinned")
     raw_sql(services, "DELETE FROM schema_migrations WHERE version = ?", (pin_migration,))
@@ -334,13 +340,22 @@ def test_pinned_rules_are_those_that_apply_to_the_context(
     donna = make_ctx(persona="donna", surface="python")
     mem = services.memory
     ids = {
-        "project": mem.remember(donna, rule("For the project")).id,
-        "python": mem.remember(donna, rule("For python", applies_to={"surface": "python"})).id,
-        "go": mem.remember(donna, rule("For go only", applies_to={"surface": "go"})).id,
-        "donna": mem.remember(
-            donna, rule("For donna", applies_to={"scope": "persona", "persona": "donna"})
+        "project": mem.remember(donna, validate_remember(rule("For the project"))).id,
+        "python": mem.remember(
+            donna, validate_remember(rule("For python", applies_to={"surface": "python"}))
         ).id,
-        "global": mem.remember(donna, rule("For everyone", applies_to={"scope": "global"})).id,
+        "go": mem.remember(
+            donna, validate_remember(rule("For go only", applies_to={"surface": "go"}))
+        ).id,
+        "donna": mem.remember(
+            donna,
+            validate_remember(
+                rule("For donna", applies_to={"scope": "persona", "persona": "donna"})
+            ),
+        ).id,
+        "global": mem.remember(
+            donna, validate_remember(rule("For everyone", applies_to={"scope": "global"}))
+        ).id,
     }
     for memory_id in ids.values():
         mem.pin(donna, memory_id, True, "pinned for the test")
@@ -364,11 +379,16 @@ def brief_world(services: Services, ctx: SessionContext) -> dict[str, UUID]:
     (so with no task it would come first among conventions anyway: pin the sixth)."""
     mem = services.memory
     ids = {
-        f"c{i}": mem.remember(ctx, rule(f"Convention number {i} of the house")).id
+        f"c{i}": mem.remember(
+            ctx, validate_remember(rule(f"Convention number {i} of the house"))
+        ).id
         for i in range(10)
     }
     ids["observed"] = mem.remember(
-        ctx, rule("Observed correction of the team", kind="correction", confidence="observed")
+        ctx,
+        validate_remember(
+            rule("Observed correction of the team", kind="correction", confidence="observed")
+        ),
     ).id
     mem.pin(ctx, ids["c6"], True, "every session must see it")
     return ids
@@ -416,7 +436,8 @@ def test_pins_that_overflow_the_budget_say_what_was_left_out(
     mem = services.memory
     long_body = "A long pinned rule body. " * 9
     pins = [
-        mem.remember(ctx, rule(f"Pinned rule {i} of many", body=long_body)).id for i in range(8)
+        mem.remember(ctx, validate_remember(rule(f"Pinned rule {i} of many", body=long_body))).id
+        for i in range(8)
     ]
     for memory_id in pins:
         mem.pin(ctx, memory_id, True, "pin them all")
@@ -483,7 +504,7 @@ def world(
 
 def fresh(world: World) -> str:
     raw = api_rule("Pinned over a door " + new_id().hex[-6:], "A rule pinned over a door.")
-    return str(world.services.memory.remember(world.ctx("acme", "p1"), raw).id)
+    return str(world.services.memory.remember(world.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 def test_pin_and_unpin_over_http(world: World) -> None:
@@ -536,7 +557,9 @@ def test_a_refused_pin_over_http_writes_nothing(
     mem = world.services.memory
     memory_id = {
         "rule": lambda: fresh(world),
-        "note": lambda: str(mem.remember(ctx, {"body": "A note, never pinned."}).id),
+        "note": lambda: str(
+            mem.remember(ctx, validate_remember({"body": "A note, never pinned."})).id
+        ),
         "missing": lambda: str(new_id()),
     }.get(target, lambda: fresh(world))()
     if target == "retired":
@@ -623,9 +646,9 @@ def test_a_pin_survives_a_dump_and_load(
     from prism_memory.services.transfer import export_store, import_store
 
     mem = services.memory
-    pinned = mem.remember(ctx, rule("Pinned across a dump")).id
+    pinned = mem.remember(ctx, validate_remember(rule("Pinned across a dump"))).id
     mem.pin(ctx, pinned, True, "keep it first")
-    unpinned = mem.remember(ctx, rule("Pinned then unpinned")).id
+    unpinned = mem.remember(ctx, validate_remember(rule("Pinned then unpinned"))).id
     mem.pin(ctx, unpinned, True, "for a while")
     mem.pin(ctx, unpinned, False, "no longer")
     out = io.StringIO()
@@ -651,7 +674,7 @@ def test_a_version_3_dump_reads_as_nothing_pinned_and_may_not_name_a_pin(
 ) -> None:
     from prism_memory.services.transfer import export_store, import_store
 
-    written = services.memory.remember(ctx, rule("Written before pins")).id
+    written = services.memory.remember(ctx, validate_remember(rule("Written before pins"))).id
     out = io.StringIO()
     export_store(services.store, out, None)
 
@@ -688,7 +711,7 @@ def test_a_dump_refuses_a_pin_that_is_not_a_boolean(
 ) -> None:
     from prism_memory.services.transfer import export_store, import_store
 
-    services.memory.remember(ctx, rule("A rule to garble"))
+    services.memory.remember(ctx, validate_remember(rule("A rule to garble")))
     out = io.StringIO()
     export_store(services.store, out, None)
     garbled = out.getvalue().replace('"pinned":false', '"pinned":0')

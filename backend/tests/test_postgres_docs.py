@@ -14,6 +14,7 @@ from psycopg import sql
 
 from prism_memory.bootstrap import build_auth, build_services
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import new_id
 from prism_memory.domain.records import SessionContext
 from prism_memory.settings import load_settings
@@ -107,14 +108,16 @@ def test_the_privilege_recipe_runs_the_service_but_cannot_rewrite_history(
         ctx = SessionContext(new_id(), new_id(), new_id(), persona="donna")
         written = services.memory.remember(
             ctx,
-            {
-                "kind": "memorule",
-                "memorule_kind": "convention",
-                "subject": "Least privilege",
-                "body": "The service role may append but never rewrite history.",
-                "applies_to": {"scope": "global"},
-                "idempotency_key": "k1",
-            },
+            validate_remember(
+                {
+                    "kind": "memorule",
+                    "memorule_kind": "convention",
+                    "subject": "Least privilege",
+                    "body": "The service role may append but never rewrite history.",
+                    "applies_to": {"scope": "global"},
+                    "idempotency_key": "k1",
+                }
+            ),
         )
         services.memory.update(ctx, written.id, {"body": "Appends only, for the service role."})
         services.memory.retire(ctx, written.id, "done")

@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.records import RecallResult, SessionContext
 from prism_memory.domain.restated import without_restated
@@ -166,7 +167,7 @@ def populate(
     written: list[tuple[SessionContext, UUID]] = []
     for _ in range(n):
         ctx = context(rng)
-        written.append((ctx, memory.remember(ctx, write_request(rng, extra)).id))
+        written.append((ctx, memory.remember(ctx, validate_remember(write_request(rng, extra))).id))
     for ctx, memory_id in rng.sample(written, n // 4):
         change = write_request(rng)
         current = memory.store.get(ctx.tenant_id, memory_id)

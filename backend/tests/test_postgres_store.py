@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.domain import audit as chain
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ids import uuid_for
 from prism_memory.errors import StorageError
 from prism_memory.settings import load_settings
@@ -37,6 +38,7 @@ BACKEND = Path(__file__).resolve().parents[1]
 WRITER = """
 import sys
 from prism_memory.bootstrap import build_services, context_from
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.settings import load_settings
 url, tenant, persona, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 settings = load_settings(database_url=url, embedder="fake", tenant=tenant, persona=persona)
@@ -45,12 +47,12 @@ ctx = context_from(settings)
 print("ready", flush=True)
 sys.stdin.readline()  # the start signal: every writer begins at once
 for i in range(n):
-    services.memory.remember(ctx, {
+    services.memory.remember(ctx, validate_remember({
         "kind": "memorule", "memorule_kind": "convention",
         "subject": f"Rule {persona} {i}",
         "body": f"Convention number {i} written by {persona} of {tenant} under contention.",
         "applies_to": {"persona": persona},
-    })
+    }))
 services.close()
 print("done", flush=True)
 """
@@ -145,13 +147,15 @@ def test_a_writer_of_one_tenant_never_waits_for_another_tenant(
     pg_url: str, pg_services: Services, make_ctx: ContextFactory
 ) -> None:
     a, b = make_ctx(tenant="a"), make_ctx(tenant="b")
-    pg_services.memory.remember(a, rule("Warm up tenant a"))
+    pg_services.memory.remember(a, validate_remember(rule("Warm up tenant a")))
     held = hold_tenant_lock(pg_url, "a")
     try:
         with ThreadPoolExecutor(1) as pool:
-            blocked = pool.submit(pg_services.memory.remember, a, rule("Waits for tenant a"))
+            blocked = pool.submit(
+                pg_services.memory.remember, a, validate_remember(rule("Waits for tenant a"))
+            )
             started = time.monotonic()
-            pg_services.memory.remember(b, rule("Tenant b goes ahead"))
+            pg_services.memory.remember(b, validate_remember(rule("Tenant b goes ahead")))
             assert time.monotonic() - started < 5
             time.sleep(0.3)
             assert not blocked.done()  # tenant a's writer waits for the lock holder
@@ -172,12 +176,17 @@ def test_two_identical_idempotent_requests_at_once_write_one_memorule(
     )
     raw = rule("Only once please", idempotency_key="retry-7")
     try:
-        first.memory.remember(make_ctx(tenant="race", project="other"), rule("Warm up"))
+        first.memory.remember(
+            make_ctx(tenant="race", project="other"), validate_remember(rule("Warm up"))
+        )
         held = hold_tenant_lock(pg_url, "race")
         try:
             # Both requests pass the pre-check (no claim yet) and queue behind the lock.
             with ThreadPoolExecutor(2) as pool:
-                futures = [pool.submit(s.memory.remember, ctx, raw) for s in (first, second)]
+                futures = [
+                    pool.submit(s.memory.remember, ctx, validate_remember(raw))
+                    for s in (first, second)
+                ]
                 time.sleep(0.5)
                 assert not any(f.done() for f in futures)
                 held.rollback()
@@ -264,7 +273,7 @@ def test_a_claim_committed_outside_the_tenant_lock_still_answers_as_a_replay(
 ) -> None:
     ctx = make_ctx(tenant="late")
     raw = rule("Claimed elsewhere", idempotency_key="k-late")
-    first = pg_services.memory.remember(ctx, raw)
+    first = pg_services.memory.remember(ctx, validate_remember(raw))
     stored = pg_services.store.idempotent_result(ctx.tenant_id, "k-late")
     assert stored is not None
     other = make_ctx(tenant="late2")
@@ -278,7 +287,7 @@ def test_a_claim_committed_outside_the_tenant_lock_still_answers_as_a_replay(
     )
     try:
         with ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(pg_services.memory.remember, other, raw)
+            pending = pool.submit(pg_services.memory.remember, other, validate_remember(raw))
             time.sleep(0.5)
             assert not pending.done()  # blocked on the uncommitted key
             raw_claim.commit()
@@ -305,10 +314,10 @@ def test_another_process_s_writes_reach_this_process_s_recall_at_the_next_call(
 
     try:
         assert subjects() == []
-        kept = writer.memory.remember(ctx, rule("Kept rule"))
-        gone = writer.memory.remember(ctx, rule("Retired rule"))
+        kept = writer.memory.remember(ctx, validate_remember(rule("Kept rule")))
+        gone = writer.memory.remember(ctx, validate_remember(rule("Retired rule")))
         travelling = writer.memory.remember(
-            elsewhere, rule("Org-wide rule", applies_to={"scope": "org"})
+            elsewhere, validate_remember(rule("Org-wide rule", applies_to={"scope": "org"}))
         )
         assert sorted(s or "" for s in subjects()) == ["Kept rule", "Org-wide rule", "Retired rule"]
         writer.memory.update(ctx, kept.id, {"subject": "Kept rule, reworded"})

@@ -14,6 +14,7 @@ import pytest
 
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ranking import Candidates, rank
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.port import CandidateFilter
@@ -53,7 +54,7 @@ def test_another_instance_sees_writes_updates_and_retirements(
     a, b = two
     ctx = make_ctx()
     assert bodies(b, ctx) == []
-    first = a.memory.remember(ctx, rule("Tabs"))
+    first = a.memory.remember(ctx, validate_remember(rule("Tabs")))
     assert bodies(b, ctx) == ["Tabs: the body of this convention."]
     a.memory.update(ctx, first.id, {"body": "Spaces, four of them, never tabs."})
     assert bodies(b, ctx) == ["Spaces, four of them, never tabs."]
@@ -70,7 +71,7 @@ def test_a_rule_that_stops_being_global_leaves_other_projects_caches(
 ) -> None:
     a, b = two
     home, away = make_ctx(project="home"), make_ctx(project="away")
-    written = a.memory.remember(home, rule("Shared rule", scope="global"))
+    written = a.memory.remember(home, validate_remember(rule("Shared rule", scope="global")))
     assert bodies(b, away) == ["Shared rule: the body of this convention."]
     a.memory.update(home, written.id, {"applies_to": {"scope": "project"}})
     assert bodies(b, away) == []
@@ -82,7 +83,7 @@ def test_many_supersedes_trigger_a_rebuild_without_changing_results(
 ) -> None:
     a, b = two
     ctx = make_ctx()
-    ids = [a.memory.remember(ctx, rule(f"Rule {i}")).id for i in range(20)]
+    ids = [a.memory.remember(ctx, validate_remember(rule(f"Rule {i}"))).id for i in range(20)]
     assert len(bodies(b, ctx)) == 20
     for round_ in range(60):
         for memory_id in ids:
@@ -208,7 +209,7 @@ def test_reindex_re_embeds_memories_made_by_another_model(
     old = build_services(load_settings(db=db_path, embedder="fake"))
     ctx = make_ctx()
     for i in range(70):
-        old.memory.remember(ctx, rule(f"Rule {i}"))
+        old.memory.remember(ctx, validate_remember(rule(f"Rule {i}")))
     old.close()
 
     class OtherModel(FakeEmbedder):
@@ -272,7 +273,7 @@ def test_the_near_duplicate_check_finds_the_twin_among_thousands(
         memory.remember_many(ctx, [rule(f"Rule number {i:05d}") for i in range(5000)])
         twin = rule("Rule number 00042")
         twin["body"] += " (again)"
-        result = memory.remember(ctx, twin)
+        result = memory.remember(ctx, validate_remember(twin))
         assert [w["code"] for w in result.warnings] == ["near_duplicate"]
         assert result.warnings[0]["similarity"] == pytest.approx(1.0, abs=1e-4)
     finally:

@@ -9,6 +9,7 @@ import pytest
 
 from prism_memory.bootstrap import Services
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.errors import InvalidInput
 from prism_memory.serializers import recall_dict
 from tests.conftest import ContextFactory
@@ -36,10 +37,11 @@ def test_more_overlap_ranks_higher_at_equal_relevance_and_confidence(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     writer = make_ctx(persona="frank")
-    services.memory.remember(writer, rule("General rule", {"scope": "project"}))
-    services.memory.remember(writer, rule("Donna rule", {"persona": "donna"}))
+    services.memory.remember(writer, validate_remember(rule("General rule", {"scope": "project"})))
+    services.memory.remember(writer, validate_remember(rule("Donna rule", {"persona": "donna"})))
     services.memory.remember(
-        writer, rule("Donna python rule", {"persona": "donna", "surface": "python"})
+        writer,
+        validate_remember(rule("Donna python rule", {"persona": "donna", "surface": "python"})),
     )
     reader = make_ctx(persona="donna", surface="python")
     assert subjects(services, reader, query="small pull requests") == [
@@ -55,7 +57,8 @@ def test_observed_beats_inferred_beats_asserted_at_equal_everything_else(
     writer = make_ctx()
     for level in ("asserted", "observed", "inferred"):
         services.memory.remember(
-            writer, rule(f"Rule {level}", {"surface": "python"}, confidence=level)
+            writer,
+            validate_remember(rule(f"Rule {level}", {"surface": "python"}, confidence=level)),
         )
     reader = make_ctx(surface="python")
     assert subjects(services, reader) == ["Rule observed", "Rule inferred", "Rule asserted"]
@@ -69,7 +72,7 @@ def test_observed_beats_inferred_beats_asserted_at_equal_everything_else(
 def test_exact_ties_go_to_the_newer_rule(services: Services, make_ctx: ContextFactory) -> None:
     writer = make_ctx()
     for name in ("first", "second", "third"):
-        services.memory.remember(writer, rule(f"Rule {name}", {"surface": "go"}))
+        services.memory.remember(writer, validate_remember(rule(f"Rule {name}", {"surface": "go"})))
     result = services.memory.recall(
         make_ctx(surface="go"), validate_recall({"source_type": "memorule"})
     )
@@ -81,8 +84,12 @@ def test_a_rule_for_another_persona_is_left_out_unless_asked_and_then_last_and_m
     services: Services, make_ctx: ContextFactory
 ) -> None:
     writer = make_ctx()
-    services.memory.remember(writer, rule("For texi", {"persona": "texi"}, confidence="observed"))
-    services.memory.remember(writer, rule("For donna", {"persona": "donna"}, confidence="asserted"))
+    services.memory.remember(
+        writer, validate_remember(rule("For texi", {"persona": "texi"}, confidence="observed"))
+    )
+    services.memory.remember(
+        writer, validate_remember(rule("For donna", {"persona": "donna"}, confidence="asserted"))
+    )
     reader = make_ctx(persona="donna")
     assert subjects(services, reader) == ["For donna"]
     shown = recall_dict(
@@ -100,7 +107,9 @@ def test_a_rule_for_another_persona_is_left_out_unless_asked_and_then_last_and_m
 def test_a_key_the_context_does_not_name_is_neither_match_nor_conflict(
     services: Services, make_ctx: ContextFactory
 ) -> None:
-    services.memory.remember(make_ctx(), rule("Python rule", {"surface": "python"}))
+    services.memory.remember(
+        make_ctx(), validate_remember(rule("Python rule", {"surface": "python"}))
+    )
     matches = services.memory.recall(
         make_ctx(persona="donna"), validate_recall({"source_type": "memorule"})
     )
@@ -111,7 +120,9 @@ def test_a_key_the_context_does_not_name_is_neither_match_nor_conflict(
 def test_applicability_compares_case_insensitively(
     services: Services, make_ctx: ContextFactory
 ) -> None:
-    services.memory.remember(make_ctx(), rule("Python rule", {"surface": "Python"}))
+    services.memory.remember(
+        make_ctx(), validate_remember(rule("Python rule", {"surface": "Python"}))
+    )
     assert subjects(services, make_ctx(surface="python ")) == ["Python rule"]
 
 
@@ -119,11 +130,15 @@ def test_project_rules_stay_in_their_project_while_global_and_org_rules_travel(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     in_a = make_ctx(project="a")
-    services.memory.remember(in_a, rule("Project rule of A", {"scope": "project"}))
-    services.memory.remember(in_a, rule("Unscoped rule of A", {"surface": "python"}))
-    services.memory.remember(in_a, rule("Global rule", {"scope": "global"}))
-    services.memory.remember(in_a, rule("Org rule", {"scope": "org"}))
-    services.memory.remember(in_a, {"body": "A note in project A"})
+    services.memory.remember(
+        in_a, validate_remember(rule("Project rule of A", {"scope": "project"}))
+    )
+    services.memory.remember(
+        in_a, validate_remember(rule("Unscoped rule of A", {"surface": "python"}))
+    )
+    services.memory.remember(in_a, validate_remember(rule("Global rule", {"scope": "global"})))
+    services.memory.remember(in_a, validate_remember(rule("Org rule", {"scope": "org"})))
+    services.memory.remember(in_a, validate_remember({"body": "A note in project A"}))
     from_b = make_ctx(project="b")
     assert sorted(subjects(services, from_b)) == ["Global rule", "Org rule"]
     everything_b = services.memory.recall(from_b, validate_recall({"source_type": "memory"}))
@@ -134,9 +149,11 @@ def test_project_rules_stay_in_their_project_while_global_and_org_rules_travel(
 def test_narrower_scope_ranks_above_broader(services: Services, make_ctx: ContextFactory) -> None:
     writer = make_ctx(persona="donna")
     for scope in ("global", "org", "project"):
-        services.memory.remember(writer, rule(f"Scope {scope}", {"scope": scope}))
+        services.memory.remember(
+            writer, validate_remember(rule(f"Scope {scope}", {"scope": scope}))
+        )
     services.memory.remember(
-        writer, rule("Scope persona", {"scope": "persona", "persona": "donna"})
+        writer, validate_remember(rule("Scope persona", {"scope": "persona", "persona": "donna"}))
     )
     reader = make_ctx(persona="donna")
     ranked = subjects(services, reader)
@@ -148,7 +165,7 @@ def test_persona_rules_are_seen_only_by_that_persona(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     services.memory.remember(
-        make_ctx(), rule("Donna only", {"scope": "persona", "persona": "donna"})
+        make_ctx(), validate_remember(rule("Donna only", {"scope": "persona", "persona": "donna"}))
     )
     assert subjects(services, make_ctx(persona="donna")) == ["Donna only"]
     assert subjects(services, make_ctx(persona="texi"), include_inapplicable=True) == []
@@ -157,8 +174,10 @@ def test_persona_rules_are_seen_only_by_that_persona(
 
 def test_tenant_b_never_sees_tenant_a(services: Services, make_ctx: ContextFactory) -> None:
     a = make_ctx(tenant="a")
-    written = services.memory.remember(a, rule("Tenant A global", {"scope": "global"}))
-    services.memory.remember(a, {"body": "tenant A note"})
+    written = services.memory.remember(
+        a, validate_remember(rule("Tenant A global", {"scope": "global"}))
+    )
+    services.memory.remember(a, validate_remember({"body": "tenant A note"}))
     b = make_ctx(tenant="b")
     assert services.memory.recall(b, validate_recall({"source_type": "memory"})).matches == []
     from prism_memory.errors import NotFound
@@ -176,17 +195,21 @@ def test_relevance_orders_rules_by_meaning_of_the_query(
     ctx = make_ctx()
     services.memory.remember(
         ctx,
-        {
-            **rule("Database migrations", {"scope": "project"}),
-            "body": "Every database schema change needs a migration.",
-        },
+        validate_remember(
+            {
+                **rule("Database migrations", {"scope": "project"}),
+                "body": "Every database schema change needs a migration.",
+            }
+        ),
     )
     services.memory.remember(
         ctx,
-        {
-            **rule("Commit messages", {"scope": "project"}),
-            "body": "Commit messages explain why the change was made.",
-        },
+        validate_remember(
+            {
+                **rule("Commit messages", {"scope": "project"}),
+                "body": "Commit messages explain why the change was made.",
+            }
+        ),
     )
     ranked = subjects(services, ctx, query="how to write commit messages")
     assert ranked[0] == "Commit messages"
@@ -195,8 +218,10 @@ def test_relevance_orders_rules_by_meaning_of_the_query(
 def test_namespace_and_top_k_limit_recall(services: Services, make_ctx: ContextFactory) -> None:
     ctx = make_ctx()
     for i in range(5):
-        services.memory.remember(ctx, {"body": f"note number {i}", "namespace": "ops"})
-    services.memory.remember(ctx, {"body": "elsewhere"})
+        services.memory.remember(
+            ctx, validate_remember({"body": f"note number {i}", "namespace": "ops"})
+        )
+    services.memory.remember(ctx, validate_remember({"body": "elsewhere"}))
     result = services.memory.recall(ctx, validate_recall({"namespace": "ops", "top_k": 3}))
     assert len(result.matches) == 3
     assert {m.memory.namespace for m in result.matches} == {"ops"}
@@ -236,11 +261,18 @@ def test_query_words_restating_the_surface_do_not_count_as_relevance(
 ) -> None:
     writer = make_ctx()
     services.memory.remember(
-        writer, rule("Go style", {"surface": "go"}, body="Go code in Go files is gofmt-ed Go.")
+        writer,
+        validate_remember(
+            rule("Go style", {"surface": "go"}, body="Go code in Go files is gofmt-ed Go.")
+        ),
     )
     services.memory.remember(
         writer,
-        rule("Slow dashboards", {"surface": "go"}, body="Profile a slow dashboard before tuning."),
+        validate_remember(
+            rule(
+                "Slow dashboards", {"surface": "go"}, body="Profile a slow dashboard before tuning."
+            )
+        ),
     )
     reader = make_ctx(surface="go")
     naming = services.memory.recall(
@@ -268,8 +300,10 @@ def test_a_query_made_only_of_the_context_ranks_as_an_empty_query(
 ) -> None:
     writer = make_ctx()
     for name in ("first", "second"):
-        services.memory.remember(writer, rule(f"Rule {name}", {"surface": "go"}))
-    services.memory.remember(writer, rule("General", {"scope": "project"}, body="Go, go, go."))
+        services.memory.remember(writer, validate_remember(rule(f"Rule {name}", {"surface": "go"})))
+    services.memory.remember(
+        writer, validate_remember(rule("General", {"scope": "project"}, body="Go, go, go."))
+    )
     reader = make_ctx(surface="go")
     named = services.memory.recall(
         reader, validate_recall({"source_type": "memorule", "query": "Go"})

@@ -11,6 +11,7 @@ from uuid import uuid4
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.ranking import CONFIDENCE_CODE, Ranked, RankingWeights, parts_of
 from prism_memory.domain.records import SessionContext
 from prism_memory.domain.sections import section_of, smooth
@@ -193,7 +194,7 @@ def write_rules(memory: MemoryService, ctx: SessionContext) -> dict[str, str]:
             "body": body,
             "applies_to": {"scope": "project"},
         }
-        ids[str(memory.remember(ctx, req).id)] = subject
+        ids[str(memory.remember(ctx, validate_remember(req)).id)] = subject
     return ids
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import SessionContext
 from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.services.memorule_service import MemoruleService
@@ -136,13 +137,17 @@ def test_a_segment_plus_later_changes_ranks_exactly_as_a_row_by_row_cache(
     home, away = make_ctx(project="home", persona="ann"), make_ctx(project="away")
     scopes = ({"scope": "project"}, {"scope": "persona", "persona": "ann"}, {"scope": "global"})
     home_ids = [
-        writer.memory.remember(home, rule(f"home rule {i}", **scopes[i % 3])).id for i in range(40)
+        writer.memory.remember(home, validate_remember(rule(f"home rule {i}", **scopes[i % 3]))).id
+        for i in range(40)
     ]
     home_ids += [
-        writer.memory.remember(home, note(f"note about migrations {i}")).id for i in range(8)
+        writer.memory.remember(home, validate_remember(note(f"note about migrations {i}"))).id
+        for i in range(8)
     ]
     away_ids = [
-        writer.memory.remember(away, rule(f"away rule {i}", scope=("org", "project")[i % 2])).id
+        writer.memory.remember(
+            away, validate_remember(rule(f"away rule {i}", scope=("org", "project")[i % 2]))
+        ).id
         for i in range(20)
     ]
     drop_segments(db_path)  # the writer's probes stored an early one: start from now
@@ -166,9 +171,11 @@ def test_a_segment_plus_later_changes_ranks_exactly_as_a_row_by_row_cache(
     other = Node(db_path, embedder=_OtherModel())
     nodes.append(other)
     for i in range(4):
-        other.memory.remember(home, rule(f"other model rule {i}"))
+        other.memory.remember(home, validate_remember(rule(f"other model rule {i}")))
     for i in range(5):
-        writer.memory.remember(away, rule(f"late global rule {i}", scope="global"))
+        writer.memory.remember(
+            away, validate_remember(rule(f"late global rule {i}", scope="global"))
+        )
     assert tenant_clock(db_path, home) > stored
 
     fresh, reference = Node(db_path), Node(db_path, segments=False)
@@ -219,7 +226,9 @@ def test_a_sketched_segment_prunes_and_ranks_like_a_full_rebuild(
     assert cache is not None and cache.projection is not None and cache.stored_clock > 0
     twin = rule("Rule number 00043")  # not among the updated ones
     twin["body"] += " (again)"
-    assert [w["code"] for w in fresh.memory.remember(ctx, twin).warnings] == ["near_duplicate"]
+    assert [w["code"] for w in fresh.memory.remember(ctx, validate_remember(twin)).warnings] == [
+        "near_duplicate"
+    ]
 
 
 def test_many_changes_store_a_new_segment_that_another_process_then_loads(
@@ -228,7 +237,7 @@ def test_many_changes_store_a_new_segment_that_another_process_then_loads(
     writer = Node(db_path)
     nodes.append(writer)
     ctx = make_ctx()
-    ids = [writer.memory.remember(ctx, rule(f"rule {i}")).id for i in range(30)]
+    ids = [writer.memory.remember(ctx, validate_remember(rule(f"rule {i}"))).id for i in range(30)]
     writer.ranked(ctx, {})  # a recall stores the first segment (a write never does)
     first = segment_clock(db_path, ctx, writer.embedder.model_id)
     assert first is not None
@@ -254,13 +263,13 @@ def test_an_older_segment_never_replaces_a_newer_one(
     a = Node(db_path)
     nodes.append(a)
     ctx = make_ctx()
-    a.memory.remember(ctx, rule("first"))
+    a.memory.remember(ctx, validate_remember(rule("first")))
     a.ranked(ctx, {})
     old_cache = a.cache(ctx)
     assert old_cache is not None
     with old_cache.lock:
         old = image(old_cache)
-    a.memory.remember(ctx, rule("second"))
+    a.memory.remember(ctx, validate_remember(rule("second")))
     b = Node(db_path)
     nodes.append(b)
     b.ranked(ctx, {})
@@ -306,7 +315,9 @@ def test_memory_stays_under_the_budget_while_cycling_through_more_projects_than_
     for round_ in range(3):
         for i, ctx in enumerate(projects):
             if i % 4 == round_:  # a write into a loaded cache (copy-on-write), then recall
-                small.memory.remember(ctx, rule(f"{ctx.project_id} late rule {round_}"))
+                small.memory.remember(
+                    ctx, validate_remember(rule(f"{ctx.project_id} late rule {round_}"))
+                )
             raw = {"query": f"rule {round_}", "top_k": 5}
             assert small.ranked(ctx, raw) == reference.ranked(ctx, raw)
             held = small.store.caches.nbytes()
@@ -322,7 +333,9 @@ def test_a_store_made_at_schema_version_2_migrates_in_place_and_builds_segments_
     old = Node(db_path, segments=False)
     ctx = make_ctx()
     for i in range(25):
-        old.memory.remember(ctx, rule(f"old rule {i}", scope=("project", "global")[i % 2]))
+        old.memory.remember(
+            ctx, validate_remember(rule(f"old rule {i}", scope=("project", "global")[i % 2]))
+        )
     old.close()
     # Back to what version 2 had of recall: no segment tables, the clock index of version 1.
     # (Today's code cannot write at version 2: later migrations add tables writes need.)
@@ -350,7 +363,7 @@ def test_a_loaded_dump_leaves_segments_to_be_rebuilt_from_its_rows(
     nodes.append(source)
     ctx = make_ctx()
     for i in range(10):
-        source.memory.remember(ctx, rule(f"dumped rule {i}"))
+        source.memory.remember(ctx, validate_remember(rule(f"dumped rule {i}")))
     source.ranked(ctx, {})  # a segment in the source: not part of the dump
     target = Node(tmp_path / "b.db")
     nodes.append(target)
@@ -422,8 +435,10 @@ def test_a_global_rule_that_loses_its_scope_leaves_a_warm_cache_of_another_proje
     node = Node(db_path)
     nodes.append(node)
     home, away = make_ctx(project="home"), make_ctx(project="away")
-    moved = node.memory.remember(away, rule("Moving rule", scope="global", persona="bo")).id
-    node.memory.remember(home, rule("Home rule"))
+    moved = node.memory.remember(
+        away, validate_remember(rule("Moving rule", scope="global", persona="bo"))
+    ).id
+    node.memory.remember(home, validate_remember(rule("Home rule")))
     assert str(moved) in [r[0] for r in node.ranked(home, {"query": ""})]
     node.memory.update(away, moved, {"applies_to": {"persona": "bo"}})
     warm = node.ranked(home, {"query": ""})

@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 
 from prism_memory.bootstrap import Services, build_services, context_from
 from prism_memory.cli.main import cli
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import SessionContext
 from prism_memory.settings import load_settings
 from tests.test_brief_hook import rule
@@ -39,10 +40,16 @@ def test_a_fresh_export_passes_and_a_changed_rule_fails(
 ) -> None:
     services, ctx = store
     first = services.memory.remember(
-        ctx, rule("Name tests as sentences", "Test names read as sentences.", {"scope": "project"})
+        ctx,
+        validate_remember(
+            rule("Name tests as sentences", "Test names read as sentences.", {"scope": "project"})
+        ),
     ).id
     services.memory.remember(
-        ctx, rule("Python uses ruff", "Format Python with ruff.", {"surface": "python"})
+        ctx,
+        validate_remember(
+            rule("Python uses ruff", "Format Python with ruff.", {"surface": "python"})
+        ),
     )
     out = str(tmp_path / folder)
     assert prism(db_path, "export-rules", "--format", fmt, "--out", out).exit_code == 0
@@ -68,9 +75,14 @@ def test_a_missing_file_and_a_file_the_export_no_longer_writes_both_fail(
 ) -> None:
     services, ctx = store
     python = services.memory.remember(
-        ctx, rule("Python uses ruff", "Format Python with ruff.", {"surface": "python"})
+        ctx,
+        validate_remember(
+            rule("Python uses ruff", "Format Python with ruff.", {"surface": "python"})
+        ),
     ).id
-    services.memory.remember(ctx, rule("Go uses gofmt", "Format Go with gofmt.", {"surface": "go"}))
+    services.memory.remember(
+        ctx, validate_remember(rule("Go uses gofmt", "Format Go with gofmt.", {"surface": "go"}))
+    )
     out = tmp_path / ".cursor" / "rules"
     assert prism(db_path, "export-rules", "--format", "cursor", "--out", str(out)).exit_code == 0
     services.memory.retire(ctx, python, "we moved to black")

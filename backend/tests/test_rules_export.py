@@ -14,6 +14,7 @@ import pytest
 
 from prism_memory.bootstrap import Services
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import MemoruleKind, SessionContext
 from prism_memory.formats.rules_io.exporter import ExportFormat, applicable_memorules, render
 from prism_memory.formats.rules_io.records import ExportedFile, ImportReport, NotesMode
@@ -84,8 +85,10 @@ def seed(services: Services, make_ctx: ContextFactory) -> SessionContext:
         ),
     ]
     for who, raw in writes:
-        services.memory.remember(who, raw)
-    services.memory.remember(ctx, {"kind": "note", "body": "A note is never exported."})
+        services.memory.remember(who, validate_remember(raw))
+    services.memory.remember(
+        ctx, validate_remember({"kind": "note", "body": "A note is never exported."})
+    )
     return ctx
 
 
@@ -123,7 +126,9 @@ def test_an_export_is_not_cut_at_recalls_top_k(
 ) -> None:
     ctx = make_ctx()
     for i in range(130):
-        services.memory.remember(ctx, rule("convention", f"Rule {i:03d}", f"Convention {i:03d}."))
+        services.memory.remember(
+            ctx, validate_remember(rule("convention", f"Rule {i:03d}", f"Convention {i:03d}."))
+        )
     [agents] = export_text(services, ctx, ExportFormat.AGENTS_MD)
     assert agents.rules == 130 and agents.text.count("<!-- prism:id=") == 130
 

@@ -100,7 +100,11 @@ def test_a_project_key_cannot_change_a_global_rule_even_of_its_own_project(world
     refused_for_scope(
         world.call(RESTRICTED, "POST", f"/v1/memories/{wide}/retire", {"reason": "w"})
     )
-    correction = {**rule("Corrected", "Corrected text."), "corrects": wide}
+    correction = {
+        **rule("Corrected", "Corrected text."),
+        "memorule_kind": "correction",
+        "corrects": wide,
+    }
     refused_for_scope(world.call(RESTRICTED, "POST", "/v1/memories", correction))
     is_error, payload = world.tool(RESTRICTED, "memorule_retire", {"id": wide, "reason": "w"})
     assert is_error and payload["error"]["code"] == "forbidden", payload

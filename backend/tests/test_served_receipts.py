@@ -13,6 +13,7 @@ import pytest
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.domain import audit as chain
 from prism_memory.domain.contract.recall import BriefCreate, validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import SessionContext
 from prism_memory.serializers import served_page_dict
 from prism_memory.settings import load_settings
@@ -38,9 +39,11 @@ def test_a_recall_and_a_brief_leave_one_receipt_per_served_version_in_rank_order
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    ids = [mem.remember(ctx, rule(f"Review rule number {i}")).id for i in range(4)]
+    ids = [
+        mem.remember(ctx, validate_remember(rule(f"Review rule number {i}"))).id for i in range(4)
+    ]
     mem.update(ctx, ids[1], {"body": "Version two of rule one, as served now."})
-    mem.remember(ctx, {"body": "A note is never in a receipt."})
+    mem.remember(ctx, validate_remember({"body": "A note is never in a receipt."}))
     recalled = mem.recall(ctx, validate_recall({"query": "review rule", "top_k": 10}))
     brief = services.brief.brief(ctx, BriefCreate(task="review", token_budget=200))
     page = services.ledger.served(ctx, ServedFilter(session_id=ctx.session_id))
@@ -69,7 +72,7 @@ def test_receipts_page_oldest_first_and_filter_by_time(
 ) -> None:
     ctx = make_ctx(persona="hal")
     for i in range(3):
-        services.memory.remember(ctx, rule(f"Paging rule {i}"))
+        services.memory.remember(ctx, validate_remember(rule(f"Paging rule {i}")))
     for _ in range(3):
         services.memory.recall(ctx, validate_recall({"source_type": "memorule"}))
     first = services.ledger.served(ctx, ServedFilter(limit=4))
@@ -87,7 +90,7 @@ def test_the_setting_turns_receipts_off(db_path: Path, make_ctx: ContextFactory)
     services = build_services(settings)
     try:
         ctx = make_ctx(persona="donna")
-        services.memory.remember(ctx, rule("Nobody records this"))
+        services.memory.remember(ctx, validate_remember(rule("Nobody records this")))
         assert services.memory.recall(ctx, validate_recall({})).matches
         assert not services.ledger.served(ctx, ServedFilter()).receipts
     finally:
@@ -131,8 +134,8 @@ def test_a_store_from_before_migration_4_migrates_in_place_and_its_events_verify
     ctx = make_ctx(persona="donna")
     services = build_services(load_settings(db=new, embedder="fake", database_url=""))
     try:
-        first = services.memory.remember(ctx, rule("Legacy rule one")).id
-        services.memory.remember(ctx, rule("Legacy rule two"))
+        first = services.memory.remember(ctx, validate_remember(rule("Legacy rule one"))).id
+        services.memory.remember(ctx, validate_remember(rule("Legacy rule two")))
         services.memory.update(ctx, first, {"body": "Legacy rule one, second version."})
     finally:
         services.close()
@@ -146,7 +149,7 @@ def test_a_store_from_before_migration_4_migrates_in_place_and_its_events_verify
             3,
             0,
         )
-        services.memory.remember(ctx, rule("Rule written after the migration"))
+        services.memory.remember(ctx, validate_remember(rule("Rule written after the migration")))
         report = services.memorules.verify_chain(ctx)
         assert (report.ok, report.legacy_events, report.content_checked) == (True, 3, 1)
         assert "3 legacy events" in run_prism(old, "audit", "verify", "--tenant", "acme").stdout

@@ -20,18 +20,19 @@ BACKEND = Path(__file__).resolve().parents[1]
 WRITER = """
 import sys
 from prism_memory.bootstrap import build_services, context_from
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.settings import load_settings
 settings = load_settings(db=sys.argv[1], embedder="fake", persona=sys.argv[2])
 services = build_services(settings)
 ctx = context_from(settings)
 n = int(sys.argv[3])
 for i in range(n):
-    services.memory.remember(ctx, {
+    services.memory.remember(ctx, validate_remember({
         "kind": "memorule", "memorule_kind": "convention",
         "subject": f"Rule {sys.argv[2]} {i}",
         "body": f"Convention number {i} written by {sys.argv[2]} under contention.",
         "applies_to": {"persona": sys.argv[2]},
-    })
+    }))
     if i == 10:
         print("started", flush=True)
 print("done", flush=True)

@@ -19,6 +19,7 @@ import psycopg
 from prism_memory.bootstrap import Services
 from prism_memory.domain import audit
 from prism_memory.domain.adherence.checks import parse_checks
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import (
     STATE_FIELDS,
     AppliesTo,
@@ -173,7 +174,7 @@ def test_each_engine_stores_exactly_the_listed_fields(
         "checks": [{"forbid_command": r"\bnpm\b"}],
         "enforcement": "deny",
     }
-    written = services.memory.remember(ctx, raw)
+    written = services.memory.remember(ctx, validate_remember(raw))
     found = services.store.get(ctx.tenant_id, written.id)
     assert found is not None
     state = found[1]

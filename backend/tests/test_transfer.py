@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.cli.main import cli
 from prism_memory.domain.contract.recall import BriefCreate, validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.errors import Conflict, InvalidInput
 from prism_memory.serializers import recall_dict
 from prism_memory.services.transfer import export_store, import_store
@@ -49,7 +50,12 @@ def populate(services: Services, make_ctx: ContextFactory) -> list[Any]:
     web = make_ctx(tenant="acme", project="web", persona="hal")
     other = make_ctx(tenant="globex", project="api", persona="donna")
     mem = services.memory
-    mem.remember(donna, {"body": "The staging database is rebuilt every night.", "subject": "Ops"})
+    mem.remember(
+        donna,
+        validate_remember(
+            {"body": "The staging database is rebuilt every night.", "subject": "Ops"}
+        ),
+    )
     kinds = ["behavioral_rule", "feedback", "preference", "correction", "convention"]
     scopes = ["global", "org", "project", "persona", None]
     ids = []
@@ -60,13 +66,15 @@ def populate(services: Services, make_ctx: ContextFactory) -> list[Any]:
         ids.append(
             mem.remember(
                 donna,
-                rule(
-                    f"Review migrations twice {i}",
-                    kind,
-                    applies_to=applies,
-                    confidence=["observed", "inferred", "asserted"][i % 3],
-                    evidence_signal_id=f"sig-{i}" if i % 2 else None,
-                    idempotency_key=f"key-{i}",
+                validate_remember(
+                    rule(
+                        f"Review migrations twice {i}",
+                        kind,
+                        applies_to=applies,
+                        confidence=["observed", "inferred", "asserted"][i % 3],
+                        evidence_signal_id=f"sig-{i}" if i % 2 else None,
+                        idempotency_key=f"key-{i}",
+                    )
                 ),
             ).id
         )
@@ -75,10 +83,17 @@ def populate(services: Services, make_ctx: ContextFactory) -> list[Any]:
     mem.retire(donna, ids[1], "no longer true", idempotency_key="retire-1")
     mem.restore(donna, ids[1], "true again")
     mem.retire(donna, ids[2], "superseded by a lint rule")
-    mem.remember(donna, rule("Store timestamps in UTC", "correction", corrects=str(ids[3])))
-    mem.remember(web, rule("Deploys wait for green builds", applies_to={"scope": "org"}))
-    mem.remember(web, {"body": "Frontend deploys go out on Tuesdays.", "namespace": "ops"})
-    mem.remember(other, rule("Globex keeps its own rules"))
+    mem.remember(
+        donna,
+        validate_remember(rule("Store timestamps in UTC", "correction", corrects=str(ids[3]))),
+    )
+    mem.remember(
+        web, validate_remember(rule("Deploys wait for green builds", applies_to={"scope": "org"}))
+    )
+    mem.remember(
+        web, validate_remember({"body": "Frontend deploys go out on Tuesdays.", "namespace": "ops"})
+    )
+    mem.remember(other, validate_remember(rule("Globex keeps its own rules")))
     mem.recall(donna, validate_recall({"query": "migrations", "source_type": "memorule"}))
     services.brief.brief(web, BriefCreate(task="deploy the web app"))
     return [donna, web, other]
@@ -145,8 +160,8 @@ def test_sqlite_to_postgres_to_sqlite_gives_back_every_byte_chain_and_answer(
             confidence="observed",
             idempotency_key="key-0",
         )
-        assert stores[1].memory.remember(donna, first).replayed
-        stores[1].memory.remember(donna, rule("A rule written after the move"))
+        assert stores[1].memory.remember(donna, validate_remember(first)).replayed
+        stores[1].memory.remember(donna, validate_remember(rule("A rule written after the move")))
         assert stores[1].memorules.verify_chain(donna).ok
     finally:
         for s in stores:

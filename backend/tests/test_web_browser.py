@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from prism_memory.domain.contract.remember import validate_remember
 from tests.api_world import World, rule, running_world
 
 CHROMIUM = os.environ.get("PRISM_CHROMIUM", "/usr/bin/chromium")
@@ -193,7 +194,7 @@ def test_an_xss_probe_renders_inert(served: tuple[World, str], chromium: Any) ->
     world, base = served
     probe = "<script>window.pwned=1</script><img src=x onerror='window.pwned=2'>"
     raw = rule("XSS probe " + uuid.uuid4().hex[:4], "Probe " + probe)
-    memory_id = world.services.memory.remember(world.ctx("acme", "p1"), raw).id
+    memory_id = world.services.memory.remember(world.ctx("acme", "p1"), validate_remember(raw)).id
     page = sign_in(chromium, base, world.keys["a_reader"])
     page.goto(f"{base}/memorules/{memory_id}?project=p1")
     sync_api.expect(page.locator("pre.body").first).to_contain_text("<script>window.pwned=1")
@@ -212,7 +213,7 @@ def test_the_adherence_report_shows_a_rules_violation(
     ctx = world.ctx("acme", "p1")
     subject = "Browser: never run npm " + uuid.uuid4().hex[:4]
     raw = {**rule(subject, "This repository uses pnpm."), "checks": [{"forbid_command": "npm"}]}
-    rule_id = world.services.memory.remember(ctx, raw).id
+    rule_id = world.services.memory.remember(ctx, validate_remember(raw)).id
     session = SessionActions("browser-session", "/srv/agent", (Action("command", "npm ci"),))
     AdherenceService(world.services.store, world.services.memorules).judge(ctx, session)
     page = sign_in(chromium, base, world.keys["a_reader"])

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from prism_memory.domain.contract.remember import validate_remember
 from tests.api_world import World, rule, running_world
 from tests.test_web_console import post_form, signed_in
 
@@ -24,7 +25,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 def guarded_rule(w: World, **extra: object) -> str:
     raw = {**rule("Checked rule " + uuid.uuid4().hex[:6], "No npm, no generated edits."), **extra}
-    return str(w.services.memory.remember(w.ctx("acme", "p1"), raw).id)
+    return str(w.services.memory.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 def current(w: World, memory_id: str) -> object:

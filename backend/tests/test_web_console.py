@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from prism_memory.asgi import create_app
 from prism_memory.bootstrap import build_services
 from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.settings import load_settings
 from tests.api_world import World, rule, running_world
 
@@ -54,7 +55,7 @@ def signed_in(w: World, key: str) -> TestClient:
 
 def fresh_rule(w: World, body: str = "A rule written for one console test.") -> str:
     raw = rule("Console rule " + uuid.uuid4().hex[:6], body)
-    return str(w.services.memory.remember(w.ctx("acme", "p1"), raw).id)
+    return str(w.services.memory.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 def post_form(client: TestClient, page: str, action: str, **fields: str) -> httpx.Response:

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.web.sessions import CSRF_COOKIE
 from tests.api_world import World, rule, running_world
 
@@ -60,7 +61,7 @@ def sessions(w: World) -> int:
 
 def fresh_rule(w: World) -> str:
     raw = rule("Console hardening " + uuid.uuid4().hex[:6], "A rule for one console test.")
-    return str(w.services.memory.remember(w.ctx("acme", "p1"), raw).id)
+    return str(w.services.memory.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 def current(w: World, memory_id: str) -> tuple[int, str]:

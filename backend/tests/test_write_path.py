@@ -10,6 +10,7 @@ from uuid import UUID
 
 from prism_memory.bootstrap import Services
 from prism_memory.domain.access import operator_key
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.records import Memory, MemoryState, SessionContext, Status
 from prism_memory.services.access_service import AccessService
 from prism_memory.services.brief_service import BriefService
@@ -72,16 +73,18 @@ def test_a_correcting_write_reads_the_corrected_rule_once(
     key = operator_key(ctx.tenant_id)
     counter = ReadCounter(services.store)
     access = access_over(services, counter)
-    wrong = access.remember(key, ctx, rule())
+    wrong = access.remember(key, ctx, validate_remember(rule()))
     assert counter.reads == []  # a new rule's own id is not looked up
     fixed = access.remember(
         key,
         ctx,
-        rule(
-            memorule_kind="correction",
-            corrects=str(wrong.id),
-            subject="One reviewer for schema migrations",
-            body="A schema migration needs one reviewer; two slowed every release down.",
+        validate_remember(
+            rule(
+                memorule_kind="correction",
+                corrects=str(wrong.id),
+                subject="One reviewer for schema migrations",
+                body="A schema migration needs one reviewer; two slowed every release down.",
+            )
         ),
     )
     assert counter.reads == [("get", wrong.id)]
@@ -103,10 +106,12 @@ def test_a_check_proposal_for_another_projects_rule_hashes_the_project_it_is_wri
     wide = access.remember(
         key,
         api,
-        rule(
-            subject="Use pnpm, never npm",
-            body="Use `pnpm`, never `npm`, in every repository of the company.",
-            applies_to={"scope": "global"},
+        validate_remember(
+            rule(
+                subject="Use pnpm, never npm",
+                body="Use `pnpm`, never `npm`, in every repository of the company.",
+                applies_to={"scope": "global"},
+            )
         ),
     )
     (proposal,) = access.propose_checks(key, web, [wide.id]).proposals

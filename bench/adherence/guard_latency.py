@@ -76,6 +76,7 @@ CHECKS: list[tuple[list[dict[str, Any]], str]] = [
 def build_store(path: Path, rules: int, checked: int) -> None:
     from prism_memory.bootstrap import build_access, build_services
     from prism_memory.domain.access import operator_key
+    from prism_memory.domain.contract.remember import validate_remember
     from prism_memory.domain.ids import new_id, uuid_for
     from prism_memory.domain.records import SessionContext
     from prism_memory.settings import load_settings
@@ -98,7 +99,7 @@ def build_store(path: Path, rules: int, checked: int) -> None:
                 extra = {"forbid_command": rf"\btool{i}\b"}
                 raw["checks"] = [*checks, extra]
                 raw["enforcement"] = enforcement
-            access.remember(key, ctx, raw)
+            access.remember(key, ctx, validate_remember(raw))
     finally:
         services.close()
 

@@ -87,6 +87,8 @@ def context(project: str, persona: str | None = None, surface: str | None = None
 
 def write_all(svc: Any, ctx: Any, requests: Sequence[dict[str, Any]], label: str) -> list[str]:
     """Write requests in bulk (``remember_many`` when the service has it); return ids."""
+    from prism_memory.domain.contract.remember import validate_remember
+
     ids: list[str] = []
     bulk = getattr(svc.memory, "remember_many", None)
     started = time.perf_counter()
@@ -96,7 +98,7 @@ def write_all(svc: Any, ctx: Any, requests: Sequence[dict[str, Any]], label: str
         if bulk:
             ids.extend(str(r.id) for r in bulk(ctx, part))
         else:
-            ids.append(str(svc.memory.remember(ctx, part[0]).id))
+            ids.append(str(svc.memory.remember(ctx, validate_remember(part[0])).id))
         done = start + len(part)
         if done % (step * 8 if bulk else 1000) < step or done == len(requests):
             rate = done / max(time.perf_counter() - started, 1e-9)

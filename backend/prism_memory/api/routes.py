@@ -23,6 +23,7 @@ from prism_memory.domain.contract.proposals import (
     PromoteCreate,
     RejectCreate,
 )
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.listing import ListRequest
 from prism_memory.serializers import (
     audit_page_dict,
@@ -95,7 +96,9 @@ async def remember(state: StateDep, call: CallDep, body: JsonBody) -> dict[str, 
     """Write a note (``kind='note'``, the default) or a memorule, in the request's project,
     as the key's persona when the key is bound to one. A replayed ``idempotency_key`` returns
     the first result (``replayed: true``)."""
-    return await call.run(lambda key, ctx: write_dict(state.access.remember(key, ctx, body)))
+    return await call.run(
+        lambda key, ctx: write_dict(state.access.remember(key, ctx, validate_remember(body)))
+    )
 
 
 @router.post(

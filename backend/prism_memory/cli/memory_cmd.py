@@ -21,6 +21,7 @@ from prism_memory.cli.acting import as_operator
 from prism_memory.cli.runtime import Runtime, common, parse_id
 from prism_memory.domain.contract.bounds import TOP_K_RECALL_DEFAULT
 from prism_memory.domain.contract.recall import RecallCreate
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.serializers import pin_dict, recall_dict, write_dict
 
@@ -124,9 +125,10 @@ def remember(rt: Runtime, input_file: Any, **fields: Any) -> None:
             raw["applies_to"] = {k: v for k, v in applies.items() if v is not None}
         if raw.get("checks") is not None:
             raw["checks"] = checks_option(raw["checks"])
-    access, me = as_operator(rt.services, rt.ctx)
     with flags_named():
-        result = access.remember(me.key, me.ctx, raw)
+        write = validate_remember(raw)
+    access, me = as_operator(rt.services, rt.ctx)
+    result = access.remember(me.key, me.ctx, write)
     rt.emit(write_dict(result), render.write_result)
 
 

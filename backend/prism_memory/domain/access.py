@@ -32,6 +32,7 @@ from uuid import UUID
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
     Kind,
+    MemoruleWrite,
     Memory,
     MemoryState,
     Scope,
@@ -285,6 +286,15 @@ def require_enforcement_right(
             field=touched[0],
             required_role=Role.ADMIN.value,
         )
+
+
+def require_rule_write(key: ApiKey, write: MemoruleWrite) -> None:
+    """The checks above on a new memorule, validated: its ``applies_to`` persona and scope
+    and its enforcement, with the same errors as on a request as sent."""
+    applies = write.applies_to.to_dict()
+    require_own_persona_rule(key, applies)
+    require_scope_within_reach(key, applies)
+    require_enforcement_right(key, {"enforcement": write.enforcement.value})
 
 
 def reach_of(memory: Memory, state: MemoryState) -> tuple[Scope, str | None]:

@@ -27,6 +27,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from prism_memory.domain.access import Caller
 from prism_memory.domain.contract.adherence import JudgeCreate
+from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.errors import PrismError
 from prism_memory.mcp_server import adherence, proposals
 from prism_memory.mcp_server import arguments as a
@@ -67,7 +68,7 @@ class ToolSpec:
 
 
 def _remember(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:
-    return write_dict(svc.remember(c.key, c.ctx, args))
+    return write_dict(svc.remember(c.key, c.ctx, validate_remember(args)))
 
 
 def _recall(svc: AccessService, c: Caller, args: dict[str, Any]) -> dict[str, Any]:

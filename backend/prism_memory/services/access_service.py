@@ -24,8 +24,10 @@ from prism_memory.domain.contract.recall import BriefCreate, RecallCreate
 from prism_memory.domain.listing import ListRequest
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import (
+    MemoruleWrite,
     Memory,
     MemoryState,
+    NoteWrite,
     PinResult,
     RecallResult,
     SessionContext,
@@ -79,20 +81,30 @@ class AccessService:
             proposals = ProposalService(memory.store, memory.embedder, memorules)
         self.proposals = proposals
 
-    def remember(self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any]) -> WriteResult:
+    def remember(
+        self, key: ApiKey, ctx: SessionContext, write: NoteWrite | MemoruleWrite
+    ) -> WriteResult:
         """Write a note or memorule in ``ctx``'s project (already allowed for the key).
+
+        Args:
+            key: the key the door acts with.
+            ctx: the session context.
+            write: the request, validated at the door (:func:`validate_remember`).
 
         Raises:
             PermissionDenied, NotFound: see :meth:`check_remember`.
-            InvalidInput, Conflict: as :meth:`MemoryService.remember`.
+            Conflict: as :meth:`MemoryService.remember`.
         """
-        corrected = self.check_remember(key, ctx, raw)
-        return self.memory.remember(ctx, raw, corrected)
+        corrected = self.check_remember(key, ctx, write)
+        return self.memory.remember(ctx, write, corrected)
 
     def check_remember(
-        self, key: ApiKey, ctx: SessionContext, raw: Any
+        self, key: ApiKey, ctx: SessionContext, write: NoteWrite | MemoruleWrite | None
     ) -> tuple[Memory, MemoryState] | None:
-        """Whether the key may make this write (before it is validated).
+        """Whether the key may make this write: the role first, then a memorule's reach.
+
+        Args:
+            write: the validated write; None checks the role alone.
 
         Returns:
             The rule ``corrects`` names, as read for the check (None when it names none):
@@ -100,26 +112,21 @@ class AccessService:
 
         Raises:
             PermissionDenied: the key cannot write; or a persona-bound key names another
-                persona in ``applies_to.persona``; or a key below admin sets ``enforcement``
-                ``ask``/``deny``; or ``corrects`` names a memorule the key
-                may see but not change (a correction retires the rule it corrects).
+                persona in ``applies_to.persona``; or a key restricted to projects names a
+                tenant-wide scope; or a key below admin sets ``enforcement`` ``ask``/``deny``;
+                or ``corrects`` names a memorule the key may see but not change (a
+                correction retires the rule it corrects).
             NotFound: ``corrects`` names a memorule the key cannot see.
         """
         access.require_role(key, Role.WRITER, "write memories")
-        if isinstance(raw, Mapping):
-            access.require_own_persona_rule(key, raw.get("applies_to"))
-            access.require_scope_within_reach(key, raw.get("applies_to"))
-            access.require_enforcement_right(key, raw)
-        corrects = raw.get("corrects") if isinstance(raw, Mapping) else None
-        if not isinstance(corrects, str):
-            return None  # absent, or a wrong type the validator reports with the other errors
-        try:
-            target = UUID(corrects)
-        except ValueError:
-            return None  # the validator reports it as 'invalid_format'
-        found = self._visible(key, ctx, target)
+        if not isinstance(write, MemoruleWrite):
+            return None
+        access.require_rule_write(key, write)
+        if write.corrects is None:
+            return None
+        found = self._visible(key, ctx, write.corrects)
         if found is None:
-            raise NotFound(f"no memorule {target} to correct", id=str(target))
+            raise NotFound(f"no memorule {write.corrects} to correct", id=str(write.corrects))
         access.require_change(key, *found)
         return found
 

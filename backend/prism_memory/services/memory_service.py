@@ -23,8 +23,10 @@ from uuid import UUID
 from prism_memory.domain.listing import ListRequest
 from prism_memory.domain.ranking import RankingWeights
 from prism_memory.domain.records import (
+    MemoruleWrite,
     Memory,
     MemoryState,
+    NoteWrite,
     PinResult,
     RecallQuery,
     RecallResult,
@@ -113,11 +115,11 @@ class MemoryService:
     def remember(
         self,
         ctx: SessionContext,
-        raw: Mapping[str, Any],
+        write: NoteWrite | MemoruleWrite,
         corrected: tuple[Memory, MemoryState] | None = None,
     ) -> WriteResult:
         """``prism_remember`` (:meth:`WriteService.remember`)."""
-        return self.writes.remember(ctx, raw, corrected)
+        return self.writes.remember(ctx, write, corrected)
 
     def update(
         self,

@@ -16,7 +16,8 @@ from uuid import UUID
 
 from prism_memory.domain import validation
 from prism_memory.domain.access import ApiKey
-from prism_memory.domain.records import SessionContext, Status
+from prism_memory.domain.contract.remember import MemoruleCreate
+from prism_memory.domain.records import MemoruleWrite, SessionContext, Status
 from prism_memory.errors import FieldError, InvalidInput, PrismError
 from prism_memory.formats.rules_io.formats import parse_rule_file
 from prism_memory.formats.rules_io.imports import MAX_DEPTH, follows_imports, resolve
@@ -167,9 +168,9 @@ class RulesImporter:
         Raises:
             InvalidInput: ``options.applies_to`` is not a valid ``applies_to``.
         """
-        _check_applies_to(options.applies_to)
+        probe = _probe(options.applies_to)
         # Before anything is read: a key that cannot write these rules learns nothing.
-        self.access.check_remember(self.key, ctx, {"applies_to": options.applies_to})
+        self.access.check_remember(self.key, ctx, probe)
         planner = Planner(
             self.store,
             ctx,
@@ -227,7 +228,8 @@ class RulesImporter:
         assert request is not None
         try:
             if item.action in (Action.CREATE, Action.NOTE):
-                result = self.access.remember(self.key, ctx, request)
+                write = validation.validate_remember(request)
+                result = self.access.remember(self.key, ctx, write)
                 if result.replayed:
                     return self._replayed(ctx, item, result.id)
             elif item.action is Action.UPDATE:
@@ -260,9 +262,11 @@ class RulesImporter:
         )
 
 
-def _check_applies_to(applies_to: dict[str, str]) -> None:
+def _probe(applies_to: dict[str, str]) -> MemoruleWrite | None:
+    """A rule written where the options say: what the key must be allowed to write (None:
+    the options name no place, the role alone decides)."""
     if not applies_to:
-        return
+        return None
     probe = {
         "kind": "memorule",
         "memorule_kind": "convention",
@@ -270,7 +274,7 @@ def _check_applies_to(applies_to: dict[str, str]) -> None:
         "body": "probe of the import options",
         "applies_to": applies_to,
     }
-    validation.validate_remember(probe)
+    return MemoruleCreate.parse(probe).to_write()
 
 
 def _summary(parsed: ParsedFile) -> dict[str, Any]:

@@ -8,11 +8,9 @@ in the same transaction (the rule itself: :mod:`prism_memory.domain.idempotency`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
-from prism_memory.domain import validation
 from prism_memory.domain.adherence.checks import checks_json
 from prism_memory.domain.idempotency import check_same_request, request_hash
 from prism_memory.domain.records import (
@@ -34,7 +32,7 @@ from prism_memory.trigraph.port import IdempotencyClaim, StateWrite, WriteBatch,
 
 
 class WriteService:
-    """Validate and write new notes and memorules."""
+    """Write new notes and memorules (validated at the door)."""
 
     def __init__(self, deps: MemoryDeps) -> None:
         self.deps = deps
@@ -42,14 +40,14 @@ class WriteService:
     def remember(
         self,
         ctx: SessionContext,
-        raw: Mapping[str, Any],
+        write: NoteWrite | MemoruleWrite,
         corrected: tuple[Memory, MemoryState] | None = None,
     ) -> WriteResult:
-        """``prism_remember``: validate and write a note or a memorule.
+        """``prism_remember``: write a note or a memorule.
 
         Args:
             ctx: the session context (tenant, project, session, persona...).
-            raw: the request (DESIGN §5): ``kind`` defaults to ``note``.
+            write: the request, validated at the door (:func:`validate_remember`, DESIGN §5).
             corrected: the rule ``corrects`` names, when the caller has read it already
                 (:meth:`AccessService.check_remember`); None reads it where it is needed.
 
@@ -57,12 +55,11 @@ class WriteService:
             The write result; ``replayed`` when an idempotency key matched an earlier write.
 
         Raises:
-            InvalidInput: every field error; nothing is written.
             IdempotencyConflict: the key was used with different arguments.
             NearDuplicate: a strict memorule write found a near duplicate.
+            NotFound, MemoryRetired: the rule ``corrects`` names is gone or retired.
         """
         deps = self.deps
-        write = validation.validate_remember(raw)
         key = write.idempotency_key
         asked = request_hash("remember", ctx, hashed_arguments(write))
         if key is not None and (replayed := replay(deps.store, ctx, key, asked)):

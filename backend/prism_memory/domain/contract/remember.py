@@ -1,8 +1,8 @@
 """``prism_remember``: a note or a memorule (DESIGN §5), one model per kind.
 
-The models validate every write (the services call :func:`validate_remember`), and the same
-models are the OpenAPI request schema (``NoteCreate``/``MemoruleCreate``, ``oneOf``) and the
-MCP tool's input schema.
+The models validate every write (each door calls :func:`validate_remember` and hands the
+services the typed write), and the same models are the OpenAPI request schema
+(``NoteCreate``/``MemoruleCreate``, ``oneOf``) and the MCP tool's input schema.
 """
 
 from __future__ import annotations
