@@ -60,8 +60,9 @@ from prism_memory.services.rules_import import (  # noqa: E402
 )
 from prism_memory.settings import load_settings  # noqa: E402
 
-# dev/holdout: issue 30's first corpus; dev3/holdout3: its fresh blind round
-SPLITS = ("dev", "holdout", "dev3", "holdout3")
+# dev/holdout: issue 30's first corpus; dev3/holdout3: its fresh blind round;
+# holdout4: the fourth round's blind files (never tuned on)
+SPLITS = ("dev", "holdout", "dev3", "holdout3", "holdout4")
 
 _DROP = re.compile(r"[#>|]|^\s*[-+*]\s|^\s*\d+[.)]\s", re.MULTILINE)
 _INLINE = re.compile(r"[`*]")
