@@ -37,7 +37,8 @@ _GERMAN: Final = re.compile(
 )
 _IBERIAN: Final = re.compile(
     r"\b(?:el|los|las|del|para|con|por|que|una|al|y|de|en|la|lo|se|su|sus|sin|como|da|dos"
-    r"|das|em|na|nos|uma|ou|pelo|pela|não|antes|después|após|depois|cuando|quando)\b",
+    r"|das|em|na|nos|nas|os|ao|aos|uma|ou|pelo|pela|não|antes|después|após|depois|cuando"
+    r"|quando)\b",
     re.IGNORECASE,
 )
 _FRENCH: Final = re.compile(
@@ -50,6 +51,7 @@ _ITALIAN: Final = re.compile(
     re.IGNORECASE,
 )
 
+_NUMBER: Final = re.compile(r"^\d{1,3}[.)]\s+")
 # A clause that says when, before the instruction it conditions.
 _CLAUSE: Final = re.compile(
     r"^(?:antes\s+de|después\s+de|al|cuando|si|mientras|avant\s+de|après|quand|lorsque|si"
@@ -139,8 +141,9 @@ INSTEAD: Final = re.compile(
 
 
 def _main_clause(text: str) -> str:
-    """The text after a leading clause that says when ("Antes de editar, …")."""
-    return _CLAUSE.sub("", text.strip(), count=1)
+    """The text after a list number and a leading clause that says when ("1. Antes de
+    editar, …")."""
+    return _CLAUSE.sub("", _NUMBER.sub("", text.strip(), count=1), count=1)
 
 
 def _german_instruction(text: str) -> bool:
@@ -148,7 +151,7 @@ def _german_instruction(text: str) -> bool:
         return False
     if _DE_IMPERATIVE.match(text):
         return True
-    line = re.split(r"(?<=[.!?;])\s|\n|\s[—–]\s", text, maxsplit=1)[0]
+    line = re.split(r"(?<=[.!?;])\s|\n|\s[—–]\s|\s\d{1,3}[.)]\s", text, maxsplit=1)[0]
     if _DE_SUBJECT.match(line) or len(line.split()) < 2:
         return False
     # the last word of the line, or of its first part before a comma ("…, außer …")
