@@ -3,6 +3,7 @@
     python bench/rules_files/dev2/score.py                 # both splits, tables
     python bench/rules_files/dev2/score.py --split dev --details
     python bench/rules_files/dev2/score.py --split dev3     # the third round's tuning part
+    python bench/rules_files/dev2/score.py --split holdout4 # the fourth round's blind files
     python bench/rules_files/dev2/score.py --json bench/results/rules_files_dev2.json
 
 Every file of ``corpus/`` is read as ``prism import-rules <its folder>`` reads it and scored
