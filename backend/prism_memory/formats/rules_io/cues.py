@@ -77,6 +77,9 @@ IMPERATIVE: Final = re.compile(
     r"|proposer|regrouper|préserver|limiter|répondre|maintenir|tenir|vérifier|commenter"
     r"|prioriser|réfère|référez|exécuter|éviter|suivre|respecter|committer|étendre|mettre"
     r"|escreva|mantenha|evite|inclua|adicione|siga|verifique|execute|documente|responda"
+    r"|descreva|resuma|indique|sugira|crie|leia|faça|altere|rode|explique|remova|atualize"
+    r"|respeite|utilize|confirme|pergunte|informe|revise|instale|consulte|aplique|valide"
+    r"|usa|utilizza|mantieni|scrivi|esegui|evita|aggiungi|aggiorna|controlla|segui|leggi"
     r"|используй|используйте|запускай|запускайте|указывай|выполняй|выполняйте|пиши"
     r"|пишите|проверяй|соблюдать|соблюдай|не)\b"
     r"|^(?:не\s+)?[а-яё]{3,}(?:ать|ять|ить|еть|уть)(?:ся)?(?![а-яё])",  # "Запускать перед …"
@@ -109,7 +112,8 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"|\b(?:übersicht|hintergrund|architektur|projektstruktur|aperçu|contexte|objectif|portée"
     r"|visión general|descripción|arquitectura|estructura|visão geral|arquitetura|estrutura"
     r"|referencias|références|referências|zukunft|zukünftige?|feuille de route|hoja de ruta"
-    r"|roteiro)\b|将来|今後の|ロードマップ|路线图|未来|향후|로드맵"
+    r"|roteiro|à compléter|a completar|por completar|zu ergänzen)\b"
+    r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵"
     r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])",
     re.IGNORECASE,
 )
@@ -124,7 +128,8 @@ EXAMPLE_LEAD: Final = re.compile(
 PROCEDURE_HEADING: Final = re.compile(
     r"\b(?:workflow|procedure|process|steps|flow|how to|routine|checklist)\b"
     r"|流程|步骤|手順|フロー|工程|절차|단계|순서|ablauf|schritte|vorgehen|processus|étapes"
-    r"|proceso|pasos|processo|etapas|(?<![а-яё])(?:процесс|порядок|шаги)(?![а-яё])",
+    r"|proceso|pasos|processo|etapas|(?<![а-яё])(?:процесс|порядок|шаги)(?![а-яё])"
+    r"|\bpriorit\w*|\bprioridades\b|优先级|優先順位|우선순위",  # a ranking is one rule
     re.IGNORECASE,
 )
 COLON: Final = (":", "：")
@@ -138,6 +143,19 @@ ABOUT_FILE: Final = re.compile(
     r"|\b(?:estas|as seguintes)\s+regras\b|(?<![а-яё])(?:эти|следующие)\s+правила",
     re.IGNORECASE,
 )
+# A persona ("You are a senior engineer", "你是…", "Du bist …"): who, not what to do.
+PERSONA: Final = re.compile(
+    r"^\W*(?:你是|您是|(?:you are|you're) an?\b|du bist eine?\b|(?:tú )?eres una?\b"
+    r"|tu es une?\b|vous êtes une?\b|você é uma?\b|sei una?\b)",
+    re.IGNORECASE,
+)
+
+
+def who_or_what_file(text: str) -> bool:
+    """A sentence about the file itself or a persona: a statement, not an instruction."""
+    return bool(ABOUT_FILE.search(text) or PERSONA.match(text))
+
+
 # An entry that shows an example: "Good: …", "Bad: …", "✅ …", "❌ …".
 EXAMPLE_ENTRY: Final = re.compile(
     r"^\W*(?:good|bad|correct|incorrect|wrong|right|do|don'?t|正しい|悪い|良い例|悪い例|正确|错误"

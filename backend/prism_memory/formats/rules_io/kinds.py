@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from prism_memory.domain.records import MemoruleKind
-from prism_memory.formats.rules_io import cues
+from prism_memory.formats.rules_io import cues, grammar
 
 RULE_THRESHOLD: Final = 0.5
 
@@ -147,7 +147,9 @@ _CORRECTION_HEADING: Final = re.compile(
     re.IGNORECASE,
 )
 _CONVENTION_HEADING: Final = re.compile(
-    r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting)\b", re.I
+    r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting|[\w-]*stil"
+    r"|\w*konventionen|estilo|convenciones|convenções|nomenclatura|nommage|stile|convenzioni)\b",
+    re.I,
 )
 _RULE_HEADING: Final = re.compile(
     r"\b(?:rules?|guidelines?|instructions?|requirements?|standards?|conventions?|style"
@@ -179,6 +181,7 @@ class Evidence:
     """What a text's wording says about it (see the module doc)."""
 
     imperative: bool
+    grammatical: bool  # an instruction only by grammar (an infinitive, a "-ez" form…)
     hard: bool
     soft: bool
     prefer: bool
@@ -255,7 +258,8 @@ def evidence(text: str) -> Evidence:
     return Evidence(
         imperative=lead in _IMPERATIVE
         or bool(cues.IMPERATIVE.search(opening) or cues.IMPERATIVE.search(bare)),
-        hard=bool(_HARD.search(bare) or cues.HARD.search(bare)),
+        grammatical=grammar.instruction(opening),
+        hard=bool(_HARD.search(bare) or cues.HARD.search(bare)) or grammar.prohibition(bare),
         soft=bool(_SOFT.search(bare) or cues.SOFT.search(bare)),
         prefer=bool(_PREFER.search(bare) or cues.PREFER.search(bare)),
         correction=bool(_CORRECTION.search(bare)),
@@ -266,10 +270,11 @@ def evidence(text: str) -> Evidence:
             or _USE_TOOL.match(flat)
             or _labelled_command(flat)
             or (_COMPARATIVE.match(bare) and lead not in _IMPERATIVE)
+            or grammar.INSTEAD.search(bare)
         ),
         labelled=_labelled_command(flat),
         descriptive=bool(
-            _DESCRIPTIVE.match(re.sub(r"^[^\w`]+", "", flat)) or cues.ABOUT_FILE.search(flat)
+            _DESCRIPTIVE.match(re.sub(r"^[^\w`]+", "", flat)) or cues.who_or_what_file(flat)
         ),
         question=flat.rstrip().endswith("?"),
         follow=lead in _ACTIONS,
@@ -307,7 +312,7 @@ def rule_likeness(
     if cues.vocabulary(text) and not ev.hard:
         return 0.0  # "Types: `feat`, `fix`": the values, not a rule
     score = 0.2
-    score += 0.6 if ev.imperative or _later_imperative(text) else 0.0
+    score += 0.6 if ev.imperative or ev.grammatical or _later_imperative(text) else 0.0
     score += 0.5 if ev.hard else 0.0
     score += 0.4 if ev.soft and not ev.hard else 0.0
     score += 0.45 if ev.prefer else 0.0
@@ -322,7 +327,7 @@ def rule_likeness(
     if heading and (_CORRECTION_HEADING.search(heading) or cues.NEGATING_HEADING.search(heading)):
         score += 0.3
     elif heading and _descriptive_heading(heading) and not (ev.imperative or ev.hard):
-        score -= 0.25
+        score -= 0.6 if ev.grammatical else 0.25  # "Objectif: Décrire …" states a goal
     elif any(_RULE_HEADING.search(h) or cues.RULE_HEADING.search(h) for h in headings):
         score += 0.35 if list_entry else 0.15
     elif list_entry:

@@ -62,7 +62,7 @@ def describing(entries: Sequence[str], headings: Sequence[str], rules: int) -> b
         if ev.hard or ev.soft or ev.prefer or ev.labelled or cues.placeholder(entry):
             return False
         glosses.append(evidence(first[term.end() :]))
-    moodless = not any(g.imperative for g in glosses)
+    moodless = not any(g.imperative or g.grammatical for g in glosses)
     return moodless or 2 * rules < len(entries)
 
 
@@ -77,7 +77,7 @@ def is_lead(text: str) -> bool:
     return (
         len(plain) <= LABEL_MAX
         and not re.search(r"[.!?]$", plain)
-        and not (ev.imperative or ev.hard or ev.soft or ev.prefer)
+        and not (ev.imperative or ev.grammatical or ev.hard or ev.soft or ev.prefer)
     )
 
 
@@ -93,7 +93,9 @@ def objects_only(lines: dict[int, str], lst: Node, lead: str) -> bool:
         ev = evidence(text)
         if ev.hard or ev.soft or ev.prefer or ev.labelled or "\n" in text:
             return False
-        if ev.imperative and not (enumerating and len(sentence_spans(text)) == 1):
+        if (ev.imperative or ev.grammatical) and not (
+            enumerating and len(sentence_spans(text)) == 1
+        ):
             return False  # "Run X" is a rule; "Commit message rules" after "includes:" no
         if not (instruction or enumerating) and ("\n" in text or len(text) >= OBJECT_ENTRY):
             return False

@@ -357,7 +357,9 @@ def _code(state: State, node: Node) -> None:
     # commit", "진행 후에 반드시 해야할 것"): the commands are that rule
     cue = evidence(context[-1]) if context else None
     words = len(context[-1].split()) if context else 0
-    instruction = cue is not None and (cue.hard or cue.soft or (cue.imperative and words >= 3))
+    instruction = cue is not None and (
+        cue.hard or cue.soft or ((cue.imperative or cue.grammatical) and words >= 3)
+    )
     add(state, lines, context, None, force=instruction, descriptive=not instruction)
 
 

@@ -33,7 +33,13 @@ def table(state: State, node: Node) -> None:
             cell
             for cell in cells[1:]
             if len(_WORD.findall(_CODE.sub("", cell))) >= ADVICE_WORDS  # not a bare value
-            and ((ev := evidence(cell)).imperative or ev.hard or ev.soft or ev.prefer)
+            and (
+                (ev := evidence(cell)).imperative
+                or ev.grammatical
+                or ev.hard
+                or ev.soft
+                or ev.prefer
+            )
         ]
         # the row as a whole, or its advice cell alone ("Используй `x` для …" after the
         # cells that name the tool): either reads as a rule

@@ -1,0 +1,212 @@
+"""Instruction forms that a word list in :mod:`.cues` cannot hold: the grammar of an
+instruction in German, Spanish, Portuguese, French, Italian and Chinese.
+
+- German: an imperative at the start, in the du form ("Verwende …", "Schreibe …", any
+  "-iere" verb: "Dokumentiere …") or the Sie form ("Verwenden Sie …"); an infinitive at the
+  end of the line ("Tests vor dem Commit ausführen.", "… nicht umschreiben"); and "nicht"
+  as a prohibition in either ("Frage nicht …", "… nicht committen").
+- Spanish and Portuguese: an infinitive at the start ("Usar …", "Evitar …", "Instalar
+  dependências: …") and "no" + infinitive as a prohibition ("No usar …", "No añadir …").
+- French: an infinitive ("Lire les fichiers", "Ne pas utiliser …") or a "-ez" imperative
+  ("Vérifiez …") at the start. Italian: an infinitive at the start, "non" + infinitive.
+- In every one of them, the instruction may follow a clause that says when ("Antes de
+  editar, verifique …", "Avant de …, lancez …", "Wenn …, strukturiere …", "与我交流时使用中文").
+- "X en lugar de Y" / "statt" / "au lieu de" / "em vez de" / "invece di" states which way
+  is the project's, as "X over Y" does in English: a convention.
+
+A word is read as an infinitive or imperative only with the language's own small words
+around it (articles, prepositions), so an English line ("Docker runs the stack", "Other
+files …") is never read as Spanish or French. Every pattern is linear in its text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from prism_memory.formats.rules_io import cues
+
+_L: Final = r"a-zà-öø-ÿœ"  # lower-case letters of the Latin-script languages here
+
+# The small words that say which language a line is in (whole words, case-insensitive).
+_GERMAN: Final = re.compile(
+    r"\b(?:der|die|das|den|dem|des|und|oder|für|mit|nicht|keine?[mnrs]?|im|zum|zur|vor|nach"
+    r"|bei|auf|aus|von|ist|sind|wird|immer|nur|auch|eine?[mnrs]?|sie|du|dich|dir|wenn)\b"
+    r"|[äöüß]",
+    re.IGNORECASE,
+)
+_IBERIAN: Final = re.compile(
+    r"\b(?:el|los|las|del|para|con|por|que|una|al|y|de|en|la|lo|se|su|sus|sin|como|da|dos"
+    r"|das|em|na|nos|nas|os|ao|aos|uma|ou|pelo|pela|não|antes|después|após|depois|cuando"
+    r"|quando)\b",
+    re.IGNORECASE,
+)
+_FRENCH: Final = re.compile(
+    r"\b(?:le|la|les|des|du|de|un|une|et|ou|pour|avec|dans|sur|que|au|aux|en|est|pas|ne)\b"
+    r"|\b[ldjnsc]'",
+    re.IGNORECASE,
+)
+_ITALIAN: Final = re.compile(
+    r"\b(?:il|lo|gli|della|delle|degli|dei|con|che|non|una|nel|nella|sempre|mai|di)\b",
+    re.IGNORECASE,
+)
+
+_NUMBER: Final = re.compile(r"^\d{1,3}[.)]\s+")
+# A clause that says when, before the instruction it conditions.
+_CLAUSE: Final = re.compile(
+    r"^(?:antes\s+de|después\s+de|al|cuando|si|mientras|avant\s+de|après|quand|lorsque|si"
+    r"|pour|depois\s+de|após|quando|se|ao|bevor|nachdem|wenn|falls|sobald|bei|vor|nach"
+    r"|prima\s+di|dopo|quando|se)\b[^,.;:!?\n]{1,90},\s*",
+    re.IGNORECASE,
+)
+_ZH_WHEN: Final = re.compile(
+    r"^[^，。,；;：:\n]{1,24}?(?:时|時|之前|之后|以前|以后|前|后)[，,]?\s*先?"
+    r"(?:使用|采用|遵循|保持|运行|执行|添加|编写|调用|检查|确认|参考|更新|创建|删除|避免|输出|回复"
+    r"|说明|阅读|查看|提交|记录|列出|告知|询问|用|请)"
+)
+
+# German.
+_DE_VERBS: Final = (
+    "verwende|nutze|benutze|schreibe|halte|führe|prüfe|überprüfe|teste|lies|lese|gib|nimm"
+    "|erstelle|füge|entferne|lösche|ändere|vermeide|achte|beachte|befolge|stelle|arbeite"
+    "|triff|wähle|erkläre|frage|committe|pushe|lege|nenne|setze|baue|starte|halte|behalte"
+    "|bleibe|sei|denke|antworte|beschreibe|ergänze|fasse|gehe|mache|melde|sorge|speichere"
+    "|trenne|vergiss|übernimm|öffne|folge|bevorzuge|markiere|kennzeichne|frag|schau|suche"
+    "|finde|zeige|verweise|nimm|lass|lasse|rufe|hole|schließe|vermeide|bestätige|behebe"
+)
+_DE_IMPERATIVE: Final = re.compile(
+    rf"^(?:{_DE_VERBS}|[{_L}]{{3,}}iere)\b"  # "Verwende …", "Dokumentiere …"
+    rf"|^[{_L}]{{2,}}(?:en|ern|eln)\s+sie\b",  # "Verwenden Sie …"
+    re.IGNORECASE,
+)
+_DE_PREFIX: Final = (
+    "ab|an|auf|aus|bei|ein|mit|nach|vor|zu|zurück|weg|hinzu|um|fest|frei|dar|her|hin|los"
+    "|über|unter|durch|wieder|zusammen|voran|ver|ent|zer"
+)
+_DE_LAST_WORD: Final = re.compile(rf"([{_L}]+)[\s.!)]*$")
+_DE_INFINITIVE: Final = re.compile(
+    r"^(?:verwenden|nutzen|benutzen|schreiben|halten|prüfen|testen|lesen|löschen|ändern"
+    r"|committen|pushen|befolgen|beachten|setzen|nennen|fragen|bauen|starten|trennen"
+    r"|speichern|laden|nehmen|geben|machen|bleiben|behalten|folgen|achten|sorgen|melden"
+    r"|stellen|legen|erstellen|entfernen|ergänzen|verfassen|halten|einhalten|vermeiden"
+    r"|schreiben|vergessen|erklären|wählen|fragen|arbeiten|bevorzugen|berücksichtigen)$"
+    rf"|^[{_L}]{{3,}}ieren$|^(?:{_DE_PREFIX})[{_L}]{{3,}}(?:en|ern|eln)$"
+)
+# A finite verb ends a subordinate clause ("…, die geändert werden"), or a word that only
+# looks like an infinitive ("zusammen", "vorhanden"): not an instruction.
+_DE_FINITE: Final = frozenset(
+    """
+    werden können müssen sollen dürfen haben wollen mögen gelten enthalten lassen zusammen
+    anderen vorhanden verschieden verschiedenen zufrieden einzelnen mittleren unteren
+    vorgestern entsprechenden
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+_DE_SUBJECT: Final = re.compile(
+    r"^(?:der|die|das|dies\w*|diese[mnrs]?|ein\w*|wir|es|er|ich|man|unser\w*|jede[mnrs]?)\b",
+    re.IGNORECASE,
+)
+
+# Spanish and Portuguese; French; Italian.
+_ROMANCE_NOT_VERB: Final = frozenset(
+    """
+    cualquier qualquer mejor melhor mayor maior menor lugar similar particular popular
+    regular anterior posterior exterior interior superior inferior par bar mar mujer mulher
+    ayer hogar nivel poder placer taller premier dernier fichier dossier entier papier clavier
+    calendrier hier métier quartier cahier panier chantier avenir plaisir loisir désir notre
+    votre autre entre titre ordre nombre membre cadre chapitre livre lettre centre super
+    pour sur leur leurs never other either neither after under over user server docker
+    whether later rather ever however whenever wherever order number layer better clear
+    year per her their our your for or are were where there here more before core store
+    future feature structure architecture software hardware share care sure compare
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+_FIRST_WORD: Final = re.compile(rf"^(?:(?:no|não|ne\s+pas|ne\s+jamais|non)\s+)?([{_L}]+)(\s*:?)")
+_IBERIAN_INFINITIVE: Final = re.compile(r"^[a-zñçáéíóú]{2,}(?:ar|er|ir|ír)$")
+_FRENCH_INFINITIVE: Final = re.compile(rf"^[{_L}]{{2,}}(?:er|ir|re|ez)$")
+_ITALIAN_INFINITIVE: Final = re.compile(rf"^[{_L}]{{2,}}(?:are|ere|ire)$")
+_ROMANCE_PROHIBITION: Final = re.compile(
+    rf"(?:^|[\s:;,(])(?P<no>no|não|non)\s+(?P<verb>[{_L}]{{2,}}(?:ar|er|ir|ír|are|ere|ire))\b"
+    r"|\bne\s+(?:pas|jamais|plus)\b",
+    re.IGNORECASE,
+)
+_NON_ASCII: Final = re.compile(r"[à-öø-ÿœ]", re.IGNORECASE)
+_DE_NICHT: Final = re.compile(r"\bnicht\b", re.IGNORECASE)
+
+# "X en lugar de Y": which way is the project's.
+INSTEAD: Final = re.compile(
+    r"\b(?:en\s+lugar\s+de|en\s+vez\s+de|em\s+vez\s+de|ao\s+invés\s+de|au\s+lieu\s+de"
+    r"|plutôt\s+que|anstelle\s+von|anstatt|statt|invece\s+di|anziché)\b",
+    re.IGNORECASE,
+)
+
+
+def _main_clause(text: str) -> str:
+    """The text after a list number and a leading clause that says when ("1. Antes de
+    editar, …")."""
+    return _CLAUSE.sub("", _NUMBER.sub("", text.strip(), count=1), count=1)
+
+
+def _german_instruction(text: str) -> bool:
+    if not _GERMAN.search(text):
+        return False
+    if _DE_IMPERATIVE.match(text):
+        return True
+    line = re.split(r"(?<=[.!?;])\s|\n|\s[—–]\s|\s\d{1,3}[.)]\s", text, maxsplit=1)[0]
+    if _DE_SUBJECT.match(line) or len(line.split()) < 2:
+        return False
+    # the last word of the line, or of its first part before a comma ("…, außer …")
+    for part in (line, line.split(", ", 1)[0]):
+        last = _DE_LAST_WORD.search(part.split(" (", 1)[0].rstrip(" .,;:"))
+        word = last.group(1) if last else ""
+        if word.islower() and word not in _DE_FINITE and _DE_INFINITIVE.match(word):
+            return True
+    return False
+
+
+def _spoken(context: re.Pattern[str], text: str, after: str = "") -> bool:
+    """Two small words of the language, or one and a letter English does not write, or one
+    right after the verb ("Lire les fichiers")."""
+    hits = len(context.findall(text))
+    return hits >= 2 or (hits == 1 and bool(_NON_ASCII.search(text) or context.match(after)))
+
+
+def _romance_instruction(text: str) -> bool:
+    first = _FIRST_WORD.match(text.lower())
+    if first is None or first.group(2).strip() == ":" or first.group(1) in _ROMANCE_NOT_VERB:
+        return False
+    word, after = first.group(1), text[first.end() :].lstrip()
+    return bool(
+        (_IBERIAN_INFINITIVE.match(word) and _spoken(_IBERIAN, text, after))
+        or (_FRENCH_INFINITIVE.match(word) and _spoken(_FRENCH, text, after))
+        or (_ITALIAN_INFINITIVE.match(word) and _spoken(_ITALIAN, text, after))
+    )
+
+
+def instruction(text: str) -> bool:
+    """``text`` (a rule's opening, without its label) opens with an instruction in one of
+    the languages above, after an optional clause that says when."""
+    if _ZH_WHEN.match(text.strip()):
+        return True
+    main = _main_clause(text)
+    if not main or main == text.strip():
+        return bool(main) and (_german_instruction(main) or _romance_instruction(main))
+    return bool(
+        cues.IMPERATIVE.search(main) or _german_instruction(main) or _romance_instruction(main)
+    )
+
+
+def prohibition(text: str) -> bool:
+    """A prohibition by grammar: "No usar …", "Não usar …", "Ne pas …", "Non usare …", or
+    German "nicht" in an instruction ("Frage nicht …", "… nicht committen")."""
+    for found in _ROMANCE_PROHIBITION.finditer(text):
+        no, verb = found.group("no"), (found.group("verb") or "").lower()
+        if no is None:  # "ne pas", "ne jamais"
+            return _spoken(_FRENCH, text)
+        if verb in _ROMANCE_NOT_VERB:
+            continue
+        if no.lower() == "non":
+            if _spoken(_ITALIAN, text):
+                return True
+        elif not verb.endswith("er") or _spoken(_IBERIAN, text) or no.lower() == "não":
+            return True  # "no longer", "no other": English, unless the line is Spanish
+    return bool(_DE_NICHT.search(text)) and _german_instruction(_main_clause(text))

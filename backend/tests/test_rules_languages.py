@@ -1,0 +1,181 @@
+"""Instructions by grammar in German, Spanish, Portuguese, French, Italian and Chinese
+(issue 30, fourth round): imperatives, infinitives, prohibitions with "no"/"nicht", an
+instruction after a clause that says when, "X en lugar de Y"; and what they must leave
+alone (descriptions in those languages, English lines that only look like them).
+
+Every cue has a case it must catch and a case it must leave alone. Every fixture is
+written here; none is copied from a third-party file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prism_memory.domain.records import MemoruleKind
+from prism_memory.formats.rules_io import grammar
+from prism_memory.formats.rules_io.kinds import guess_kind
+from prism_memory.formats.rules_io.records import ParsedFile
+from prism_memory.services.rules_import import read_rule_files
+
+
+def parse(tmp_path: Path, text: str, name: str = "AGENTS.md") -> ParsedFile:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    [parsed] = read_rule_files([path], tmp_path)
+    return parsed
+
+
+def rule_texts(parsed: ParsedFile) -> list[str]:
+    return [u.text for u in parsed.units if u.kind is not None]
+
+
+# -- the grammar of an instruction ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        # German: du and Sie imperatives, any "-iere" verb, an infinitive at the end
+        ("Schreibe Docstrings für öffentliche Klassen", True),
+        ("Aktualisiere die Changelog-Datei nach jedem Release", True),
+        ("Benennen Sie Migrationen nach dem Datum", True),
+        ("Migrationen vor dem Deploy lokal ausführen.", True),
+        ("Den Cache bei jedem Build löschen, sonst veralten die Assets", True),
+        ("Die Konfiguration wird beim Start geladen.", False),  # a statement with a subject
+        ("Alle Dienste arbeiten zusammen", False),  # "zusammen" only looks like a verb
+        # Spanish and Portuguese: an infinitive first
+        ("Validar la entrada antes de guardarla", True),
+        ("Separar la lógica de negocio de la vista", True),
+        ("Registrar os erros com o logger do projeto", True),
+        ("Servidor de pruebas en el puerto 8080", False),  # a noun, no infinitive
+        ("Lugar de trabajo para los borradores", False),
+        # French and Italian
+        ("Documenter chaque endpoint dans le wiki", True),
+        ("Lancez les tests avant chaque push", True),
+        ("Scrivere i commenti in italiano", False),  # one small word only: not sure enough
+        ("Formattare il codice con il linter del progetto", True),
+        ("Ce dossier contient les scripts", False),
+        # a clause that says when, then the instruction
+        ("Antes de abrir un PR, ejecuta la suite completa", True),
+        ("Avant de fusionner, vérifiez la couverture", True),
+        ("Bevor du pushst, starte die Tests", True),
+        ("提交代码前运行全部测试", True),
+        ("项目启动时间较长", False),  # "时" in a noun, no verb after it
+        # English lines that only look like the above
+        ("Other services read the same queue en masse", False),
+        ("Docker runs the whole stack locally", False),
+        ("Server logs go to the journal", False),
+    ],
+)
+def test_an_instruction_by_grammar(text: str, hit: bool) -> None:
+    assert grammar.instruction(text) is hit
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("No mezclar tabs y espacios en el mismo archivo", True),
+        ("No subir archivos generados", True),
+        ("Não commitar a pasta dist", True),
+        ("Ne pas modifier les migrations appliquées", True),
+        ("Non usare variabili globali nel modulo", True),
+        ("Lösche nicht die Backups", True),
+        ("Generierte Dateien nicht einchecken", True),
+        ("No es posible usar el modo offline", False),  # "no es": a statement
+        ("This flag is no longer needed", False),  # English "no" + comparative
+        ("Der Dienst startet nicht automatisch.", False),  # "nicht" in a statement
+        ("Non-blocking writes are faster", False),
+    ],
+)
+def test_a_prohibition_by_grammar(text: str, hit: bool) -> None:
+    assert grammar.prohibition(text) is hit
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("Usar `dataclass` en lugar de diccionarios", True),
+        ("`pathlib` statt `os.path` verwenden", True),
+        ("Préférer `httpx` au lieu de `requests`", True),
+        ("Usar `httpx` em vez de `requests`", True),
+        ("Usar `pytest` para las pruebas", False),
+        ("Run the migration instead", False),
+    ],
+)
+def test_which_way_instead_of_another(text: str, hit: bool) -> None:
+    assert (grammar.INSTEAD.search(text) is not None) is hit
+
+
+# -- what the importer makes of them ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Generierte Dateien nicht einchecken", MemoruleKind.BEHAVIORAL_RULE),
+        ("No subir archivos generados", MemoruleKind.BEHAVIORAL_RULE),
+        ("Usar `dataclass` en lugar de diccionarios", MemoruleKind.CONVENTION),
+        ("Validar la entrada antes de guardarla", MemoruleKind.BEHAVIORAL_RULE),
+        ("Die Konfiguration wird beim Start geladen.", None),
+        ("Ce dossier contient les scripts", None),
+    ],
+)
+def test_the_kind_of_an_entry(text: str, kind: MemoruleKind | None) -> None:
+    assert guess_kind(text, "Notas") is kind
+
+
+def test_a_style_heading_in_german_or_spanish_names_conventions() -> None:
+    assert guess_kind("Schreibe Kommentare auf Englisch", "Code-Stil") is (MemoruleKind.CONVENTION)
+    assert guess_kind("Usar comillas dobles", "Estilo de código") is MemoruleKind.CONVENTION
+    assert guess_kind("Schreibe Kommentare auf Englisch", "Arbeitsweise") is (
+        MemoruleKind.BEHAVIORAL_RULE
+    )
+
+
+def test_an_infinitive_under_a_goal_heading_states_the_goal(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Objectif\n\n"
+        "- Décrire comment le dépôt est organisé.\n\n"
+        "## Règles\n\n"
+        "- Décrire chaque changement dans le changelog.\n",
+    )
+    assert rule_texts(parsed) == ["Décrire chaque changement dans le changelog."]
+
+
+def test_a_ranking_is_one_rule_and_a_numbered_list_of_rules_is_not(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Prioritäten\n\n"
+        "1. Aufgaben exakt umsetzen\n"
+        "2. Tests grün halten\n"
+        "3. Lesbarkeit verbessern\n\n"
+        "## Regeln\n\n"
+        "1. Tests vor dem Commit ausführen\n"
+        "2. Keine Secrets committen\n",
+    )
+    assert rule_texts(parsed) == [
+        "1. Aufgaben exakt umsetzen\n2. Tests grün halten\n3. Lesbarkeit verbessern",
+        "Tests vor dem Commit ausführen",
+        "Keine Secrets committen",
+    ]
+
+
+def test_a_persona_is_no_rule_but_an_instruction_beside_it_is(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Rolle\n\n"
+        "- Du bist ein erfahrener Backend-Entwickler\n"
+        "- Antworte immer auf Deutsch\n"
+        "- Erkläre Entscheidungen kurz\n\n"
+        "## Role\n\n"
+        "- You are a careful reviewer\n"
+        "- You are expected to run the linters before every commit\n",
+    )
+    assert rule_texts(parsed) == [
+        "Antworte immer auf Deutsch",
+        "Erkläre Entscheidungen kurz",
+        "You are expected to run the linters before every commit",
+    ]
