@@ -538,6 +538,27 @@ def test_pin_and_unpin_over_http(world: World) -> None:
     assert off.json()["pinned"] is False and off.json()["changed"] is True
 
 
+def test_the_listing_filters_the_pinned_rules(world: World) -> None:
+    pinned, other = fresh(world), fresh(world)
+    world.call("a_writer", "POST", f"/v1/memories/{pinned}/pin", {"reason": "list it"})
+
+    def listed(query: str) -> list[dict[str, Any]]:
+        page = world.call("a_reader", "GET", f"/v1/memories?limit=200{query}")
+        assert page.status_code == 200, page.text
+        return [item["memory"] for item in page.json()["items"]]
+
+    only = listed("&pinned=true")
+    assert pinned in [m["id"] for m in only] and other not in [m["id"] for m in only]
+    assert all(m["pinned"] is True for m in only)
+    assert {pinned, other} <= {m["id"] for m in listed("&pinned=false")}
+    assert [m["id"] for m in listed("&pinned=TRUE")] == [m["id"] for m in only]
+    refused = world.call("a_reader", "GET", "/v1/memories?pinned=maybe")
+    assert refused.status_code == 422
+    assert [(f["field"], f["code"]) for f in refused.json()["error"]["fields"]] == [
+        ("pinned", "wrong_type")
+    ]
+
+
 @pytest.mark.parametrize(
     ("key", "target", "body", "status", "code"),
     [

@@ -22,7 +22,15 @@ from prism_memory.domain.contract.base import Operation, without_blanks
 from prism_memory.domain.contract.bounds import APPLIES_VALUE_MAX
 from prism_memory.domain.contract.bounds import LIMIT_DEFAULT as LIMIT_DEFAULT
 from prism_memory.domain.contract.bounds import LIMIT_MAX as LIMIT_MAX
-from prism_memory.domain.contract.checks import Check, Choice, Choices, Namespace, Text, WholeNumber
+from prism_memory.domain.contract.checks import (
+    Check,
+    Choice,
+    Choices,
+    Flag,
+    Namespace,
+    Text,
+    WholeNumber,
+)
 from prism_memory.domain.ranking import normalise_key
 from prism_memory.domain.records import Confidence, MemoruleKind, Scope, SourceType
 from prism_memory.domain.records import Status as State
@@ -39,6 +47,7 @@ LIST_FIELDS: Final = frozenset(
         "confidence",
         "scope",
         *APPLIES_FILTERS,
+        "pinned",
         "cursor",
         "limit",
     }
@@ -61,6 +70,7 @@ class ListQuery:
     confidences: tuple[Confidence, ...] = ()
     scopes: tuple[Scope, ...] = ()
     applies: dict[str, str] = field(default_factory=dict)
+    pinned: bool = False
     before: UUID | None = None
     limit: int = LIMIT_DEFAULT
 
@@ -79,6 +89,15 @@ class Status(Choice):
     def check(self, value: Any, info: ValidationInfo | None = None) -> Any:
         value = super().check(value, info)
         return None if value == "all" else State(value)
+
+
+class QueryFlag(Flag):
+    """``true`` or ``false``, also as a query string spells them (any case, edges trimmed)."""
+
+    def check(self, value: Any, info: ValidationInfo | None = None) -> bool:
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        return super().check(value, info)
 
 
 class Cursor(Check):
@@ -153,6 +172,11 @@ class ListRequest(Operation):
     specialization: Annotated[
         str | None, _APPLIES, Field(description=_APPLIED.format("specialization"))
     ] = None
+    pinned: Annotated[
+        bool,
+        QueryFlag(),
+        Field(description="true: only the memorules an operator pinned (prism pin)."),
+    ] = False
     cursor: Annotated[UUID | None, Cursor(), Field(description="a page's next_cursor")] = None
     limit: Annotated[
         int, Limit(), Field(description=f"Memories per page (default {LIMIT_DEFAULT}).")
@@ -176,6 +200,7 @@ class ListRequest(Operation):
             confidences=self.confidence,
             scopes=self.scope,
             applies=applies,
+            pinned=self.pinned,
             before=self.cursor,
             limit=self.limit,
         )
@@ -188,7 +213,8 @@ def validate_list(raw: Mapping[str, Any] | ListRequest) -> ListQuery:
         raw: ``status`` (active | retired | all; default active), ``source_type`` (memory =
             notes and memorules, memorule), ``namespace``, ``memorule_kind``, ``confidence``
             and ``scope`` (a value or a list), ``persona``/``surface``/``specialization``
-            (the value a memorule's applies_to names, case-insensitive), ``cursor``, ``limit``
+            (the value a memorule's applies_to names, case-insensitive), ``pinned`` (true: only
+            pinned memorules), ``cursor``, ``limit``
             (1 to LIMIT_MAX, default LIMIT_DEFAULT).
 
     Returns:

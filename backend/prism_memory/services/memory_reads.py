@@ -106,6 +106,7 @@ class MemoryReads:
             scopes=q.scopes,
             applies=q.applies,
             viewer_persona=normalise_key(viewer_persona),
+            pinned=q.pinned,
             before=q.before,
             limit=q.limit + 1,  # one more tells whether a next page exists
         )
