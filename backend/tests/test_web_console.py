@@ -292,6 +292,25 @@ def test_retire_then_restore(world: World) -> None:
     )
 
 
+def test_the_list_filters_the_pinned_rules(world: World) -> None:
+    ctx = world.ctx("acme", "p1")
+    pinned = fresh_rule(world, "A pinned console rule about zanzibar.")
+    other = fresh_rule(world, "An unpinned console rule about zanzibar.")
+    world.services.memory.pin(ctx, uuid.UUID(pinned), True, "for the list")
+    try:
+        client = signed_in(world, "a_reader")
+        for query in ("pinned=true", "pinned=true&q=zanzibar"):
+            page = client.get(f"/memorules?project=p1&{query}").text
+            assert pinned in page and other not in page, query
+            assert '<option value="true" selected>pinned only</option>' in page
+        both = client.get("/memorules?project=p1&q=zanzibar").text
+        assert pinned in both and other in both
+        bad = client.get("/memorules?project=p1&pinned=maybe")
+        assert bad.status_code == 422 and "<code>pinned</code>" in bad.text
+    finally:
+        world.services.memory.pin(ctx, uuid.UUID(pinned), False, "done")
+
+
 def test_pin_then_unpin(world: World) -> None:
     memory_id = fresh_rule(world)
     client = signed_in(world, "a_writer")

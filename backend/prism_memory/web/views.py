@@ -49,6 +49,7 @@ class ListFilters:
     surface: str = ""
     scope: str = ""
     status: str = "active"
+    pinned: str = ""
     cursor: str = ""
 
     @classmethod
@@ -64,6 +65,7 @@ class ListFilters:
             surface=text("surface"),
             scope=text("scope"),
             status=text("status", "active") or "active",
+            pinned=text("pinned"),
             cursor=text("cursor"),
         )
 
@@ -77,6 +79,7 @@ class ListFilters:
             "scope": self.scope,
             "persona": self.persona,
             "surface": self.surface,
+            "pinned": self.pinned,
             "cursor": self.cursor,
             "limit": limit,
         }
@@ -96,7 +99,9 @@ class ListFilters:
         return raw
 
     def keeps(self, match: Mapping[str, Any]) -> bool:
-        """Whether a recall match passes the applies_to filters (search only)."""
+        """Whether a recall match passes the applies_to and pin filters (search only)."""
+        if self.pinned.lower() == "true" and not match.get("pinned"):
+            return False
         applies = match.get("applies_to") or {}
         for name in ("persona", "surface"):
             wanted = getattr(self, name)
@@ -116,6 +121,7 @@ class ListFilters:
             "surface": self.surface,
             "scope": self.scope,
             "status": self.status,
+            "pinned": self.pinned,
             "cursor": cursor,
         }
         return "/memorules?" + urlencode({k: v for k, v in query.items() if v})
