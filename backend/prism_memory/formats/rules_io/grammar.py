@@ -54,9 +54,9 @@ _ITALIAN: Final = re.compile(
 _NUMBER: Final = re.compile(r"^\d{1,3}[.)]\s+")
 # A clause that says when, before the instruction it conditions.
 _CLAUSE: Final = re.compile(
-    r"^(?:antes\s+de|después\s+de|al|cuando|si|mientras|avant\s+de|après|quand|lorsque|si"
+    r"^(?:antes\s+de|después\s+de|al|cuando|si|mientras|avant\s+de|après|quand|lorsque"
     r"|pour|depois\s+de|após|quando|se|ao|bevor|nachdem|wenn|falls|sobald|bei|vor|nach"
-    r"|prima\s+di|dopo|quando|se)\b[^,.;:!?\n]{1,90},\s*",
+    r"|prima\s+di|dopo)\b[^,.;:!?\n]{1,90},\s*",
     re.IGNORECASE,
 )
 _ZH_WHEN: Final = re.compile(
