@@ -32,6 +32,7 @@ def tiers_of(split: str) -> dict[tuple[str, str], tuple[str, str, int]]:
     """(repo, rule key) -> (tier, kind, place in the no-task brief's order)."""
     from prism_memory.bootstrap import build_services, context_from
     from prism_memory.cli.acting import as_operator
+    from prism_memory.domain.contract.recall import BriefCreate
     from prism_memory.services.brief_service import about_every_change, must_include
     from prism_memory.settings import load_settings
 
@@ -46,7 +47,11 @@ def tiers_of(split: str) -> dict[tuple[str, str], tuple[str, str, int]]:
                 load_settings(db=db, project=run.slug(source["repo"])), migrate=False
             )
             access, me = as_operator(services, context_from(services.settings))
-            brief = access.brief(me.key, me.ctx, task="", token_budget=NO_TASK_ROOM, top_k=100)
+            brief = access.brief(
+                me.key,
+                me.ctx,
+                BriefCreate.parse({"task": "", "token_budget": NO_TASK_ROOM, "top_k": 100}),
+            )
             for place, m in enumerate(brief.included):
                 tier = (
                     "must_include"
