@@ -69,13 +69,16 @@ def load_labels() -> dict[str, dict[str, Any]]:
     return labels
 
 
-def import_repo(prism: str, db: Path, source: dict[str, Any]) -> dict[str, str]:
+def import_repo(
+    prism: str, db: Path, source: dict[str, Any], project: str | None = None
+) -> dict[str, str]:
     """Import one rule file into its project; the memorule id of each labelled key.
 
     A labelled rule is the imported rule at the same lines with the same subject; failing
     that (the importer has since changed how it words a subject or where it cuts a list),
     the imported rule at the same lines, else the shortest one whose lines hold it: its
     text is what the model is given. Several labelled keys may then share one rule.
+    ``project``: import into this project instead of the repository's own.
     """
     path = HERE / "files" / slug(source["repo"]) / source["path"]
     out = subprocess.run(
@@ -86,7 +89,7 @@ def import_repo(prism: str, db: Path, source: dict[str, Any]) -> dict[str, str]:
             "--db",
             str(db),
             "--project",
-            slug(source["repo"]),
+            project or slug(source["repo"]),
             str(path),
         ],
         capture_output=True,
@@ -122,11 +125,13 @@ def keys_of(ids: dict[str, str]) -> dict[str, list[str]]:
 
 
 def as_keys(rule_ids: list[str], key_of: dict[str, list[str]]) -> list[str]:
-    """Labelled keys of the rule ids, in order; "?" for a rule no label names."""
-    return [key for i in rule_ids for key in key_of.get(i, ["?"])]
+    """Labelled keys of the rule ids, in order; ``?<id>`` for a rule no label names (each
+    such rule counts once, as an irrelevant one: a bare "?" made several count as one)."""
+    return [key for i in rule_ids for key in key_of.get(i, [f"?{i}"])]
 
 
 IN_PROCESS = False
+ONE_PROJECT = "one-team"  # --one-project: the project every file is imported into
 
 
 def hook(
@@ -231,6 +236,12 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, help="an earlier --out to pair against")
     parser.add_argument("--no-ranking", action="store_true", help="skip semantic_recall")
     parser.add_argument(
+        "--one-project",
+        action="store_true",
+        help="a team's store: every file of the part in one project (the other files' rules "
+        "are in the brief's way, not in a project of their own)",
+    )
+    parser.add_argument(
         "--split", choices=("dev", "set_aside"), help="only this part (tuning uses dev alone)"
     )
     parser.add_argument(
@@ -252,12 +263,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="real-tasks-") as tmp:
         db, state, cwd = Path(tmp) / "store.db", Path(tmp) / "state", Path(tmp) / "cwd"
         cwd.mkdir()
-        keys_by_repo = {s["repo"]: import_repo(args.prism, db, s) for s in sources}
+        shared = ONE_PROJECT if args.one_project else None
+        keys_by_repo = {s["repo"]: import_repo(args.prism, db, s, shared) for s in sources}
         recall = None if args.no_ranking else recaller(db)
         for source in sources:
             ids = keys_by_repo[source["repo"]]
             key_of = keys_of(ids)
-            project = slug(source["repo"])
+            project = shared or slug(source["repo"])
             for task in source["tasks"]:
                 label = labels[task["ref"]]
                 session = str(uuid.uuid4())
@@ -322,6 +334,7 @@ def main() -> None:
         )
     result = {
         "hook_args": args.hook_arg,
+        "one_project": args.one_project,
         "in_process": args.in_process,
         "load_average": {"start": load_start, "end": os.getloadavg()},
         "wall_s": round(time.time() - started, 1),
