@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SET = REPO / "bench" / "capture_others"
 
@@ -16,20 +18,40 @@ def _part(name: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in (SET / f"{name}.jsonl").read_text().splitlines()]
 
 
-def test_every_message_has_a_source_a_label_and_one_part() -> None:
-    dev, aside = _part("dev"), _part("setaside")
+COLLECTIONS = [("dev", "setaside", 300, 8), ("dev2", "setaside2", 1500, 15)]
+
+
+@pytest.mark.parametrize(("dev_name", "aside_name", "at_least", "lasting_aside"), COLLECTIONS)
+def test_every_message_has_a_source_a_label_and_one_part(
+    dev_name: str, aside_name: str, at_least: int, lasting_aside: int
+) -> None:
+    dev, aside = _part(dev_name), _part(aside_name)
     rows = dev + aside
-    assert len(rows) >= 300
+    assert len(rows) >= at_least
     assert len({r["id"] for r in rows}) == len(rows)
     assert 0.30 <= len(aside) / len(rows) <= 0.36  # a third, drawn per label
     for r in rows:
         assert isinstance(r["lasting"], bool) and isinstance(r["after_action"], bool)
         assert str(r["text"]).strip()
         assert str(r["source"]).startswith("https://github.com/"), r
-    assert sum(bool(r["lasting"]) for r in aside) >= 8
+    assert sum(bool(r["lasting"]) for r in aside) >= lasting_aside
 
 
-def test_the_score_script_counts_every_message_of_both_parts(tmp_path: Path) -> None:
+def test_the_second_collection_shares_no_source_id_or_message_with_the_first() -> None:
+    first = _part("dev") + _part("setaside")
+    second = _part("dev2") + _part("setaside2")
+
+    def repo(r: dict[str, object]) -> str:
+        return "/".join(str(r["source"]).split("/")[3:5])
+
+    assert not {repo(r) for r in first} & {repo(r) for r in second}
+    assert not {r["id"] for r in first} & {r["id"] for r in second}
+    # a one-word reply ("continue") may be typed by anyone; anything longer is not shared
+    shared = {r["text"] for r in first} & {r["text"] for r in second}
+    assert all(len(str(text)) <= 20 for text in shared), shared
+
+
+def test_the_score_script_counts_every_message_of_every_part(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     subprocess.run(
         [sys.executable, str(SET / "score.py"), "--json", str(out)],
@@ -37,7 +59,7 @@ def test_the_score_script_counts_every_message_of_both_parts(tmp_path: Path) -> 
         capture_output=True,
     )
     figures = json.loads(out.read_text())
-    for name in ("dev", "setaside"):
+    for name in ("dev", "setaside", "dev2", "setaside2"):
         f = figures[name]
         rows = _part(name)
         assert f["messages"] == len(rows)

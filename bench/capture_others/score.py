@@ -1,13 +1,15 @@
 """Capture recall/precision on operator messages written by other people (issue 31, part 5).
 
-    .venv/bin/python bench/capture_others/score.py                  # both parts
+    .venv/bin/python bench/capture_others/score.py                  # every part
     .venv/bin/python bench/capture_others/score.py --errors         # dev errors (what tuning sees)
     .venv/bin/python bench/capture_others/score.py --json results.json
 
 Each labelled message goes through the real Claude Code reader (``read_lines``) as the user
 entry of a small transcript, exactly as ``bench/capture.py`` builds it, then through
 ``detect``. A message counts as found when the detector proposes anything (the label is
-lasting or not; kinds were not labelled). ``--errors`` refuses to print set-aside items.
+lasting or not; kinds were not labelled). Two collections, each split into a dev part and a
+set-aside third: ``dev``/``setaside`` (308 messages from five sources) and ``dev2``/``setaside2``
+(1,574 from entireio/cli's committed sessions). ``--errors`` prints dev items only.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def _transcript_for() -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
 
 transcript_for = _transcript_for()
 
-PARTS = ("dev", "setaside")
+PARTS = ("dev", "setaside", "dev2", "setaside2")
+DEV_PARTS = ("dev", "dev2")
 
 
 def load(part: str) -> list[dict[str, Any]]:
@@ -74,12 +77,12 @@ def score(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--errors", action="store_true", help="print the dev part's errors")
+    parser.add_argument("--errors", action="store_true", help="print the dev parts' errors")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    parser.add_argument("--part", choices=(*PARTS, "both"), default="both")
+    parser.add_argument("--part", choices=(*PARTS, "all"), default="all")
     args = parser.parse_args()
     figures = {}
-    for part in PARTS if args.part == "both" else (args.part,):
+    for part in PARTS if args.part == "all" else (args.part,):
         figures[part], errors = score(load(part))
         f = figures[part]
         print(
@@ -87,7 +90,7 @@ def main() -> None:
             f"precision {f['precision']:.3f}  recall {f['recall']:.3f}  "
             f"(tp {f['true_positives']}, fp {f['false_positives']}, missed {f['misses']})"
         )
-        if args.errors and part == "dev":
+        if args.errors and part in DEV_PARTS:
             for why, item in errors:
                 print(f"  {why}: {item['id']} {item['text'][:160]!r}")
     if args.json:
