@@ -77,8 +77,12 @@ _TOOL_STATEMENT: Final = re.compile(
     r"|(?:python|node(?:\.js)?|java|go|rust|php|ruby|typescript|dotnet|\.net)\s*v?\d)",
     re.IGNORECASE,
 )
+# "Use uv for …", "Use Tailwind CSS for styling", "Use TanStack Query (react-query) for …":
+# the tool used for a task (a name of up to four words, the later ones capitalised).
 _USE_TOOL: Final = re.compile(
-    r"^use\s+(?:\*\*|`)?[a-z][\w.-]{0,19}(?:\*\*|`)?\s+(?:for|to|as|\()", re.I
+    r"^use\s+(?:\*\*|`)?[a-z][\w.-]{0,19}(?:\s+(?-i:[A-Z])[\w.-]{0,19}){0,3}"
+    r"(?:\s+\([^()\n]{1,30}\))?(?:\*\*|`)?\s+(?:for|to|as|\()",
+    re.I,
 )
 _COMPARATIVE: Final = re.compile(r"^[a-z][\w`'\" ./-]{2,60}\s+over\s+\S", re.IGNORECASE)
 _DESCRIPTIVE: Final = re.compile(
@@ -148,7 +152,17 @@ _CORRECTION_HEADING: Final = re.compile(
 )
 _CONVENTION_HEADING: Final = re.compile(
     r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting|[\w-]*stil"
-    r"|\w*konventionen|estilo|convenciones|convenções|nomenclatura|nommage|stile|convenzioni)\b",
+    r"|\w*konventionen|estilo|convenciones|convenções|nomenclatura|nommage|stile|convenzioni"
+    r"|coding standards?|code standards?|coding rules)\b"
+    r"|コーディング(?:規約|ルール)|記述ルール|コードスタイル|代码规范|编码规范|文档规范|命名规范|代码风格"
+    r"|코딩 ?(?:규칙|컨벤션)|코드 ?스타일",
+    re.I,
+)
+# A heading that recommends ("Recommended workflow", "推奨事項", "Workflow recommandé"): its
+# entries are preferences unless they say must.
+_RECOMMEND_HEADING: Final = re.compile(
+    r"\b(?:recommend\w*|recommand\w*|empfohlen\w*|empfehlung\w*|recomendad\w*"
+    r"|recomendaç\w*|raccomandat\w*)|推奨|推荐|建议|권장|(?<![а-яё])рекоменд",
     re.I,
 )
 _RULE_HEADING: Final = re.compile(
@@ -376,6 +390,8 @@ def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
         return MemoruleKind.PREFERENCE
     if ev.hard:
         return MemoruleKind.BEHAVIORAL_RULE
+    if heading and _RECOMMEND_HEADING.search(heading):
+        return MemoruleKind.PREFERENCE
     if (
         ev.labelled
         or (ev.convention and not ev.follow)
