@@ -19,7 +19,7 @@ import pytest
 
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.formats.rules_io import cues, grammar
-from prism_memory.formats.rules_io.kinds import guess_kind
+from prism_memory.formats.rules_io.kinds import classify, guess_kind
 from prism_memory.formats.rules_io.records import ParsedFile
 from prism_memory.formats.rules_io.requests import subject_for
 from prism_memory.services.rules_import import read_rule_files
@@ -291,7 +291,25 @@ def test_a_korean_noun_that_instructs_at_the_end(text: str, hit: bool) -> None:
         ("Añade pruebas unitarias cuando sea posible", "Pruebas", "preference"),
         ("Ajoute des tests si possible", "Tests", "preference"),
         ("Añade pruebas unitarias para cada endpoint", "Pruebas", "behavioral_rule"),
+        # "plutôt que" and "尽量" weigh one way against another: soft
+        ("Proposer une correction plutôt que de se justifier", "Conduite", "preference"),
+        ("Proposer une correction au lieu de se justifier", "Conduite", "convention"),
     ],
 )
 def test_the_kind_a_heading_or_a_phrase_gives(text: str, heading: str, kind: str) -> None:
     assert guess_kind(text, heading) is MemoruleKind(kind)
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "kind"),
+    [
+        ("尽量使用 TypeScript 编写新代码", "前端", "preference"),
+        ("必须使用 TypeScript 编写新代码", "前端", "behavioral_rule"),
+        # a heading naming conventions in Chinese, Japanese or Korean
+        ("脚本模板统一放在 `scripts/templates/`", "目录约定", "convention"),
+        ("テストは `tests/` に置く", "命名規約", "convention"),
+        ("脚本模板统一放在 `scripts/templates/`", "总则", "behavioral_rule"),
+    ],
+)
+def test_the_kind_of_a_rule_in_chinese_or_japanese(text: str, heading: str, kind: str) -> None:
+    assert classify(text, [heading]) is MemoruleKind(kind)

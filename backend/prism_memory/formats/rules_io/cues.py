@@ -51,14 +51,14 @@ SOFT: Final = re.compile(
     re.IGNORECASE,
 )
 PREFER: Final = re.compile(
-    r"优先|偏好|推荐|建议|尽可能|優先|推奨|望ましい|できるだけ|なるべく|선호|권장|가능하면"
+    r"优先|偏好|推荐|建议|尽可能|尽量|優先|推奨|望ましい|できるだけ|なるべく|선호|권장|가능하면"
     r"|\b(?:prefiere|preferir|prefiera|preferible|preferiblemente|recomendado|recomendable)\b"
     # "if possible", "when it makes sense" in the other languages
     r"|\b(?:si es posible|cuando sea posible|siempre que sea posible|si possible"
     r"|quand c'est pertinent|lorsque c'est pertinent|se possibile|quando possibile"
     r"|sempre que possível|quando possível|quando fizer sentido|wenn möglich|falls möglich)\b"
     r"|\b(?:bevorzugt|bevorzuge|bevorzugen|bevorzugte|möglichst|empfohlen|vorzugsweise)\b"
-    r"|\b(?:préférer|préférez|privilégier|privilégiez|recommandé|de préférence)\b"
+    r"|\b(?:préférer|préférez|privilégier|privilégiez|recommandé|de préférence|plutôt que)\b"
     r"|\b(?:prefira|preferencialmente|recomendado|de preferência)\b"
     r"|(?<![а-яё])(?:предпочт\w*|рекоменд\w*|по возможности|лучше)(?![а-яё])",
     re.IGNORECASE,

@@ -12,7 +12,8 @@ instruction in German, Spanish, Portuguese, French, Italian and Chinese.
 - In every one of them, the instruction may follow a clause that says when ("Antes de
   editar, verifique …", "Avant de …, lancez …", "Wenn …, strukturiere …", "与我交流时使用中文").
 - "X en lugar de Y" / "statt" / "au lieu de" / "em vez de" / "invece di" states which way
-  is the project's, as "X over Y" does in English: a convention.
+  is the project's, as "X over Y" does in English: a convention ("plutôt que", rather than,
+  weighs one against the other: a preference, see :mod:`.cues`).
 
 A word is read as an infinitive or imperative only with the language's own small words
 around it (articles, prepositions), so an English line ("Docker runs the stack", "Other
@@ -161,7 +162,7 @@ _DE_NICHT: Final = re.compile(r"\bnicht\b", re.IGNORECASE)
 # "X en lugar de Y": which way is the project's.
 INSTEAD: Final = re.compile(
     r"\b(?:en\s+lugar\s+de|en\s+vez\s+de|em\s+vez\s+de|ao\s+invés\s+de|au\s+lieu\s+de"
-    r"|plutôt\s+que|anstelle\s+von|anstatt|statt|invece\s+di|anziché)\b",
+    r"|anstelle\s+von|anstatt|statt|invece\s+di|anziché)\b",
     re.IGNORECASE,
 )
 

@@ -154,8 +154,8 @@ _CONVENTION_HEADING: Final = re.compile(
     r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting|[\w-]*stil"
     r"|\w*konventionen|estilo|convenciones|convenções|nomenclatura|nommage|stile|convenzioni"
     r"|coding standards?|code standards?|coding rules)\b"
-    r"|コーディング(?:規約|ルール)|記述ルール|コードスタイル|代码规范|编码规范|文档规范|命名规范|代码风格"
-    r"|코딩 ?(?:규칙|컨벤션)|코드 ?스타일",
+    r"|規約|コーディングルール|記述ルール|コードスタイル|约定|代码规范|编码规范|文档规范|命名规范"
+    r"|代码风格|컨벤션|코딩 ?규칙|코드 ?스타일",
     re.I,
 )
 # A heading that recommends ("Recommended workflow", "推奨事項", "Workflow recommandé"): its
