@@ -103,6 +103,23 @@ RULE_HEADING: Final = re.compile(
     r"|правила|соглашения|требования|стандарты|запреты|принципы)\b",
     re.IGNORECASE,
 )
+# A heading that names conventions or a style ("Code style", "Code-Stil", "코딩 규칙"): its
+# entries are conventions.
+CONVENTION_HEADING: Final = re.compile(
+    r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting|[\w-]*stil"
+    r"|\w*konventionen|estilo|convenciones|convenções|nomenclatura|nommage|stile|convenzioni"
+    r"|coding standards?|code standards?|coding rules)\b"
+    r"|規約|コーディングルール|記述ルール|コードスタイル|约定|代码规范|编码规范|文档规范|命名规范"
+    r"|代码风格|컨벤션|코딩 ?규칙|코드 ?스타일",
+    re.I,
+)
+# A heading that recommends ("Recommended workflow", "推奨事項", "Workflow recommandé"): its
+# entries are preferences unless they say must.
+RECOMMEND_HEADING: Final = re.compile(
+    r"\b(?:recommend\w*|recommand\w*|empfohlen\w*|empfehlung\w*|recomendad\w*"
+    r"|recomendaç\w*|raccomandat\w*)|推奨|推荐|建议|권장|(?<![а-яё])рекоменд",
+    re.I,
+)
 NEGATING_HEADING: Final = re.compile(
     r"\b(?:do not|don'?ts?|never|avoid|what to avoid|anti-?patterns?|forbidden|prohibited"
     r"|not allowed|restrictions|when not to|must not|pitfalls)\b"

@@ -150,21 +150,6 @@ _CORRECTION_HEADING: Final = re.compile(
     r"|corrections|don'?ts)\b",
     re.IGNORECASE,
 )
-_CONVENTION_HEADING: Final = re.compile(
-    r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting|[\w-]*stil"
-    r"|\w*konventionen|estilo|convenciones|convenções|nomenclatura|nommage|stile|convenzioni"
-    r"|coding standards?|code standards?|coding rules)\b"
-    r"|規約|コーディングルール|記述ルール|コードスタイル|约定|代码规范|编码规范|文档规范|命名规范"
-    r"|代码风格|컨벤션|코딩 ?규칙|코드 ?스타일",
-    re.I,
-)
-# A heading that recommends ("Recommended workflow", "推奨事項", "Workflow recommandé"): its
-# entries are preferences unless they say must.
-_RECOMMEND_HEADING: Final = re.compile(
-    r"\b(?:recommend\w*|recommand\w*|empfohlen\w*|empfehlung\w*|recomendad\w*"
-    r"|recomendaç\w*|raccomandat\w*)|推奨|推荐|建议|권장|(?<![а-яё])рекоменд",
-    re.I,
-)
 _RULE_HEADING: Final = re.compile(
     r"\b(?:rules?|guidelines?|instructions?|requirements?|standards?|conventions?|style"
     r"|practices|workflow|checklist|criteria|principles|do not|must|policy|naming)\b",
@@ -390,12 +375,12 @@ def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
         return MemoruleKind.PREFERENCE
     if ev.hard:
         return MemoruleKind.BEHAVIORAL_RULE
-    if heading and _RECOMMEND_HEADING.search(heading):
+    if heading and cues.RECOMMEND_HEADING.search(heading):
         return MemoruleKind.PREFERENCE
     if (
         ev.labelled
         or (ev.convention and not ev.follow)
-        or (heading and _CONVENTION_HEADING.search(heading))
+        or (heading and cues.CONVENTION_HEADING.search(heading))
     ):
         return MemoruleKind.CONVENTION
     named = kind_of_heading(heading) if heading else None
