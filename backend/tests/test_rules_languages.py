@@ -1,7 +1,11 @@
 """Instructions by grammar in German, Spanish, Portuguese, French, Italian and Chinese
 (issue 30, fourth round): imperatives, infinitives, prohibitions with "no"/"nicht", an
 instruction after a clause that says when, "X en lugar de Y"; and what they must leave
-alone (descriptions in those languages, English lines that only look like them).
+alone (descriptions in those languages, English lines that only look like them). The fifth
+round: a second-person imperative before an article and an instruction after a short label
+("Analizar: Investiga el problema"), a workflow heading in other languages, a checklist as
+one rule, a heading that asks why, Korean nouns that instruct, and the kinds a recommending
+or coding-standards heading, a tool named for a task and "if possible" give.
 
 Every cue has a case it must catch and a case it must leave alone. Every fixture is
 written here; none is copied from a third-party file.
@@ -14,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from prism_memory.domain.records import MemoruleKind
-from prism_memory.formats.rules_io import grammar
-from prism_memory.formats.rules_io.kinds import guess_kind
+from prism_memory.formats.rules_io import cues, grammar
+from prism_memory.formats.rules_io.kinds import classify, guess_kind
 from prism_memory.formats.rules_io.records import ParsedFile
+from prism_memory.formats.rules_io.requests import subject_for
 from prism_memory.services.rules_import import read_rule_files
 
 
@@ -63,6 +68,16 @@ def rule_texts(parsed: ParsedFile) -> list[str]:
         ("Bevor du pushst, starte die Tests", True),
         ("提交代码前运行全部测试", True),
         ("项目启动时间较长", False),  # "时" in a noun, no verb after it
+        # a second-person imperative right before an article or "que"/"sempre" (fifth
+        # round), also after a short label
+        ("Investiga el problema antes de tocar el código", True),
+        ("Comprueba que la migración se aplica en local", True),
+        ("Preséntame un plan antes de editar", True),
+        ("Verifica sempre i permessi del file", True),
+        ("Analizar: Investiga el problema a fondo", True),
+        ("Toda la configuración vive en config/", False),  # a determiner, then an article
+        ("Entre la base de datos y la caché hay una cola", False),
+        ("Backend: Supabase para los datos", False),  # a label over a value
         # English lines that only look like the above
         ("Other services read the same queue en masse", False),
         ("Docker runs the whole stack locally", False),
@@ -179,3 +194,122 @@ def test_a_persona_is_no_rule_but_an_instruction_beside_it_is(tmp_path: Path) ->
         "Erkläre Entscheidungen kurz",
         "You are expected to run the linters before every commit",
     ]
+
+
+# -- the fifth round ----------------------------------------------------------------------
+
+
+def test_a_workflow_heading_in_spanish_makes_its_steps_one_procedure(tmp_path: Path) -> None:
+    steps = (
+        "1. Usar UTF-8 en todos los archivos.\n"
+        "2. Validar la entrada del usuario.\n"
+        "3. Registrar los errores con el logger.\n"
+    )
+    parsed = parse(tmp_path, f"## Flujo de trabajo\n\n{steps}")
+    assert rule_texts(parsed) == [steps.strip()]
+    # a data flow describes no task: the numbered entries stay rules of their own
+    parsed = parse(tmp_path, f"## Flujo de datos\n\n{steps}")
+    assert len(rule_texts(parsed)) == 3
+
+
+@pytest.mark.parametrize("heading", ["Flux de travail", "Flusso di lavoro", "Fluxo de trabalho"])
+def test_a_workflow_heading_in_french_italian_or_portuguese_is_a_procedure(
+    tmp_path: Path, heading: str
+) -> None:
+    parsed = parse(tmp_path, f"## {heading}\n\n1. Lire le ticket.\n2. Écrire le test.\n")
+    assert len(rule_texts(parsed)) == 1
+
+
+def test_a_checklist_is_one_rule_and_its_subject_has_no_box(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Antes de publicar\n\n"
+        "- [ ] Los tests pasan en local\n"
+        "- [ ] El changelog está al día\n"
+        "- [x] La versión sube\n",
+    )
+    [rule] = [u for u in parsed.units if u.kind is not None]
+    assert rule.text.count("[") == 3
+    assert "[" not in subject_for(rule)
+    # one box among plain entries is no checklist: the entries stay apart
+    parsed = parse(
+        tmp_path,
+        "## Antes de publicar\n\n"
+        "- [ ] Los tests pasan en local\n"
+        "- Ejecuta el linter antes de cada push\n"
+        "- Mantén los commits pequeños\n",
+    )
+    assert len(rule_texts(parsed)) >= 2
+
+
+def test_a_heading_that_asks_why_gives_reasons_not_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 서비스 규칙\n\n"
+        "- 서비스는 반드시 재시작 스크립트로 실행\n\n"
+        "### 왜 이런 규칙이 필요한가?\n\n"
+        "- 스크립트가 환경 변수와 로깅을 자동 처리\n"
+        "- 팀 개발 환경의 일관성 유지\n\n"
+        "## Why these rules?\n\n"
+        "- Ports stay the same on every machine\n",
+    )
+    assert rule_texts(parsed) == ["서비스는 반드시 재시작 스크립트로 실행"]
+    # "why" further in a heading asks nothing: the entries under it stay rules
+    parsed = parse(tmp_path, "## Rules, and the reasons why\n\n- Run the tests before a push\n")
+    assert rule_texts(parsed) == ["Run the tests before a push"]
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("모든 설명과 코드 주석은 한국어로 작성", True),
+        ("오류가 나면 즉시 작업 중단", True),
+        ("작성자와 날짜는 머리말에 있다", False),  # "작성" not at the end: a statement
+        ("팀 개발 환경의 일관성", False),
+    ],
+)
+def test_a_korean_noun_that_instructs_at_the_end(text: str, hit: bool) -> None:
+    assert (cues.IMPERATIVE.search(text) is not None) is hit
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "kind"),
+    [
+        # a heading that recommends makes its entries preferences, unless they say must
+        ("Run the tests before you apply a change", "Recommended workflow", "preference"),
+        ("変更前にバックアップを作成する", "推奨事項", "preference"),
+        ("Never push to main", "Recommended workflow", "behavioral_rule"),
+        # a coding-standards heading names conventions; a generic one does not
+        ("Include docstrings for modules and classes", "Coding Standards", "convention"),
+        ("API 에러는 try-catch로 처리한다", "코딩 규칙", "convention"),
+        ("Include docstrings for modules and classes", "Development", "behavioral_rule"),
+        # the tool used for a task, its name of several words
+        ("Use Tailwind CSS for styling", "Frontend", "convention"),
+        ("Use TanStack Query (react-query) for data fetching", "Frontend", "convention"),
+        ("Use the existing helpers for date math", "Frontend", "behavioral_rule"),
+        # "if possible" in the other languages is soft
+        ("Añade pruebas unitarias cuando sea posible", "Pruebas", "preference"),
+        ("Ajoute des tests si possible", "Tests", "preference"),
+        ("Añade pruebas unitarias para cada endpoint", "Pruebas", "behavioral_rule"),
+        # "plutôt que" and "尽量" weigh one way against another: soft
+        ("Proposer une correction plutôt que de se justifier", "Conduite", "preference"),
+        ("Proposer une correction au lieu de se justifier", "Conduite", "convention"),
+    ],
+)
+def test_the_kind_a_heading_or_a_phrase_gives(text: str, heading: str, kind: str) -> None:
+    assert guess_kind(text, heading) is MemoruleKind(kind)
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "kind"),
+    [
+        ("尽量使用 TypeScript 编写新代码", "前端", "preference"),
+        ("必须使用 TypeScript 编写新代码", "前端", "behavioral_rule"),
+        # a heading naming conventions in Chinese, Japanese or Korean
+        ("脚本模板统一放在 `scripts/templates/`", "目录约定", "convention"),
+        ("テストは `tests/` に置く", "命名規約", "convention"),
+        ("脚本模板统一放在 `scripts/templates/`", "总则", "behavioral_rule"),
+    ],
+)
+def test_the_kind_of_a_rule_in_chinese_or_japanese(text: str, heading: str, kind: str) -> None:
+    assert classify(text, [heading]) is MemoruleKind(kind)

@@ -51,10 +51,14 @@ SOFT: Final = re.compile(
     re.IGNORECASE,
 )
 PREFER: Final = re.compile(
-    r"优先|偏好|推荐|建议|尽可能|優先|推奨|望ましい|できるだけ|なるべく|선호|권장|가능하면"
+    r"优先|偏好|推荐|建议|尽可能|尽量|優先|推奨|望ましい|できるだけ|なるべく|선호|권장|가능하면"
     r"|\b(?:prefiere|preferir|prefiera|preferible|preferiblemente|recomendado|recomendable)\b"
+    # "if possible", "when it makes sense" in the other languages
+    r"|\b(?:si es posible|cuando sea posible|siempre que sea posible|si possible"
+    r"|quand c'est pertinent|lorsque c'est pertinent|se possibile|quando possibile"
+    r"|sempre que possível|quando possível|quando fizer sentido|wenn möglich|falls möglich)\b"
     r"|\b(?:bevorzugt|bevorzuge|bevorzugen|bevorzugte|möglichst|empfohlen|vorzugsweise)\b"
-    r"|\b(?:préférer|préférez|privilégier|privilégiez|recommandé|de préférence)\b"
+    r"|\b(?:préférer|préférez|privilégier|privilégiez|recommandé|de préférence|plutôt que)\b"
     r"|\b(?:prefira|preferencialmente|recomendado|de preferência)\b"
     r"|(?<![а-яё])(?:предпочт\w*|рекоменд\w*|по возможности|лучше)(?![а-яё])",
     re.IGNORECASE,
@@ -67,6 +71,7 @@ IMPERATIVE: Final = re.compile(
     r"^请|请[使用务]|[てで]ください|ください[。．:：]?$|すること[。．]?$|ること[。．]?$|こと[。．]?$"
     r"|とする[。．]?$"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
+    r"|(?:작성|준수|중단|종료)(?:할 것|하기)?[.]?$"  # "주석은 한국어로 작성", a noun that instructs
     r"|(?:を|に|で|は)(?:使用|実施|生成|排除|記述|整理|確認|作成|追加|修正|実装|削除|採用|重視"
     r"|適用|維持|活用|処理|従う|書く|行う|守る|避ける)(?:する)?[。．]?$"
     r"|^(?:usa|use|utiliza|utilice|usar|utilizar|mantén|mantener|escribe|escriba|escrever"
@@ -98,6 +103,23 @@ RULE_HEADING: Final = re.compile(
     r"|правила|соглашения|требования|стандарты|запреты|принципы)\b",
     re.IGNORECASE,
 )
+# A heading that names conventions or a style ("Code style", "Code-Stil", "코딩 규칙"): its
+# entries are conventions.
+CONVENTION_HEADING: Final = re.compile(
+    r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting|[\w-]*stil"
+    r"|\w*konventionen|estilo|convenciones|convenções|nomenclatura|nommage|stile|convenzioni"
+    r"|coding standards?|code standards?|coding rules)\b"
+    r"|規約|コーディングルール|記述ルール|コードスタイル|约定|代码规范|编码规范|文档规范|命名规范"
+    r"|代码风格|컨벤션|코딩 ?규칙|코드 ?스타일",
+    re.I,
+)
+# A heading that recommends ("Recommended workflow", "推奨事項", "Workflow recommandé"): its
+# entries are preferences unless they say must.
+RECOMMEND_HEADING: Final = re.compile(
+    r"\b(?:recommend\w*|recommand\w*|empfohlen\w*|empfehlung\w*|recomendad\w*"
+    r"|recomendaç\w*|raccomandat\w*)|推奨|推荐|建议|권장|(?<![а-яё])рекоменд",
+    re.I,
+)
 NEGATING_HEADING: Final = re.compile(
     r"\b(?:do not|don'?ts?|never|avoid|what to avoid|anti-?patterns?|forbidden|prohibited"
     r"|not allowed|restrictions|when not to|must not|pitfalls)\b"
@@ -114,7 +136,11 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"|referencias|références|referências|zukunft|zukünftige?|feuille de route|hoja de ruta"
     r"|roteiro|à compléter|a completar|por completar|zu ergänzen)\b"
     r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵"
-    r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])",
+    r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])"
+    # a heading that asks why ("왜 이런 규칙이 필요한가?", "Warum?"): the reasons for the
+    # rules above it
+    r"|^\W*(?:why\b|warum\b|wieso\b|pourquoi\b|por\s*qu[ée]\b|perch[ée]\b|por\s+que\b|왜\s"
+    r"|为什么|為什麼|なぜ|почему(?![а-яё]))",
     re.IGNORECASE,
 )
 EXAMPLE_LEAD: Final = re.compile(
@@ -129,6 +155,10 @@ PROCEDURE_HEADING: Final = re.compile(
     r"\b(?:workflow|procedure|process|steps|flow|how to|routine|checklist)\b"
     r"|流程|步骤|手順|フロー|工程|절차|단계|순서|ablauf|schritte|vorgehen|processus|étapes"
     r"|proceso|pasos|processo|etapas|(?<![а-яё])(?:процесс|порядок|шаги)(?![а-яё])"
+    # "Flujo de trabajo", "Flux de travail", "Flusso di lavoro", "Fluxo de trabalho"; a data
+    # flow ("Flujo de datos") describes
+    r"|\b(?:flujo\s+de\s+trabajo|flux\s+de\s+travail|flusso\s+di\s+lavoro"
+    r"|fluxo\s+de\s+trabalho)\b|워크플로|작업\s*흐름"
     r"|\bpriorit\w*|\bprioridades\b|优先级|優先順位|우선순위",  # a ranking is one rule
     re.IGNORECASE,
 )

@@ -12,7 +12,8 @@ instruction in German, Spanish, Portuguese, French, Italian and Chinese.
 - In every one of them, the instruction may follow a clause that says when ("Antes de
   editar, verifique …", "Avant de …, lancez …", "Wenn …, strukturiere …", "与我交流时使用中文").
 - "X en lugar de Y" / "statt" / "au lieu de" / "em vez de" / "invece di" states which way
-  is the project's, as "X over Y" does in English: a convention.
+  is the project's, as "X over Y" does in English: a convention ("plutôt que", rather than,
+  weighs one against the other: a preference, see :mod:`.cues`).
 
 A word is read as an infinitive or imperative only with the language's own small words
 around it (articles, prepositions), so an English line ("Docker runs the stack", "Other
@@ -129,21 +130,53 @@ _ROMANCE_PROHIBITION: Final = re.compile(
     r"|\bne\s+(?:pas|jamais|plus)\b",
     re.IGNORECASE,
 )
+# A Spanish or Italian imperative of the second person ("Investiga el problema", "Preséntame
+# un plan", "Comprueba que …", "Verifica sempre …"): a word ending in a vowel right before an
+# article, "que"/"che" or "siempre"/"sempre". A noun is not followed by an article; the
+# determiners, pronouns, prepositions and adverbs that are (and end in a vowel) are listed.
+_IMPERATIVE_BEFORE: Final = re.compile(
+    rf"^([{_L}]{{3,}}[aeio])\s+(?:el|la|los|las|lo|un|una|unos|unas|que|il|gli|i|le|uno"
+    r"|che|siempre|sempre|todo|todos|todas|tutti|tutte|tutto)\b",
+    re.IGNORECASE,
+)
+_NOT_IMPERATIVE: Final = frozenset(
+    """
+    toda todo todas todos cada otra otro otras otros esta este estas estos esa ese esas esos
+    aquella aquel aquello misma mismo mismas mismos nuestra nuestro vuestra vuestro alguna
+    alguno ninguna ninguno cualquiera sobre entre desde hasta para contra durante mediante
+    ante tras donde cuando como mientras aunque porque pero siempre nunca solo sólo ahora
+    luego antes después también tampoco aquí allí muy mucho mucha poco poca tanto tanta
+    casi quizá mientras dove quando come mentre anche sempre dopo prima sopra sotto dentro
+    fuori senza questa questo queste questi quella quello tutta ogni ciascuna ciascuno
+    nessuna nessuno alcuna alcuno altra altro altre altri stessa stesso nostra nostro vostra
+    vostro perché però oppure ancora molto molta troppo quanto cosa ecco ovvero cioè nella
+    nelle negli della delle degli dalla dalle dagli alla alle agli sulla sulle sugli una uno
+    esto eso ello ella ellos ellas nosotros usted ustedes quien quienes cuya cuyo cuyas
+    cuyos donde adonde porque pues sino mediante incluso salvo excepto según hacia bajo
+    are were there where here more before the some none once since while like these those
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
 _NON_ASCII: Final = re.compile(r"[à-öø-ÿœ]", re.IGNORECASE)
 _DE_NICHT: Final = re.compile(r"\bnicht\b", re.IGNORECASE)
 
 # "X en lugar de Y": which way is the project's.
 INSTEAD: Final = re.compile(
     r"\b(?:en\s+lugar\s+de|en\s+vez\s+de|em\s+vez\s+de|ao\s+invés\s+de|au\s+lieu\s+de"
-    r"|plutôt\s+que|anstelle\s+von|anstatt|statt|invece\s+di|anziché)\b",
+    r"|anstelle\s+von|anstatt|statt|invece\s+di|anziché)\b",
     re.IGNORECASE,
 )
 
 
+# A short label before the instruction ("Analizar: Investiga el problema", "Debug: Fornisci
+# …"): the instruction is what follows it.
+_LABEL: Final = re.compile(r"^[^\W\d][\w .'’/&-]{0,40}?[:：]\s+(?=\S)")
+
+
 def _main_clause(text: str) -> str:
-    """The text after a list number and a leading clause that says when ("1. Antes de
-    editar, …")."""
-    return _CLAUSE.sub("", _NUMBER.sub("", text.strip(), count=1), count=1)
+    """The text after a list number, a short label and a leading clause that says when
+    ("1. Antes de editar, …", "Verificar: comprueba …")."""
+    text = _NUMBER.sub("", text.strip(), count=1)
+    return _CLAUSE.sub("", _LABEL.sub("", text, count=1), count=1)
 
 
 def _german_instruction(text: str) -> bool:
@@ -170,7 +203,17 @@ def _spoken(context: re.Pattern[str], text: str, after: str = "") -> bool:
     return hits >= 2 or (hits == 1 and bool(_NON_ASCII.search(text) or context.match(after)))
 
 
+def _second_person(text: str) -> bool:
+    found = _IMPERATIVE_BEFORE.match(text)
+    if found is None or found.group(1).lower() in _NOT_IMPERATIVE:
+        return False
+    after = text[len(found.group(1)) :].lstrip()
+    return _spoken(_IBERIAN, text, after) or _spoken(_ITALIAN, text, after)
+
+
 def _romance_instruction(text: str) -> bool:
+    if _second_person(text):
+        return True
     first = _FIRST_WORD.match(text.lower())
     if first is None or first.group(2).strip() == ":" or first.group(1) in _ROMANCE_NOT_VERB:
         return False

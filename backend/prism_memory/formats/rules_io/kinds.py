@@ -77,8 +77,12 @@ _TOOL_STATEMENT: Final = re.compile(
     r"|(?:python|node(?:\.js)?|java|go|rust|php|ruby|typescript|dotnet|\.net)\s*v?\d)",
     re.IGNORECASE,
 )
+# "Use uv for …", "Use Tailwind CSS for styling", "Use TanStack Query (react-query) for …":
+# the tool used for a task (a name of up to four words, the later ones capitalised).
 _USE_TOOL: Final = re.compile(
-    r"^use\s+(?:\*\*|`)?[a-z][\w.-]{0,19}(?:\*\*|`)?\s+(?:for|to|as|\()", re.I
+    r"^use\s+(?:\*\*|`)?[a-z][\w.-]{0,19}(?:\s+(?-i:[A-Z])[\w.-]{0,19}){0,3}"
+    r"(?:\s+\([^()\n]{1,30}\))?(?:\*\*|`)?\s+(?:for|to|as|\()",
+    re.I,
 )
 _COMPARATIVE: Final = re.compile(r"^[a-z][\w`'\" ./-]{2,60}\s+over\s+\S", re.IGNORECASE)
 _DESCRIPTIVE: Final = re.compile(
@@ -145,11 +149,6 @@ _CORRECTION_HEADING: Final = re.compile(
     r"\b(?:anti-?patterns?|common (?:mistakes|errors|issues)|mistakes|gotchas|pitfalls"
     r"|corrections|don'?ts)\b",
     re.IGNORECASE,
-)
-_CONVENTION_HEADING: Final = re.compile(
-    r"\b(?:conventions?|naming|code style|coding style|style guide|style|formatting|[\w-]*stil"
-    r"|\w*konventionen|estilo|convenciones|convenções|nomenclatura|nommage|stile|convenzioni)\b",
-    re.I,
 )
 _RULE_HEADING: Final = re.compile(
     r"\b(?:rules?|guidelines?|instructions?|requirements?|standards?|conventions?|style"
@@ -376,10 +375,12 @@ def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
         return MemoruleKind.PREFERENCE
     if ev.hard:
         return MemoruleKind.BEHAVIORAL_RULE
+    if heading and cues.RECOMMEND_HEADING.search(heading):
+        return MemoruleKind.PREFERENCE
     if (
         ev.labelled
         or (ev.convention and not ev.follow)
-        or (heading and _CONVENTION_HEADING.search(heading))
+        or (heading and cues.CONVENTION_HEADING.search(heading))
     ):
         return MemoruleKind.CONVENTION
     named = kind_of_heading(heading) if heading else None

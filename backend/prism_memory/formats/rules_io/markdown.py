@@ -72,6 +72,8 @@ _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->"
 _EXPORT: Final = re.compile(r"<!--\s*prism:export\b")
 _APPLIES_KEYS: Final = ("persona", "surface", "specialization", "scope")
 _LISTS: Final = ("bullet_list", "ordered_list")
+_CHECKBOX: Final = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\[[ xX]\]\s")
+MIN_BOXES: Final = 2
 
 
 def split_markdown(
@@ -120,6 +122,8 @@ def _blocks(state: State, nodes: list[Node]) -> None:
                 _paragraph(state, node)
         elif node.kind == "ordered_list" and _procedure_heading(state):
             _procedure(state, [], node, "")
+        elif _checklist(state, node):
+            _procedure(state, [], node, "", boxes=True)
         elif node.kind in _LISTS:
             _list(state, node, state.context(), "")
         elif node.kind in ("fence", "code_block"):
@@ -232,7 +236,8 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     spans = sentence_spans(text)
     lead_start = spans[-1][0] if spans else 0
     lead = text[lead_start:].strip()
-    steps = lst.kind == "ordered_list" and not RULES_LEAD.search(lead)
+    boxes = _checklist(state, lst)
+    steps = (lst.kind == "ordered_list" and not RULES_LEAD.search(lead)) or boxes
     if steps or EXAMPLE_LEAD.match(lead.rstrip(":：")):
         if lead_start > 0:
             _paragraph(state, para, upto=lead_start)
@@ -240,7 +245,7 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
             report_inline(state, para, comments_in(para.inline))
         if steps:  # a procedure: its steps stay one rule, in order
             lead_lines = span(state, para)[text[:lead_start].count("\n") :]
-            _procedure(state, lead_lines, lst, lead)
+            _procedure(state, lead_lines, lst, lead, boxes=boxes)
         else:  # "Examples:", "Types include:": they illustrate, they do not rule
             lines = span(state, para) + span(state, lst)
             add(
@@ -372,10 +377,24 @@ def _procedure_heading(state: State) -> bool:
     return bool(state.headings) and bool(PROCEDURE_HEADING.search(state.headings[-1][1]))
 
 
-def _procedure(state: State, lead_lines: list[Line], lst: Node, lead: str) -> None:
+def _checklist(state: State, node: Node) -> bool:
+    """A list of boxes to tick ("- [ ] Tests pass"): the checks of one step, one rule."""
+    items = [i for i in node.children if i.kind == "list_item"]
+    return (
+        node.kind in _LISTS
+        and len(items) >= MIN_BOXES
+        and all(_CHECKBOX.match(state.lines.get(i.start, "")) for i in items)
+    )
+
+
+def _procedure(
+    state: State, lead_lines: list[Line], lst: Node, lead: str, boxes: bool = False
+) -> None:
     """An ordered list of steps (after a lead-in ending in ':' or under a heading that
-    names a workflow): one rule, its steps in order, with the lead-in as first line."""
+    names a workflow), or a checklist: one rule, its steps in order, with the lead-in as
+    first line. A checklist is a rule however its boxes are worded ("- [ ] Tests pass"):
+    they are what to check."""
     lines = [*lead_lines, *span(state, lst)]
     body = join(span(state, lst))
     text = f"{lead}\n{body}" if lead else body
-    add(state, lines, state.context(), None, text, list_entry=True)
+    add(state, lines, state.context(), None, text, list_entry=True, force=boxes)

@@ -28,6 +28,7 @@ SENTENCE_MAX: Final = 160
 CONTEXT_MAX: Final = 60
 _SUB_ENTRY: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s*>")
 _NOTE_TAG: Final = re.compile(r"\((?P<tag>file:[^()]+#L\d+-L\d+)\)$")
+_BOX: Final = re.compile(r"^(?:[-*+]\s+)?\[[ xX]\]\s+")  # a checklist's box: markup
 
 
 def first_sentence(text: str) -> str:
@@ -46,7 +47,7 @@ def first_sentence(text: str) -> str:
             prose.append(stripped)
     if not prose:  # a table or code only: its first line, as written
         prose = [" ".join(text.strip().split("\n", 1)[0].split())]
-    flat = _unbold(" ".join(" ".join(prose).split()))
+    flat = _BOX.sub("", _unbold(" ".join(" ".join(prose).split())), count=1)
     spans = sentence_spans(flat)
     sentence = flat[: spans[0][1]] if spans else flat
     return shorten(sentence.rstrip().rstrip(":.").rstrip(), SENTENCE_MAX)
