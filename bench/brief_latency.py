@@ -58,7 +58,7 @@ def build_store(db: Path, n: int) -> int:
     services = build_services(load_settings(db=db, embedder="minilm"))
     try:
         ctx = context_from(services.settings)
-        services.memory.remember_many(ctx, requests)
+        services.memory.bulk.remember_many(ctx, requests)
     finally:
         services.close()
     return len(requests)

@@ -81,7 +81,7 @@ def build(path: Path, rules: int, plain: int, notes: int) -> tuple[str, str]:
                     raw["checks"] = CHECKS[i % len(CHECKS)]
                 raws.append(raw)
             raws += [{"body": f"Note {i} of {project}."} for i in range(notes)]
-            services.memory.remember_many(ctx, raws)
+            services.memory.bulk.remember_many(ctx, raws)
         return str(uuid_for("tenant", "acme")), str(uuid_for("project", "api"))
     finally:
         services.close()

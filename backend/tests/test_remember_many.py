@@ -1,4 +1,4 @@
-"""Bulk writes (``MemoryService.remember_many``): the same records as ``remember``, fewer
+"""Bulk writes (``BulkService.remember_many``): the same records as ``remember``, fewer
 transactions, all-or-nothing validation."""
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ def test_remember_many_writes_every_item_with_its_audit_event(
 ) -> None:
     raws = [rule(i) for i in range(5)] + [{"kind": "note", "body": "deploys are on Tuesdays"}]
 
-    results = services.memory.remember_many(ctx, raws, chunk=2)
+    results = services.memory.bulk.remember_many(ctx, raws, chunk=2)
 
     assert [r.kind for r in results] == [Kind.MEMORULE] * 5 + [Kind.NOTE]
     assert all(r.audit_id is not None for r in results[:5]) and results[5].audit_id is None
     for result, raw in zip(results, raws, strict=True):
-        _, state = services.memory.get(ctx, result.id)
+        _, state = services.memory.reads.get(ctx, result.id)
         assert state.body == raw["body"] and state.version == 1
     assert services.store.stats(ctx.tenant_id)["audit_events"] == 5
     assert services.memorules.verify_chain(ctx).ok
@@ -46,7 +46,7 @@ def test_remember_many_reports_every_error_and_writes_nothing(
     raws = [rule(0), rule(1, subject="x"), rule(2, idempotency_key="k-2"), {"kind": "nope"}]
 
     with pytest.raises(InvalidInput) as caught:
-        services.memory.remember_many(ctx, raws)
+        services.memory.bulk.remember_many(ctx, raws)
 
     fields = {(e.field, e.code) for e in caught.value.errors}
     assert ("items[1].subject", "too_short") in fields
@@ -58,9 +58,9 @@ def test_remember_many_reports_every_error_and_writes_nothing(
 def test_remember_many_items_are_recalled_like_single_writes(
     services: Services, ctx: SessionContext
 ) -> None:
-    services.memory.remember_many(ctx, [rule(i) for i in range(3)])
+    services.memory.bulk.remember_many(ctx, [rule(i) for i in range(3)])
 
-    found = services.memory.recall(
+    found = services.memory.recalls.recall(
         ctx, validate_recall({"query": "migration file names", "top_k": 5})
     )
 
