@@ -160,7 +160,7 @@ def bulk_import(names: list[str], texts: list[str], real: Any) -> dict[str, Any]
     """Items/s into an empty store, real model, each system's bulk path (and Prism's loop)."""
     from lib.prism_system import build, context, settings_for
 
-    from prism_memory.domain.contract.remember import validate_remember
+    from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 
     out: dict[str, Any] = {}
     # Every path runs on a warm model: the first batch of a new shape is slow in onnxruntime
@@ -193,7 +193,7 @@ def bulk_import(names: list[str], texts: list[str], real: Any) -> dict[str, Any]
             ctx = context("bulk")
             if path.startswith("remember_many"):
                 for part in common.chunks(reqs, 256):
-                    svc.memory.bulk.remember_many(ctx, part)
+                    svc.memory.bulk.remember_many(ctx, validate_remember_many(part))
             else:
                 for req in reqs:
                     svc.memory.writes.remember(ctx, validate_remember(req))

@@ -158,11 +158,15 @@ def load_project(svc: Any, p: int, per_project: int, service_path: bool) -> None
     """Project ``p``'s memorules: through ``remember_many``, or the storage port."""
     from lib.prism_system import context
 
+    from prism_memory.domain.contract.remember import validate_remember_many
+
     ctx = context(f"million-{p}")
     for lo in range(0, per_project, 1000):
         hi = min(lo + 1000, per_project)
         if service_path:
-            svc.memory.bulk.remember_many(ctx, [request(p, i) for i in range(lo, hi)])
+            svc.memory.bulk.remember_many(
+                ctx, validate_remember_many([request(p, i) for i in range(lo, hi)])
+            )
         else:
             texts = [fx.text_of(p * 1_000_000 + i) for i in range(lo, hi)]
             fx.prism_load(svc, ctx, lo, texts, svc.memory.deps.embedder.embed(texts))

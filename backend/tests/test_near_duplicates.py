@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.ranking import dots
 from prism_memory.domain.records import Confidence, MemoruleKind, SessionContext
@@ -165,7 +165,7 @@ def test_a_write_neither_builds_a_cache_nor_stores_a_segment(db_path: Path) -> N
         stored = segments(store)
         assert len(stored) == 1 and len(store.caches) == 1
         # More changed rows than a segment is stored anew for: a write still leaves it be.
-        writer.bulk.remember_many(ctx, [rule(i) for i in range(100, 700)])
+        writer.bulk.remember_many(ctx, validate_remember_many([rule(i) for i in range(100, 700)]))
         for i in range(700, 705):
             writer.writes.remember(ctx, validate_remember(rule(i)))
         assert segments(store) == stored

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.records import RecallResult, SessionContext
 from prism_memory.domain.restated import without_restated
@@ -467,7 +467,7 @@ def test_the_pre_selection_reads_the_hnsw_index(
     rng = random.Random(5)
     ctx = SessionContext(uuid_for("tenant", "t"), uuid_for("project", "p"), uuid_for("s", "s"))
     requests = [write_request(rng) | {"body": text(rng, 6, 16) + f" {i}"} for i in range(600)]
-    memory.bulk.remember_many(ctx, requests)
+    memory.bulk.remember_many(ctx, validate_remember_many(requests))
     assert store.vector_index(True) is True  # built over the rows already there
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("ANALYZE recall_index")

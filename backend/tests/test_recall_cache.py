@@ -14,7 +14,7 @@ import pytest
 
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.domain.ranking import Candidates, rank
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.port import CandidateFilter
@@ -278,7 +278,9 @@ def test_the_near_duplicate_check_finds_the_twin_among_thousands(
     memory = MemoryRooms(MemoryDeps(store, embedder, memorules))  # type: ignore[arg-type]
     ctx = make_ctx()
     try:
-        memory.bulk.remember_many(ctx, [rule(f"Rule number {i:05d}") for i in range(5000)])
+        memory.bulk.remember_many(
+            ctx, validate_remember_many([rule(f"Rule number {i:05d}") for i in range(5000)])
+        )
         twin = rule("Rule number 00042")
         twin["body"] += " (again)"
         result = memory.writes.remember(ctx, validate_remember(twin))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.domain.records import SessionContext
 from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.services.memorule_service import MemoruleService
@@ -219,7 +219,10 @@ def test_a_sketched_segment_prunes_and_ranks_like_a_full_rebuild(
     ids = [
         r.id
         for r in writer.memory.bulk.remember_many(
-            ctx, [rule(f"Rule number {i:05d}", scope="project") for i in range(5000)]
+            ctx,
+            validate_remember_many(
+                [rule(f"Rule number {i:05d}", scope="project") for i in range(5000)]
+            ),
         )
     ]
     drop_segments(db_path)
@@ -261,7 +264,9 @@ def test_many_changes_store_a_new_segment_that_another_process_then_loads(
     assert first is not None
     for memory_id in ids:
         writer.memory.lifecycle.update(ctx, memory_id, {"body": "Revised: deploy log."})
-    writer.memory.bulk.remember_many(ctx, [rule(f"more {i}") for i in range(600)])  # > STORE_MIN
+    writer.memory.bulk.remember_many(
+        ctx, validate_remember_many([rule(f"more {i}") for i in range(600)])
+    )  # > STORE_MIN
     writer.ranked(ctx, {})
     second = segment_clock(db_path, ctx, writer.embedder.model_id)
     assert second is not None and second > first
@@ -326,7 +331,7 @@ def test_memory_stays_under_the_budget_while_cycling_through_more_projects_than_
     projects = [make_ctx(project=f"p{i}") for i in range(12)]
     for ctx in projects:
         writer.memory.bulk.remember_many(
-            ctx, [rule(f"{ctx.project_id} rule {j}") for j in range(150)]
+            ctx, validate_remember_many([rule(f"{ctx.project_id} rule {j}") for j in range(150)])
         )
     budget_mb = 1
     small, reference = Node(db_path, cache_mb=budget_mb), Node(db_path, segments=False)

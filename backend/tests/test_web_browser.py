@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from tests.api_world import World, rule, running_world
 
 CHROMIUM = os.environ.get("PRISM_CHROMIUM", "/usr/bin/chromium")
@@ -133,7 +133,7 @@ def test_a_project_writer_lists_retired_rules_pages_and_edits_applies_to(
     world, base = served
     ctx = world.ctx("acme", "p1")
     raws = [rule(f"Browse rule {i:02d}", f"The body of browse rule {i:02d}.") for i in range(55)]
-    world.services.memory.bulk.remember_many(ctx, raws)
+    world.services.memory.bulk.remember_many(ctx, validate_remember_many(raws))
     page = sign_in(chromium, base, world.keys["a_p1_writer"])  # a writer bound to p1
     rows = page.locator("table.list tbody tr")
 

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from prism_memory.asgi import create_app
 from prism_memory.bootstrap import build_services
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.settings import load_settings
 from tests.api_world import World, rule, running_world
 
@@ -139,7 +139,7 @@ def test_the_list_pages_by_fifty_with_older_and_newest_links(world: World) -> No
     raws = [
         rule(f"Paged rule {i:02d}", f"The body of paged rule number {i:02d}.") for i in range(53)
     ]
-    world.services.memory.bulk.remember_many(ctx, raws)
+    world.services.memory.bulk.remember_many(ctx, validate_remember_many(raws))
     client = signed_in(world, "a_writer")
     first = client.get("/memorules?project=paged&kind=behavioral_rule")
     assert first.status_code == 200

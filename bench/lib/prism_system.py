@@ -92,12 +92,16 @@ def context(project: str, persona: str | None = None, surface: str | None = None
 
 def write_all(svc: Any, ctx: Any, requests: Sequence[dict[str, Any]], label: str) -> list[str]:
     """Write requests in bulk (``remember_many``, :data:`BULK` a call); return ids."""
+    from prism_memory.domain.contract.remember import validate_remember_many
+
     ids: list[str] = []
     started = time.perf_counter()
     step = BULK
     for start in range(0, len(requests), step):
         part = requests[start : start + step]
-        ids.extend(str(r.id) for r in svc.memory.bulk.remember_many(ctx, part))
+        ids.extend(
+            str(r.id) for r in svc.memory.bulk.remember_many(ctx, validate_remember_many(part))
+        )
         done = start + len(part)
         if done % (step * 8) < step or done == len(requests):
             rate = done / max(time.perf_counter() - started, 1e-9)
