@@ -195,23 +195,6 @@ class AccessService:
         access.require_role(key, Role.WRITER, "change memories")
         access.require_change(key, *self.get(key, ctx, memory_id))
 
-    def check_update(self, key: ApiKey, ctx: SessionContext, memory_id: UUID, changes: Any) -> None:
-        """Whether the key may make this update (before it is validated).
-
-        Raises:
-            PermissionDenied, NotFound: as :meth:`check_change`; or a persona-bound key
-                names another persona in ``changes.applies_to.persona``; or a key below
-                admin sets ``enforcement`` ``ask``/``deny``, or changes the checks or the
-                enforcement of a rule at ``ask``/``deny``.
-        """
-        access.require_role(key, Role.WRITER, "change memories")
-        memory, current = self.get(key, ctx, memory_id)
-        access.require_change(key, memory, current)
-        if isinstance(changes, Mapping):
-            access.require_own_persona_rule(key, changes.get("applies_to"))
-            access.require_scope_within_reach(key, changes.get("applies_to"))
-            access.require_enforcement_right(key, changes, current)
-
     def update(
         self,
         key: ApiKey,
@@ -222,10 +205,28 @@ class AccessService:
         evidence_signal_id: str | None = None,
         idempotency_key: str | None = None,
     ) -> WriteResult:
-        """Supersede a memory the key may change (see :meth:`LifecycleService.update`)."""
-        self.check_update(key, ctx, memory_id, changes)
+        """Supersede a memory the key may change (see :meth:`LifecycleService.update`).
+
+        The changes are judged on the version they make, as validated (a malformed change
+        is refused as such, before its reach), for the fields they change
+        (:func:`~prism_memory.domain.access.require_rule_write`).
+
+        Raises:
+            PermissionDenied, NotFound: as :meth:`check_change`; or a persona-bound key
+                names another persona in ``changes.applies_to.persona``; or a key restricted
+                to projects a tenant-wide scope; or a key below admin sets ``enforcement``
+                ``ask``/``deny``, or changes the checks or the enforcement of a rule at
+                ``ask``/``deny``.
+            InvalidInput, MemoryRetired, Conflict: as :meth:`LifecycleService.update`.
+        """
+        self.check_change(key, ctx, memory_id)
+
+        def reach(current: MemoryState, write: NoteWrite | MemoruleWrite) -> None:
+            if isinstance(write, MemoruleWrite):
+                access.require_rule_write(key, write, set(changes), current)
+
         return self.memory.lifecycle.update(
-            ctx, memory_id, changes, reason, evidence_signal_id, idempotency_key
+            ctx, memory_id, changes, reason, evidence_signal_id, idempotency_key, reach
         )
 
     def retire(
@@ -348,7 +349,9 @@ class AccessService:
 
         A proposal of checks for an active rule changes that rule's checks: the key must be
         allowed to change the rule, and, when its enforcement is an admin's ``ask``/``deny``,
-        to change its checks (else a writer could arm a block by approving).
+        to change its checks (else a writer could arm a block by approving). Edits are judged
+        on the rule they make, as validated (a malformed edit is refused as such, before its
+        reach), as an update's changes are.
         """
         self._decider(key, ctx, proposal_id)
         from prism_memory.services.check_proposals import proposal_target
@@ -359,10 +362,11 @@ class AccessService:
             rule, current = self.get(key, ctx, target[0])
             access.require_change(key, rule, current)
             access.require_enforcement_right(key, {"checks": proposal.checks}, current)
-        if isinstance(edits, Mapping):
-            access.require_own_persona_rule(key, edits.get("applies_to"))
-            access.require_scope_within_reach(key, edits.get("applies_to"))
-        return self.proposals.approve(ctx, proposal_id, edits, reason)
+
+        def reach(state: MemoryState, write: MemoruleWrite) -> None:
+            access.require_rule_write(key, write, set(edits or ()), state)
+
+        return self.proposals.approve(ctx, proposal_id, edits, reason, reach)
 
     def reject(
         self, key: ApiKey, ctx: SessionContext, proposal_id: UUID, reason: str | None
