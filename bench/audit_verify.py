@@ -144,13 +144,13 @@ def main() -> None:
         off = build_services(settings.model_copy(update={"served_receipts": False}))
         queries = [f"rule body number {i}" for i in range(50)]
         for s in (on, off):  # warm both caches
-            s.memory.recall(ctx, validate_recall({"query": "warm", "top_k": 10}))
+            s.memory.recalls.recall(ctx, validate_recall({"query": "warm", "top_k": 10}))
         times: dict[str, list[float]] = {"on": [], "off": []}
         for r in range(args.runs * 200):
             for name, s in (("on", on), ("off", off)):
                 q = {"query": queries[r % 50], "top_k": 10, "source_type": "memorule"}
                 t = time.perf_counter()
-                s.memory.recall(ctx, validate_recall(q))
+                s.memory.recalls.recall(ctx, validate_recall(q))
                 times[name].append(time.perf_counter() - t)
         p50 = {k: statistics.median(v) * 1000 for k, v in times.items()}
         print(

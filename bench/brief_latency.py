@@ -51,6 +51,7 @@ TASK = "add a database migration for the audit table and test it"
 def build_store(db: Path, n: int) -> int:
     """Write the first ``n`` rules of the benchmark into ``db`` with the real model."""
     from prism_memory.bootstrap import build_services, context_from
+    from prism_memory.domain.contract.remember import validate_remember_many
     from prism_memory.settings import load_settings
 
     rules = [r for r in load_jsonl(shared_bench_dir() / "rules" / "rules.jsonl") if is_rule(r)]
@@ -58,7 +59,7 @@ def build_store(db: Path, n: int) -> int:
     services = build_services(load_settings(db=db, embedder="minilm"))
     try:
         ctx = context_from(services.settings)
-        services.memory.remember_many(ctx, requests)
+        services.memory.bulk.remember_many(ctx, validate_remember_many(requests))
     finally:
         services.close()
     return len(requests)

@@ -58,6 +58,7 @@ CHECKS = [
 
 def build(path: Path, rules: int, plain: int, notes: int) -> tuple[str, str]:
     from prism_memory.bootstrap import build_services
+    from prism_memory.domain.contract.remember import validate_remember_many
     from prism_memory.domain.ids import new_id, uuid_for
     from prism_memory.domain.records import SessionContext
     from prism_memory.settings import load_settings
@@ -81,7 +82,7 @@ def build(path: Path, rules: int, plain: int, notes: int) -> tuple[str, str]:
                     raw["checks"] = CHECKS[i % len(CHECKS)]
                 raws.append(raw)
             raws += [{"body": f"Note {i} of {project}."} for i in range(notes)]
-            services.memory.remember_many(ctx, raws)
+            services.memory.bulk.remember_many(ctx, validate_remember_many(raws))
         return str(uuid_for("tenant", "acme")), str(uuid_for("project", "api"))
     finally:
         services.close()

@@ -65,7 +65,7 @@ class Engine:
 
         self.name, self.settings, self.table = name, settings, table
         self.svc = build_services(settings)
-        self.svc.embedder = self.svc.memory.embedder = self.svc.memorules.embedder = table
+        self.svc.embedder = self.svc.memory.deps.embedder = self.svc.memorules.embedder = table
         tenant = common_uuid("tenant", "bench")
         self.contexts = [
             SessionContext(tenant, common_uuid("project", f"p{i}"), common_uuid("s", "bench"))
@@ -85,13 +85,13 @@ class Engine:
         from prism_memory.domain.contract.recall import validate_recall
 
         req = {"query": query, "top_k": 10, "source_type": "memorule"}
-        return len(self.svc.memory.recall(self.contexts[0], validate_recall(req)).matches)
+        return len(self.svc.memory.recalls.recall(self.contexts[0], validate_recall(req)).matches)
 
     def write(self, i: int) -> None:
         from prism_memory.domain.contract.remember import validate_remember
 
         text = f"written during the bench {i}: always check the deploy checklist"
-        self.svc.memory.remember(
+        self.svc.memory.writes.remember(
             self.contexts[0],
             validate_remember(
                 {
@@ -109,7 +109,7 @@ class Engine:
         from prism_memory.bootstrap import build_services
 
         svc = build_services(self.settings, migrate=False)
-        svc.embedder = svc.memory.embedder = svc.memorules.embedder = self.table
+        svc.embedder = svc.memory.deps.embedder = svc.memorules.embedder = self.table
         return svc
 
     def close(self) -> None:
@@ -152,7 +152,7 @@ def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list
         for _ in range(args.cold):
             svc = engine.fresh()
             started = time.perf_counter()
-            svc.memory.recall(engine.contexts[0], validate_recall(req))
+            svc.memory.recalls.recall(engine.contexts[0], validate_recall(req))
             record(engine, "first_recall", time.perf_counter() - started)
             svc.close()
     for engine in engines:
@@ -173,7 +173,9 @@ def run_size(n: int, layout: str, args: argparse.Namespace, pg_url: Any) -> list
     out = []
     for engine in engines:
         req = {"query": queries[0], "top_k": 10, "source_type": "memorule"}
-        candidates = engine.svc.memory.recall(engine.contexts[0], validate_recall(req)).candidates
+        candidates = engine.svc.memory.recalls.recall(
+            engine.contexts[0], validate_recall(req)
+        ).candidates
         out.append(
             {
                 "engine": engine.name,

@@ -102,18 +102,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 note("load_sql_with_text", load_sql(svc, ctx, True))
                 note("load_sql_without_text", load_sql(svc, ctx, False))
                 started = time.perf_counter()
-                svc.memory.recall(ctx, validate_recall({"query": tasks[0], "top_k": 10}))
+                svc.memory.recalls.recall(ctx, validate_recall({"query": tasks[0], "top_k": 10}))
                 note(f"cold_recall_lexical_{lexical}", time.perf_counter() - started)
                 if lexical == 0.0:  # the index is still untouched: time tokenising alone
                     cands = svc.store.candidates(
-                        ctx.tenant_id, _filter(ctx), svc.memory.embedder.model_id
+                        ctx.tenant_id, _filter(ctx), svc.memory.deps.embedder.model_id
                     )
                     started = time.perf_counter()
                     cands.lexical_hits(tasks[0])
                     note("tokenise", time.perf_counter() - started)
                 for task in tasks:
                     started = time.perf_counter()
-                    svc.memory.recall(ctx, validate_recall({"query": task, "top_k": 10}))
+                    svc.memory.recalls.recall(ctx, validate_recall({"query": task, "top_k": 10}))
                     note(f"warm_recall_lexical_{lexical}", time.perf_counter() - started)
             finally:
                 svc.close()

@@ -11,7 +11,7 @@ and covariance, labelled with the real model's id; query vectors precomputed, so
 embedding is timed; every store is loaded through the storage port in batches of one
 project, 2,000 complete memorules per transaction):
 
-- ``recall``: top 10 memorules through ``MemoryService.recall``, for each system on its own
+- ``recall``: top 10 memorules through ``RecallService.recall``, for each system on its own
   services (a new process's state: nothing cached when the run starts), in one loop where
   the systems take turns query by query, same project sequence for all:
   ``rotating-8`` (8 projects in turn: every recall after the first round hits the process's
@@ -20,7 +20,7 @@ project, 2,000 complete memorules per transaction):
   pgvector on spread-200: ``WHERE tenant_id … AND project_id … ORDER BY vector <=> $1
   LIMIT 10`` then the 10 records (memory + current state). One untimed pass over every
   project first, in random order, so the caches are in their steady state.
-- ``write``: one memorule through ``MemoryService.remember`` (validation, near-duplicate
+- ``write``: one memorule through ``WriteService.remember`` (validation, near-duplicate
   probe, transaction) into a project this process never touched (``cold``), and again into
   one it just wrote to (``warm``).
 - ``cold``: one project of 10k and of 100k memories in its own store: the loading process's
@@ -134,7 +134,7 @@ def recall(svc: Any, name: str, query: str) -> int:
     from prism_memory.domain.contract.recall import validate_recall
 
     req = {"query": query, "top_k": TOP_K, "source_type": "memorule"}
-    return len(svc.memory.recall(project(name), validate_recall(req)).matches)
+    return len(svc.memory.recalls.recall(project(name), validate_recall(req)).matches)
 
 
 def ask(system: Any, name: str, query: str) -> None:
@@ -148,7 +148,7 @@ def ask(system: Any, name: str, query: str) -> None:
 def write(svc: Any, name: str, i: int) -> None:
     from prism_memory.domain.contract.remember import validate_remember
 
-    svc.memory.remember(
+    svc.memory.writes.remember(
         project(name),
         validate_remember(
             {

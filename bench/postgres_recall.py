@@ -5,7 +5,7 @@ Not a test. From the repository root (starts a throwaway PostgreSQL 18 + pgvecto
     python bench/postgres_recall.py --sizes 2000,10000,100000 --projects 200 --per-project 2000
 
 What is measured (synthetic 384-d unit vectors, query embedding excluded; medians of
-``--repeats`` recalls through ``MemoryService.recall``, top 10 memorules, including fetching
+``--repeats`` recalls through ``RecallService.recall``, top 10 memorules, including fetching
 the 10 records):
 
 - ``sizes``: one project holding N memorules (all N are candidates): a query with words
@@ -48,7 +48,7 @@ def services(url: str, table: fx.VectorTable) -> Any:
     from prism_memory.settings import load_settings
 
     svc = build_services(load_settings(database_url=url, embedder="fake"))
-    svc.embedder = svc.memory.embedder = svc.memorules.embedder = table
+    svc.embedder = svc.memory.deps.embedder = svc.memorules.embedder = table
     return svc
 
 
@@ -81,8 +81,8 @@ def by_size(server: Any, n: int, args: argparse.Namespace) -> dict[str, Any]:
     words, empty, plain = [], [], []
     for i in range(args.repeats + 2):
         req = {"query": queries[i % len(queries)], "top_k": 10, "source_type": "memorule"}
-        t_words = timed(svc.memory.recall, ctx, req)
-        t_empty = timed(svc.memory.recall, ctx, {**req, "query": ""})
+        t_words = timed(svc.memory.recalls.recall, ctx, req)
+        t_empty = timed(svc.memory.recalls.recall, ctx, {**req, "query": ""})
         t_plain = timed(plain_pgvector, svc, ctx, table.embed([req["query"]])[0])
         if i >= 2:  # the first ones warm PostgreSQL's buffers
             words.append(t_words)
@@ -134,9 +134,9 @@ def many_projects(server: Any, args: argparse.Namespace) -> dict[str, Any]:
     home = context(names[0])
     for i in range(args.repeats * 2):  # alternate the two, so load hits both alike
         req = {"query": queries[i % len(queries)], "top_k": 10, "source_type": "memorule"}
-        one.append(timed(svc.memory.recall, home, req))
+        one.append(timed(svc.memory.recalls.recall, home, req))
         away = context(rng.choice(names))
-        spread.append(timed(svc.memory.recall, away, req))
+        spread.append(timed(svc.memory.recalls.recall, away, req))
     for i in range(args.repeats // 2):
         cold = context(rng.choice(names[1:]))
         body = f"written during the bench {i}: always check the deploy checklist"
@@ -147,7 +147,7 @@ def many_projects(server: Any, args: argparse.Namespace) -> dict[str, Any]:
             "body": body,
             "applies_to": {"scope": "project"},
         }
-        writes.append(timed(svc.memory.remember, cold, validate_remember(write)))
+        writes.append(timed(svc.memory.writes.remember, cold, validate_remember(write)))
     svc.close()
     return {
         "projects": args.projects,

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     loaded = 0
     pruned = build(settings_for(work / "p.db", "minilm"), SwitchEmbedder(table))
     exact = build(settings_for(work / "p.db", "minilm"), SwitchEmbedder(table))
-    exact.memory.preselect_above = 0
+    exact.memory.deps.preselect_above = 0
     ctx = context("real")
     request = {"top_k": 10, "source_type": "memorule"}
     for size in (min(int(s), len(texts)) for s in args.sizes.split(",") if s):
@@ -103,13 +103,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         timings: dict[str, list[float]] = {"pruned": [], "exact": []}
         same = 0
         for svc in (pruned, exact):  # warm-up: caches, sketch, lexical index
-            svc.memory.recall(ctx, validate_recall({**request, "query": queries[0]}))
+            svc.memory.recalls.recall(ctx, validate_recall({**request, "query": queries[0]}))
         for i in range(args.repeats):
             q = queries[i % len(queries)]
             got = {}
             for name, svc in (("pruned", pruned), ("exact", exact))[:: 1 if i % 2 else -1]:
                 started = time.perf_counter()
-                found = svc.memory.recall(ctx, validate_recall({**request, "query": q}))
+                found = svc.memory.recalls.recall(ctx, validate_recall({**request, "query": q}))
                 timings[name].append(time.perf_counter() - started)
                 got[name] = [m.memory.id for m in found.matches]
             same += got["pruned"] == got["exact"]

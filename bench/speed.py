@@ -99,7 +99,7 @@ class Subject:
 
         if self.peer is None:
             req = {"query": query, "top_k": 10, "source_type": "memorule"}
-            return len(self.svc.memory.recall(self.ctx, validate_recall(req)).matches)
+            return len(self.svc.memory.recalls.recall(self.ctx, validate_recall(req)).matches)
         return len(self.peer.search(GROUP, query, 10))
 
     def write_one(self, text: str) -> None:
@@ -113,7 +113,7 @@ class Subject:
                 "body": text,
                 "applies_to": {"scope": "project"},
             }
-            self.svc.memory.remember(self.ctx, validate_remember(req))
+            self.svc.memory.writes.remember(self.ctx, validate_remember(req))
         else:
             self.peer.add_one(GROUP, f"w{time.perf_counter_ns()}", text, {})
 
@@ -160,7 +160,7 @@ def bulk_import(names: list[str], texts: list[str], real: Any) -> dict[str, Any]
     """Items/s into an empty store, real model, each system's bulk path (and Prism's loop)."""
     from lib.prism_system import build, context, settings_for
 
-    from prism_memory.domain.contract.remember import validate_remember
+    from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 
     out: dict[str, Any] = {}
     # Every path runs on a warm model: the first batch of a new shape is slow in onnxruntime
@@ -193,10 +193,10 @@ def bulk_import(names: list[str], texts: list[str], real: Any) -> dict[str, Any]
             ctx = context("bulk")
             if path.startswith("remember_many"):
                 for part in common.chunks(reqs, 256):
-                    svc.memory.remember_many(ctx, part)
+                    svc.memory.bulk.remember_many(ctx, validate_remember_many(part))
             else:
                 for req in reqs:
-                    svc.memory.remember(ctx, validate_remember(req))
+                    svc.memory.writes.remember(ctx, validate_remember(req))
             svc.close()
         else:
             peer = make_peer(name, embedder)

@@ -5,7 +5,7 @@ One engine per process (``--engine sqlite|postgres``), so RSS is that engine's a
     python bench/speed_million.py --engine sqlite --json-out /tmp/m-sqlite.json
     python bench/speed_million.py --engine postgres   # starts a throwaway PostgreSQL
 
-- load: every memorule through ``MemoryService.remember_many`` (what a bulk import does:
+- load: every memorule through ``BulkService.remember_many`` (what a bulk import does:
   validation, records, near-duplicate scan against the project, audit event, one
   transaction per chunk), 1,000 requests per call. Vectors are synthetic random unit
   vectors labelled with the real model's id, so embedding costs ~0 and recall scores
@@ -98,10 +98,10 @@ def probe(engine: str, location: str, project: str) -> dict[str, Any]:
     ctx = context(project)
     req = {"query": "how do we deploy?", "top_k": 10, "source_type": "memorule"}
     started = time.perf_counter()
-    svc.memory.recall(ctx, validate_recall(req))
+    svc.memory.recalls.recall(ctx, validate_recall(req))
     first = time.perf_counter() - started
     started = time.perf_counter()
-    svc.memory.recall(ctx, validate_recall(req))
+    svc.memory.recalls.recall(ctx, validate_recall(req))
     second = time.perf_counter() - started
     svc.close()
     return {"first_s": first, "second_s": second, "rss_before_mb": rss_before, "rss_mb": rss_mb()}
@@ -158,14 +158,18 @@ def load_project(svc: Any, p: int, per_project: int, service_path: bool) -> None
     """Project ``p``'s memorules: through ``remember_many``, or the storage port."""
     from lib.prism_system import context
 
+    from prism_memory.domain.contract.remember import validate_remember_many
+
     ctx = context(f"million-{p}")
     for lo in range(0, per_project, 1000):
         hi = min(lo + 1000, per_project)
         if service_path:
-            svc.memory.remember_many(ctx, [request(p, i) for i in range(lo, hi)])
+            svc.memory.bulk.remember_many(
+                ctx, validate_remember_many([request(p, i) for i in range(lo, hi)])
+            )
         else:
             texts = [fx.text_of(p * 1_000_000 + i) for i in range(lo, hi)]
-            fx.prism_load(svc, ctx, lo, texts, svc.memory.embedder.embed(texts))
+            fx.prism_load(svc, ctx, lo, texts, svc.memory.deps.embedder.embed(texts))
 
 
 def load(svc: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -229,7 +233,7 @@ def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, A
         "loader": (
             f"{args.projects - args.service_projects} projects through the storage port "
             "(complete memorules in batches of 1,000), the last "
-            f"{args.service_projects} through MemoryService.remember_many (1,000 per call)"
+            f"{args.service_projects} through BulkService.remember_many (1,000 per call)"
         ),
         "loadavg_start": os.getloadavg(),
     }
@@ -245,7 +249,7 @@ def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, A
     ctx = context(project)
     queries = fx_queries()
     req = {"top_k": 10, "source_type": "memorule"}
-    svc.memory.recall(
+    svc.memory.recalls.recall(
         ctx, validate_recall({**req, "query": queries[0]})
     )  # warm: this project's cache loads
     no_embed, with_embed = [], []
@@ -253,18 +257,22 @@ def measure(args: argparse.Namespace, location: str, server: Any) -> dict[str, A
         if i < args.repeats:
             switch.inner = synth
             t = time.perf_counter()
-            svc.memory.recall(ctx, validate_recall({**req, "query": queries[i % len(queries)]}))
+            svc.memory.recalls.recall(
+                ctx, validate_recall({**req, "query": queries[i % len(queries)]})
+            )
             no_embed.append(time.perf_counter() - t)
         if i < args.embed_repeats:
             switch.inner = real
             t = time.perf_counter()
-            svc.memory.recall(
+            svc.memory.recalls.recall(
                 ctx, validate_recall({**req, "query": queries[(i + 1) % len(queries)]})
             )
             with_embed.append(time.perf_counter() - t)
     out["recall_no_embed"] = common.summary_ms(no_embed)
     out["recall_with_embed"] = common.summary_ms(with_embed)
-    out["candidates"] = svc.memory.recall(ctx, validate_recall({**req, "query": ""})).candidates
+    out["candidates"] = svc.memory.recalls.recall(
+        ctx, validate_recall({**req, "query": ""})
+    ).candidates
     out["rss_end_mb"] = rss_mb()
     out["peak_rss_mb"] = common.peak_rss_mb()
     out["postgres_server_pss_mb"] = postgres_server_mb(server)

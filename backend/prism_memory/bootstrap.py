@@ -15,7 +15,8 @@ from prism_memory.errors import FieldError, InvalidInput, StorageError
 from prism_memory.services.brief_service import BriefService
 from prism_memory.services.ledger_service import LedgerService
 from prism_memory.services.memorule_service import MemoruleService
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.services.memory_rooms import MemoryRooms
 from prism_memory.settings import Settings
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
@@ -33,7 +34,7 @@ class Services:
     settings: Settings
     store: TriGraphStore
     embedder: Embedder
-    memory: MemoryService
+    memory: MemoryRooms
     memorules: MemoruleService
     brief: BriefService
     ledger: LedgerService
@@ -94,13 +95,15 @@ def build_services(settings: Settings, *, migrate: bool = True) -> Services:
         writer = ReceiptWriter(ledger, settings.served_receipts_interval_s)
     audit = LedgerService(ledger, writer)
     memorules = MemoruleService(store, embedder, settings.near_duplicate_threshold, audit)
-    memory = MemoryService(
-        store,
-        embedder,
-        memorules,
-        settings.ranking_weights(),
-        settings.recall_preselect_above,
-        served=audit,
+    memory = MemoryRooms(
+        MemoryDeps(
+            store,
+            embedder,
+            memorules,
+            settings.ranking_weights(),
+            settings.recall_preselect_above,
+            served=audit,
+        )
     )
     return Services(settings, store, embedder, memory, memorules, BriefService(memory), audit)
 

@@ -162,9 +162,11 @@ def populate(world: World) -> None:
     }
     for name, (tenant, project, raw) in writes.items():
         world.ids[name] = str(
-            memory.remember(world.ctx(tenant, project), validate_remember(raw)).id
+            memory.writes.remember(world.ctx(tenant, project), validate_remember(raw)).id
         )
-    memory.retire(world.ctx("acme", "p1"), uuid.UUID(world.ids["a_retired_p1"]), "obsolete")
+    memory.lifecycle.retire(
+        world.ctx("acme", "p1"), uuid.UUID(world.ids["a_retired_p1"]), "obsolete"
+    )
 
 
 @contextmanager

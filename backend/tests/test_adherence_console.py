@@ -26,7 +26,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         for tenant in ("acme", "beta"):
             ctx = w.ctx(tenant, "p1")
             w.ids[f"{tenant}_npm"] = str(
-                w.services.memory.remember(
+                w.services.memory.writes.remember(
                     ctx,
                     validate_remember(
                         {
@@ -97,7 +97,7 @@ def test_a_rule_without_checks_has_no_adherence_section(world: World) -> None:
         "body": "Write small commits.",
         "applies_to": {"scope": "project"},
     }
-    plain = world.services.memory.remember(ctx, validate_remember(raw)).id
+    plain = world.services.memory.writes.remember(ctx, validate_remember(raw)).id
     html = signed_in(world, "a_reader").get(f"/memorules/{plain}?project=p1").text
     assert 'id="adherence"' not in html and 'id="checks"' in html
     nav = signed_in(world, "a_reader").get("/memorules?project=p1").text

@@ -26,7 +26,7 @@ def world(
     with world_on(request, tmp_path_factory.mktemp("adherence-doors")) as w:
         for tenant in ("acme", "beta"):
             w.ids[f"{tenant}_npm"] = str(
-                w.services.memory.remember(
+                w.services.memory.writes.remember(
                     w.ctx(tenant, "p1"),
                     validate_remember(
                         {

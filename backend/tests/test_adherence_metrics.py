@@ -26,7 +26,7 @@ KINDS = ("followed", "violated", "reminded", "blocked")
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     with world_on(request, tmp_path) as w:
         for tenant in ("acme", "beta"):
-            w.services.memory.remember(
+            w.services.memory.writes.remember(
                 w.ctx(tenant, "p1"),
                 validate_remember(
                     {

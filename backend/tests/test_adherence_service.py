@@ -79,16 +79,16 @@ def verdict_events(services: Services, ctx: SessionContext) -> list[Any]:
 @pytest.fixture
 def rules(services: Services, ctx: SessionContext) -> dict[str, UUID]:
     return {
-        "npm": services.memory.remember(
+        "npm": services.memory.writes.remember(
             ctx, validate_remember(rule("Use pnpm, never npm", NO_NPM))
         ).id,
-        "tests": services.memory.remember(
+        "tests": services.memory.writes.remember(
             ctx, validate_remember(rule("Run the tests before committing", TESTS_FIRST))
         ).id,
-        "changelog": services.memory.remember(
+        "changelog": services.memory.writes.remember(
             ctx, validate_remember(rule("Changelog with src changes", CHANGELOG))
         ).id,
-        "plain": services.memory.remember(
+        "plain": services.memory.writes.remember(
             ctx, validate_remember({**rule("A rule without checks here", []), "checks": None})
         ).id,
     }
@@ -183,7 +183,9 @@ def test_deleting_a_verdict_event_is_detected(
 ) -> None:
     adherence = AdherenceService(services.store, services.memorules)
     adherence.judge(ctx, session(cmd("npm i")))
-    services.memory.remember(ctx, validate_remember(rule("Another rule after the verdict", NO_NPM)))
+    services.memory.writes.remember(
+        ctx, validate_remember(rule("Another rule after the verdict", NO_NPM))
+    )
     raw_sql(services, "DELETE FROM memorule_audit WHERE event = 'violated'")
     assert not services.memorules.verify_chain(ctx).ok
 
@@ -192,7 +194,9 @@ def test_served_before_says_when_the_rule_was_served_to_the_session(
     services: Services, make_ctx: ContextFactory, rules: dict[str, UUID]
 ) -> None:
     agent = make_ctx(persona="donna", session_id=UUID(SESSION))
-    services.memory.recall(agent, validate_recall({"query": "npm pnpm", "source_type": "memorule"}))
+    services.memory.recalls.recall(
+        agent, validate_recall({"query": "npm pnpm", "source_type": "memorule"})
+    )
     services.ledger.flush()
     later = session(cmd("npm i"))
     found = AdherenceService(services.store, services.memorules).judge(
@@ -219,7 +223,9 @@ def test_a_rule_served_only_after_the_action_was_not_served_before_it(
     early = SessionActions(
         SESSION, "/x", (Action("command", "npm i", at=utcnow() - timedelta(hours=1)),)
     )
-    services.memory.recall(agent, validate_recall({"query": "npm pnpm", "source_type": "memorule"}))
+    services.memory.recalls.recall(
+        agent, validate_recall({"query": "npm pnpm", "source_type": "memorule"})
+    )
     services.ledger.flush()
     found = AdherenceService(services.store, services.memorules).judge(agent, early, dry_run=True)
     npm = next(v for v in found.verdicts if UUID(v.verdict.rule.memorule_id) == rules["npm"])
@@ -231,8 +237,8 @@ def test_rules_of_another_project_or_persona_do_not_apply(
 ) -> None:
     mine = make_ctx(project="api", persona="donna")
     other = make_ctx(project="web", persona="donna")
-    services.memory.remember(other, validate_remember(rule("Web: never npm either", NO_NPM)))
-    services.memory.remember(
+    services.memory.writes.remember(other, validate_remember(rule("Web: never npm either", NO_NPM)))
+    services.memory.writes.remember(
         mine,
         validate_remember(
             rule(
@@ -240,7 +246,7 @@ def test_rules_of_another_project_or_persona_do_not_apply(
             )
         ),
     )
-    services.memory.remember(
+    services.memory.writes.remember(
         other,
         validate_remember(rule("Tenant-wide: never npm", NO_NPM, applies_to={"scope": "global"})),
     )
@@ -252,7 +258,7 @@ def test_the_report_counts_served_exercised_and_violated_sessions(
     services: Services, make_ctx: ContextFactory, rules: dict[str, UUID]
 ) -> None:
     agent = make_ctx(persona="donna", session_id=UUID(SESSION))
-    services.memory.recall(
+    services.memory.recalls.recall(
         agent, validate_recall({"query": "npm pnpm tests commit", "source_type": "memorule"})
     )
     services.ledger.flush()
@@ -314,7 +320,7 @@ def test_a_persona_bound_key_judges_only_against_rules_it_can_see(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     team = make_ctx(persona=None)
-    services.memory.remember(
+    services.memory.writes.remember(
         team,
         validate_remember(
             rule(
@@ -322,7 +328,7 @@ def test_a_persona_bound_key_judges_only_against_rules_it_can_see(
             )
         ),
     )
-    services.memory.remember(team, validate_remember(rule("Everyone: never npm", NO_NPM)))
+    services.memory.writes.remember(team, validate_remember(rule("Everyone: never npm", NO_NPM)))
     doors = build_access(services)
     donna = doors.judge_session(
         key(team, Role.WRITER, persona="donna"), team, session(cmd("npm i")), dry_run=True

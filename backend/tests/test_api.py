@@ -32,18 +32,18 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 def fresh_rule(w: World, project: str = "p1") -> str:
     raw = rule("Fresh rule " + uuid.uuid4().hex[:6], "A rule written for one test only.")
-    return str(w.services.memory.remember(w.ctx("acme", project), validate_remember(raw)).id)
+    return str(w.services.memory.writes.remember(w.ctx("acme", project), validate_remember(raw)).id)
 
 
 def retired_rule(w: World) -> str:
     memory_id = fresh_rule(w)
-    w.services.memory.retire(w.ctx("acme", "p1"), uuid.UUID(memory_id), "for a test")
+    w.services.memory.lifecycle.retire(w.ctx("acme", "p1"), uuid.UUID(memory_id), "for a test")
     return memory_id
 
 
 def pinned_rule(w: World) -> str:
     memory_id = fresh_rule(w)
-    w.services.memory.pin(w.ctx("acme", "p1"), uuid.UUID(memory_id), True, "for a test")
+    w.services.memory.lifecycle.pin(w.ctx("acme", "p1"), uuid.UUID(memory_id), True, "for a test")
     return memory_id
 
 

@@ -60,7 +60,7 @@ def versions(w: World, memory_id: str) -> tuple[int, str]:
 
 def fresh_rule(w: World) -> str:
     raw = rule("Hardening rule " + uuid.uuid4().hex[:6], "A rule written for one test only.")
-    return str(w.services.memory.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
+    return str(w.services.memory.writes.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 # -- 1. lone surrogates, 4. NUL / C1: 422 naming the field, nothing written ----------------
@@ -129,7 +129,9 @@ def test_bad_characters_in_a_status_change_are_a_field_error(
 ) -> None:
     memory_id = fresh_rule(world)
     if action == "restore":
-        world.services.memory.retire(world.ctx("acme", "p1"), uuid.UUID(memory_id), "setup")
+        world.services.memory.lifecycle.retire(
+            world.ctx("acme", "p1"), uuid.UUID(memory_id), "setup"
+        )
     state = versions(world, memory_id)
     body = {"reason": '"fine"', "idempotency_key": '"k"'}
     body[field] = f'"x{bad}y"'

@@ -111,7 +111,9 @@ def test_a_key_cannot_tell_an_id_it_may_not_see_from_an_id_that_does_not_exist(
     world: World, route: str, key: str, target: str
 ) -> None:
     probe = PROBES[route]
-    before = world.services.memory.history(world.ctx("acme", "p1"), uuid.UUID(world.ids[target]))
+    before = world.services.memory.reads.history(
+        world.ctx("acme", "p1"), uuid.UUID(world.ids[target])
+    )
     real = world.ids[target]
     missing = str(uuid.uuid4())
     status, body = probe(world, key, real)
@@ -122,7 +124,7 @@ def test_a_key_cannot_tell_an_id_it_may_not_see_from_an_id_that_does_not_exist(
         assert status == 1, body  # an MCP error result / error response
     else:
         assert status in (403, 404), body
-    after = world.services.memory.history(world.ctx("acme", "p1"), uuid.UUID(real))
+    after = world.services.memory.reads.history(world.ctx("acme", "p1"), uuid.UUID(real))
     assert after == before
 
 

@@ -66,11 +66,12 @@ def _all() -> Any:
 def store(services: Services, ctx: SessionContext) -> Store:
     mem = services.memory
     ids = [
-        mem.remember(ctx, validate_remember(rule(f"Rule {name} for python"))).id for name in "abc"
+        mem.writes.remember(ctx, validate_remember(rule(f"Rule {name} for python"))).id
+        for name in "abc"
     ]
-    mem.update(ctx, ids[0], {"body": "Second version of rule a, as served."})
-    mem.update(ctx, ids[0], {"applies_to": {"surface": "python", "scope": "org"}})
-    mem.retire(ctx, ids[2], "no longer true")
+    mem.lifecycle.update(ctx, ids[0], {"body": "Second version of rule a, as served."})
+    mem.lifecycle.update(ctx, ids[0], {"applies_to": {"surface": "python", "scope": "org"}})
+    mem.lifecycle.retire(ctx, ids[2], "no longer true")
     return Store(services, ctx, ids)
 
 
@@ -151,7 +152,7 @@ def test_a_state_inserted_behind_the_services_back_is_caught(store: Store) -> No
         b,
     )
     store.sql("UPDATE memory SET current_version = 2 WHERE tenant_id = ? AND id = ?", None, t, b)
-    assert store.services.memory.get(store.ctx, store.ids[1])[1].body.startswith("Smuggled")
+    assert store.services.memory.reads.get(store.ctx, store.ids[1])[1].body.startswith("Smuggled")
     report = store.verify()
     assert (report.ok, report.broken_at_seq) == (False, 2)  # rule b's last recorded event
     assert report.problem is not None and smuggled in report.problem
@@ -197,7 +198,7 @@ def test_an_event_appended_behind_the_stores_back_is_caught(store: Store) -> Non
 
 
 def test_a_deleted_served_receipt_is_caught_at_the_gap(store: Store) -> None:
-    store.services.memory.recall(
+    store.services.memory.recalls.recall(
         store.ctx, validate_recall({"query": "rule", "source_type": "memorule"})
     )
     served = store.verify().served
@@ -214,7 +215,9 @@ def test_a_deleted_served_receipt_is_caught_at_the_gap(store: Store) -> None:
 def test_a_head_kept_elsewhere_proves_the_chain_still_extends_it(store: Store) -> None:
     heads = heads_dict(store.services.ledger.head(store.ctx))["audit"]
     kept = Head(heads["seq"], heads["hash"])
-    store.services.memory.remember(store.ctx, validate_remember(rule("Rule d written later")))
+    store.services.memory.writes.remember(
+        store.ctx, validate_remember(rule("Rule d written later"))
+    )
     assert store.services.memorules.verify_chain(store.ctx, kept).ok
     forged = Head(kept.seq, "f" * 64)
     report = store.services.memorules.verify_chain(store.ctx, forged)

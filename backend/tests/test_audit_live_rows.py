@@ -66,19 +66,19 @@ class World:
 @pytest.fixture
 def world(services: Services, ctx: SessionContext) -> World:
     mem = services.memory
-    a = mem.remember(ctx, validate_remember(rule("Rule a for python"))).id
-    mem.update(ctx, a, {"body": "Second version of rule a, as served."})
-    b = mem.remember(ctx, validate_remember(rule("Rule b for python"))).id
-    mem.retire(ctx, b, "no longer true")
-    c = mem.remember(
+    a = mem.writes.remember(ctx, validate_remember(rule("Rule a for python"))).id
+    mem.lifecycle.update(ctx, a, {"body": "Second version of rule a, as served."})
+    b = mem.writes.remember(ctx, validate_remember(rule("Rule b for python"))).id
+    mem.lifecycle.retire(ctx, b, "no longer true")
+    c = mem.writes.remember(
         ctx, validate_remember(rule("Rule c for texi", scope="persona", persona="texi"))
     ).id
-    note = mem.remember(
+    note = mem.writes.remember(
         ctx, validate_remember({"body": "A note of the project, recalled with the rules."})
     ).id
     w = World(services, ctx, a, b, c, note)
     for _ in range(4):
-        mem.recall(ctx, validate_recall({"query": "rule", "source_type": "memorule"}))
+        mem.recalls.recall(ctx, validate_recall({"query": "rule", "source_type": "memorule"}))
     assert w.verify().ok
     return w
 

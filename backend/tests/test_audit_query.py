@@ -30,7 +30,7 @@ def world(
 def a_persona_s_rule(world: World) -> dict[str, Any]:
     """A rule donna writes, and its audit event (as the HTTP API lists it)."""
     ctx = world.ctx("acme", "p1", persona="donna")
-    written = world.services.memory.remember(
+    written = world.services.memory.writes.remember(
         ctx, validate_remember(rule("Audit names", "Either name finds me."))
     )
     found = world.call("a_admin", "GET", f"/v1/audit?memorule_id={written.id}").json()

@@ -74,7 +74,7 @@ CALLS = calls()
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with running_world(tmp_path_factory.mktemp("bad-input")) as w:
         w.ids["target"] = str(
-            w.services.memory.remember(
+            w.services.memory.writes.remember(
                 w.ctx("acme", "p1"),
                 validate_remember(rule("Catalogue target", "The rule every retire aims at.")),
             ).id
@@ -89,8 +89,8 @@ def admin_ctx(w: World) -> SessionContext:
 def snapshot(w: World) -> tuple[int, int, str, int]:
     """Memories of acme/p1, the target's version and status, acme's audit events."""
     ctx = admin_ctx(w)
-    page = w.services.memory.list_memories(ctx, {"status": "all", "limit": 200})
-    target, _ = w.services.memory.get(ctx, uuid.UUID(w.ids["target"]))
+    page = w.services.memory.reads.list_memories(ctx, {"status": "all", "limit": 200})
+    target, _ = w.services.memory.reads.get(ctx, uuid.UUID(w.ids["target"]))
     events = w.services.memorules.audit(ctx, AuditFilter(limit=500)).events
     return len(page.items), target.current_version, target.status.value, len(events)
 

@@ -65,7 +65,7 @@ def rules(store: Services, make_ctx: ContextFactory) -> dict[str, str]:
     other_tenant = make_ctx(tenant="elsewhere", project="default", persona="donna")
 
     def write(ctx: SessionContext, raw: dict[str, Any]) -> WriteResult:
-        return store.memory.remember(ctx, validate_remember(raw))
+        return store.memory.writes.remember(ctx, validate_remember(raw))
 
     ids = {
         "donna": write(
@@ -119,7 +119,7 @@ def rules(store: Services, make_ctx: ContextFactory) -> dict[str, str]:
             rule("An old habit", "Squash every commit before review.", {"persona": "donna"}),
         ).id,
     }
-    store.memory.retire(home, ids["retired"], "superseded by the review guide")
+    store.memory.lifecycle.retire(home, ids["retired"], "superseded by the review guide")
     return {k: str(v) for k, v in ids.items()}
 
 
@@ -406,7 +406,7 @@ def test_with_the_real_model_the_prompt_hook_adds_the_rule_the_prompt_is_about(
 ) -> None:
     services = build_services(load_settings(db=db_path, embedder="minilm", database_url=""))
     ctx = make_ctx(tenant="default", project="default", persona="donna")
-    about = services.memory.remember(
+    about = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule(
@@ -416,7 +416,7 @@ def test_with_the_real_model_the_prompt_hook_adds_the_rule_the_prompt_is_about(
             )
         ),
     ).id
-    services.memory.remember(
+    services.memory.writes.remember(
         ctx,
         validate_remember(
             rule(

@@ -49,7 +49,7 @@ def test_rules_are_grouped_by_kind_in_the_fixed_order(
     services: Services, ctx: SessionContext
 ) -> None:
     for kind in reversed(KIND_ORDER):
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(rule(f"A {kind.value} rule", memorule_kind=kind.value))
         )
     markdown = services.brief.brief(ctx).markdown
@@ -60,13 +60,13 @@ def test_rules_are_grouped_by_kind_in_the_fixed_order(
 def test_within_a_kind_the_highest_ranked_rule_comes_first(
     services: Services, ctx: SessionContext
 ) -> None:
-    weak = services.memory.remember(
+    weak = services.memory.writes.remember(
         ctx, validate_remember(rule("Asserted habit", confidence="asserted"))
     )
-    strong = services.memory.remember(
+    strong = services.memory.writes.remember(
         ctx, validate_remember(rule("Observed habit", confidence="observed"))
     )
-    middle = services.memory.remember(
+    middle = services.memory.writes.remember(
         ctx, validate_remember(rule("Inferred habit", confidence="inferred"))
     )
     brief = services.brief.brief(ctx)
@@ -77,7 +77,7 @@ def test_within_a_kind_the_highest_ranked_rule_comes_first(
 def test_each_bullet_shows_subject_body_and_id_and_the_commonest_confidence_is_said_once(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule("Run the tests first", body="Always run the full suite.", confidence="observed")
@@ -89,7 +89,7 @@ def test_each_bullet_shows_subject_body_and_id_and_the_commonest_confidence_is_s
 
 
 def test_long_bodies_are_shortened_to_one_line(services: Services, ctx: SessionContext) -> None:
-    services.memory.remember(ctx, validate_remember(rule("Long rule", body="word\n" * 400)))
+    services.memory.writes.remember(ctx, validate_remember(rule("Long rule", body="word\n" * 400)))
     line = next(x for x in services.brief.brief(ctx).markdown.splitlines() if x.startswith("- "))
     assert "…" in line
     assert len(line) < 400
@@ -99,15 +99,15 @@ def test_notes_retired_rules_and_rules_for_other_personas_are_left_out(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = make_ctx(persona="donna")
-    services.memory.remember(
+    services.memory.writes.remember(
         ctx, validate_remember({"body": "A note about the tests, not a rule."})
     )
-    mine = services.memory.remember(ctx, validate_remember(rule("Mine to follow")))
-    services.memory.remember(
+    mine = services.memory.writes.remember(ctx, validate_remember(rule("Mine to follow")))
+    services.memory.writes.remember(
         ctx, validate_remember(rule("For Texi only", applies_to={"persona": "texi"}))
     )
-    retired = services.memory.remember(ctx, validate_remember(rule("No longer true")))
-    services.memory.retire(ctx, retired.id, "superseded by practice")
+    retired = services.memory.writes.remember(ctx, validate_remember(rule("No longer true")))
+    services.memory.lifecycle.retire(ctx, retired.id, "superseded by practice")
     brief = services.brief.brief(ctx)
     assert ids_in(brief.markdown) == [str(mine.id)]
     assert brief.omitted == 0
@@ -116,8 +116,8 @@ def test_notes_retired_rules_and_rules_for_other_personas_are_left_out(
 def test_the_task_text_ranks_the_rule_that_fits_it_first(
     services: Services, ctx: SessionContext
 ) -> None:
-    services.memory.remember(ctx, validate_remember(rule("Commit messages explain why")))
-    fit = services.memory.remember(
+    services.memory.writes.remember(ctx, validate_remember(rule("Commit messages explain why")))
+    fit = services.memory.writes.remember(
         ctx, validate_remember(rule("Database migrations need a reviewer"))
     )
     brief = services.brief.brief(ctx, BriefCreate(task="write a database migration"))
@@ -129,7 +129,7 @@ def test_a_short_budget_keeps_the_best_rules_and_counts_the_rest(
 ) -> None:
     for i in range(20):
         confidence = "observed" if i < 3 else "asserted"
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(rule(f"Rule number {i:02d}", confidence=confidence))
         )
     full = services.brief.brief(ctx, BriefCreate(token_budget=20_000))
@@ -150,7 +150,7 @@ def test_top_k_bounds_the_rules_considered_and_the_rest_count_as_left_out(
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(5):
-        services.memory.remember(ctx, validate_remember(rule(f"Rule number {i}")))
+        services.memory.writes.remember(ctx, validate_remember(rule(f"Rule number {i}")))
     brief = services.brief.brief(ctx, BriefCreate(top_k=2))
     assert len(brief.included) == 2
     assert brief.omitted == 3
@@ -164,7 +164,7 @@ def test_the_context_line_names_the_session_context(
 
 
 def test_to_dict_lists_what_the_brief_holds(services: Services, ctx: SessionContext) -> None:
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         ctx, validate_remember(rule("Run the tests first", confidence="observed"))
     )
     data = brief_dict(services.brief.brief(ctx, BriefCreate(token_budget=500)))
@@ -217,16 +217,16 @@ def test_observed_corrections_and_feedback_are_briefed_before_better_ranked_rule
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(12):
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(rule(f"Ordinary rule number {i:02d}", confidence="observed"))
         )
-    pinned = services.memory.remember(
+    pinned = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule("Never force-push to main", memorule_kind="correction", confidence="observed")
         ),
     )
-    guessed = services.memory.remember(
+    guessed = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule("Maybe prefer rebases", memorule_kind="feedback", confidence="asserted")
@@ -243,7 +243,7 @@ def test_with_no_task_rules_of_equal_score_keep_the_order_they_were_written_in(
     services: Services, ctx: SessionContext
 ) -> None:
     written = [
-        services.memory.remember(ctx, validate_remember(rule(f"File rule {i:02d}"))).id
+        services.memory.writes.remember(ctx, validate_remember(rule(f"File rule {i:02d}"))).id
         for i in range(40)
     ]
     brief = services.brief.brief(ctx, BriefCreate(token_budget=300))
@@ -257,7 +257,7 @@ def test_the_brief_says_how_to_get_what_it_left_out(
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(10):
-        services.memory.remember(ctx, validate_remember(rule(f"Rule number {i:02d}")))
+        services.memory.writes.remember(ctx, validate_remember(rule(f"Rule number {i:02d}")))
     markdown = services.brief.brief(ctx, BriefCreate(token_budget=150)).markdown
     assert "semantic_recall(query=<your task>, source_type='memorule') ranks them" in markdown
 
@@ -265,7 +265,7 @@ def test_the_brief_says_how_to_get_what_it_left_out(
 def test_a_body_that_opens_with_its_subject_is_not_briefed_twice(
     services: Services, ctx: SessionContext
 ) -> None:
-    services.memory.remember(
+    services.memory.writes.remember(
         ctx,
         validate_remember(
             rule(
@@ -284,7 +284,7 @@ def test_a_body_that_opens_with_its_subject_is_not_briefed_twice(
 def test_a_body_that_repeats_its_subject_in_bold_after_a_label_is_not_briefed_twice(
     services: Services, ctx: SessionContext
 ) -> None:
-    services.memory.remember(
+    services.memory.writes.remember(
         ctx,
         validate_remember(
             rule(
@@ -303,10 +303,10 @@ def test_confidence_is_marked_on_the_rules_whose_confidence_is_not_the_commonest
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(3):
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(rule(f"Asserted habit {i}", confidence="asserted"))
         )
-    odd = services.memory.remember(
+    odd = services.memory.writes.remember(
         ctx, validate_remember(rule("Observed habit", confidence="observed"))
     )
     markdown = services.brief.brief(ctx).markdown
@@ -318,14 +318,14 @@ def test_confidence_is_marked_on_the_rules_whose_confidence_is_not_the_commonest
 def test_consecutive_rules_under_one_heading_say_the_heading_once(
     services: Services, ctx: SessionContext
 ) -> None:
-    a = services.memory.remember(
+    a = services.memory.writes.remember(
         ctx, validate_remember(rule("Testing: Use the real database", body="No mocks at all."))
     )
-    b = services.memory.remember(
+    b = services.memory.writes.remember(
         ctx,
         validate_remember(rule("Testing: Name tests for behaviour", body="Say why it matters.")),
     )
-    alone = services.memory.remember(
+    alone = services.memory.writes.remember(
         ctx, validate_remember(rule("Style: Tabs, not spaces", body="Everywhere, always."))
     )
     markdown = services.brief.brief(ctx).markdown
@@ -340,13 +340,13 @@ def test_with_no_task_rules_about_every_change_are_briefed_before_the_file_order
     services: Services, ctx: SessionContext
 ) -> None:
     written = [
-        services.memory.remember(ctx, validate_remember(rule(f"File rule {i:02d}"))).id
+        services.memory.writes.remember(ctx, validate_remember(rule(f"File rule {i:02d}"))).id
         for i in range(30)
     ]
-    commit = services.memory.remember(
+    commit = services.memory.writes.remember(
         ctx, validate_remember(rule("Commits: Use Conventional Commits for commit messages"))
     )
-    checks = services.memory.remember(
+    checks = services.memory.writes.remember(
         ctx, validate_remember(rule("Run `make check` before you open a pull request"))
     )
     brief = services.brief.brief(ctx, BriefCreate(token_budget=300))

@@ -184,7 +184,7 @@ def test_a_writer_approves_edits_and_rejects_in_the_console(world: World) -> Non
     )
     assert response.status_code == 303, response.text
     assert events_of(world, first) == ["proposed", "approved"]
-    state = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(first))[1]
+    state = world.services.memory.reads.get(world.ctx("acme", "p1"), uuid.UUID(first))[1]
     assert state.applies_to is not None and state.applies_to.persona == "donna"
     refused = post_form(client, "/proposals", f"/proposals/{second}/reject", reason="")
     assert refused.status_code == 422 and "Nothing was saved" in refused.text
@@ -202,7 +202,7 @@ def test_a_console_decision_without_the_csrf_token_is_refused(world: World) -> N
 
 
 def test_the_evidence_page_lists_signals_and_offers_promotion(world: World) -> None:
-    inferred = world.services.memory.remember(
+    inferred = world.services.memory.writes.remember(
         world.ctx("acme", "p1"),
         validate_remember(
             {

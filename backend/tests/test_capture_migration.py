@@ -26,7 +26,7 @@ def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path
     from prism_memory.bootstrap import context_from
 
     ctx = context_from(services.settings)
-    written = services.memory.remember(ctx, validate_remember(ctx_raw))
+    written = services.memory.writes.remember(ctx, validate_remember(ctx_raw))
     services.close()
     # put the file back to the schema before migration 5, rows and all
     conn = sqlite3.connect(db)
@@ -47,7 +47,7 @@ def test_an_older_sqlite_store_keeps_its_memories_and_accepts_proposals(tmp_path
     again = build_services(load_settings(db=db, embedder="fake", database_url=""))
     try:
         assert again.store.migrate() == MIGRATIONS[-1][0]  # 5 and later ones
-        memory, state = again.memory.get(ctx, written.id)
+        memory, state = again.memory.reads.get(ctx, written.id)
         assert (memory.status.value, state.subject) == ("active", "We use uv")
         assert again.memorules.verify_chain(ctx).ok
     finally:
@@ -66,7 +66,7 @@ def test_an_older_postgres_store_keeps_its_memories_and_accepts_proposals(pg_url
     settings = load_settings(database_url=pg_url, embedder="fake")
     services = build_services(settings)
     ctx = context_from(services.settings)
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         ctx,
         validate_remember(
             {
@@ -93,7 +93,7 @@ def test_an_older_postgres_store_keeps_its_memories_and_accepts_proposals(pg_url
         from prism_memory.trigraph.postgres import schema as postgres_schema
 
         assert again.store.migrate() == postgres_schema.MIGRATIONS[-1][0]  # 5 and later ones
-        memory, _ = again.memory.get(ctx, written.id)
+        memory, _ = again.memory.reads.get(ctx, written.id)
         assert memory.status.value == "active"
         raw_sql(again, "UPDATE memory SET status = 'proposed'")
         raw_sql(again, "UPDATE memory SET status = 'active'")

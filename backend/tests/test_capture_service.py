@@ -92,9 +92,9 @@ def test_proposals_are_invisible_to_recall_and_briefs(
 ) -> None:
     capture(services, ctx)
     for query in ("", "pip uv", "force-push to main", "small commits"):
-        assert services.memory.recall(ctx, validate_recall({"query": query})).matches == []
+        assert services.memory.recalls.recall(ctx, validate_recall({"query": query})).matches == []
         assert (
-            services.memory.recall(
+            services.memory.recalls.recall(
                 ctx, validate_recall({"query": query, "source_type": "memorule"})
             ).matches
             == []
@@ -111,7 +111,7 @@ def test_an_approved_proposal_is_recalled_and_audited(
     q = queue(services)
     (rule,) = [m for m, s in q.proposals(ctx) if s.subject == "Never force-push to main"]
     result = q.approve(ctx, rule.id, reason="yes, a standing rule")
-    matches = services.memory.recall(ctx, validate_recall({"query": "force-push"})).matches
+    matches = services.memory.recalls.recall(ctx, validate_recall({"query": "force-push"})).matches
     assert [m.memory.id for m in matches] == [rule.id]
     assert matches[0].state.confidence.value == "observed"  # type: ignore[union-attr]
     assert events(services, ctx, rule.id) == [AuditEventType.PROPOSED, AuditEventType.APPROVED]
@@ -134,7 +134,7 @@ def test_approval_can_edit_the_text_and_applies_to_as_a_new_version(
         {"subject": "Small commits", "applies_to": {"scope": "project"}},
         reason="for everyone",
     )
-    memory, state = services.memory.get(ctx, pref.id)
+    memory, state = services.memory.reads.get(ctx, pref.id)
     assert (memory.status, result.version, state.subject) == (Status.ACTIVE, 2, "Small commits")
     assert state.applies_to is not None and state.applies_to.to_dict() == {"scope": "project"}
 
@@ -146,7 +146,7 @@ def test_an_invalid_edit_writes_nothing(services: Services, ctx: SessionContext)
     with pytest.raises(InvalidInput) as err:
         q.approve(ctx, pref.id, {"subject": "x", "body": "short"})
     assert {e.field for e in err.value.errors} == {"subject", "body"}
-    assert services.memory.get(ctx, pref.id)[0].status is Status.PROPOSED
+    assert services.memory.reads.get(ctx, pref.id)[0].status is Status.PROPOSED
     assert events(services, ctx, pref.id) == [AuditEventType.PROPOSED]
 
 
@@ -171,7 +171,7 @@ def test_a_rejection_needs_a_reason_and_leaves_the_queue_for_good(
 def test_merging_folds_the_proposal_into_a_rule_as_evidence(
     services: Services, ctx: SessionContext
 ) -> None:
-    existing = services.memory.remember(
+    existing = services.memory.writes.remember(
         ctx,
         validate_remember(
             {
@@ -191,10 +191,12 @@ def test_merging_folds_the_proposal_into_a_rule_as_evidence(
     with pytest.raises(NotFound):
         q.merge(ctx, corr.id, UUID(int=1))
     q.merge(ctx, corr.id, existing.id, reason="same rule")
-    assert services.memory.get(ctx, corr.id)[0].status is Status.RETIRED
+    assert services.memory.reads.get(ctx, corr.id)[0].status is Status.RETIRED
     assert events(services, ctx, corr.id)[-1] is AuditEventType.MERGED
     assert events(services, ctx, existing.id) == [AuditEventType.CREATED, AuditEventType.EVIDENCE]
-    assert services.memory.get(ctx, existing.id)[1].version == 1  # evidence, not a new version
+    assert (
+        services.memory.reads.get(ctx, existing.id)[1].version == 1
+    )  # evidence, not a new version
 
 
 def test_a_message_repeating_an_approved_rule_becomes_its_evidence(
@@ -215,14 +217,14 @@ def test_a_message_repeating_an_approved_rule_becomes_its_evidence(
         ctx, found, len(messages)
     )
     assert [(o.action, o.memorule_id) for o in report.outcomes] == [("evidence", rule.id)]
-    assert services.memory.get(ctx, rule.id)[1].version == 1
+    assert services.memory.reads.get(ctx, rule.id)[1].version == 1
     assert len(q.evidence(ctx, rule.id)) == 2
 
 
 def test_an_inferred_rule_with_operator_evidence_can_be_promoted(
     services: Services, ctx: SessionContext
 ) -> None:
-    inferred = services.memory.remember(
+    inferred = services.memory.writes.remember(
         ctx,
         validate_remember(
             {
@@ -241,7 +243,7 @@ def test_an_inferred_rule_with_operator_evidence_can_be_promoted(
     report = capture(services, ctx)
     assert ("evidence", inferred.id) in [(o.action, o.memorule_id) for o in report.outcomes]
     result = q.promote(ctx, inferred.id)
-    state = services.memory.get(ctx, inferred.id)[1]
+    state = services.memory.reads.get(ctx, inferred.id)[1]
     assert (result.version, state.confidence.value) == (2, "observed")  # type: ignore[union-attr]
     assert events(services, ctx, inferred.id)[-1] is AuditEventType.PROMOTED
     with pytest.raises(Conflict):
@@ -252,7 +254,7 @@ def test_an_inferred_rule_with_operator_evidence_can_be_promoted(
 def test_deciding_on_something_that_is_not_a_pending_proposal_is_refused(
     services: Services, ctx: SessionContext
 ) -> None:
-    rule = services.memory.remember(
+    rule = services.memory.writes.remember(
         ctx,
         validate_remember(
             {

@@ -171,7 +171,7 @@ def test_the_installed_command_answers_claude_codes_hook_input(
     from prism_memory.bootstrap import context_from
 
     ctx = context_from(services.settings)
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule(
@@ -431,7 +431,7 @@ def test_the_pre_commit_hook_blocks_a_commit_while_agents_md_is_stale(
     from prism_memory.bootstrap import context_from
 
     ctx = context_from(services.settings)
-    rid = services.memory.remember(
+    rid = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule(
@@ -462,7 +462,7 @@ def test_the_pre_commit_hook_blocks_a_commit_while_agents_md_is_stale(
     git(repo, "add", "AGENTS.md")
     first = git(repo, "commit", "-qm", "rules", env=env)
     assert first.returncode == 0, first.stderr
-    services.memory.update(ctx, rid, {"body": "Two people review each schema migration."})
+    services.memory.lifecycle.update(ctx, rid, {"body": "Two people review each schema migration."})
     services.close()
     (repo / "notes.txt").write_text("unrelated change\n")
     git(repo, "add", "notes.txt")

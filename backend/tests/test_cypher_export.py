@@ -254,7 +254,7 @@ def parse(text: str) -> Parsed:
 def seed(services: Services, make_ctx: ContextFactory) -> SessionContext:
     """Notes, memorules (every kind of applies_to), updates, a retirement, two projects."""
     ctx = make_ctx(persona="donna")
-    rule = services.memory.remember(
+    rule = services.memory.writes.remember(
         ctx,
         validate_remember(
             {
@@ -268,9 +268,11 @@ def seed(services: Services, make_ctx: ContextFactory) -> SessionContext:
             }
         ),
     )
-    services.memory.update(ctx, rule.id, {"body": TRICKY + " v2"}, reason="second 'version'")
-    services.memory.update(ctx, rule.id, {"memorule_kind": "convention"}, reason="third")
-    other = services.memory.remember(
+    services.memory.lifecycle.update(
+        ctx, rule.id, {"body": TRICKY + " v2"}, reason="second 'version'"
+    )
+    services.memory.lifecycle.update(ctx, rule.id, {"memorule_kind": "convention"}, reason="third")
+    other = services.memory.writes.remember(
         make_ctx(project="web"),
         validate_remember(
             {
@@ -282,11 +284,11 @@ def seed(services: Services, make_ctx: ContextFactory) -> SessionContext:
             }
         ),
     )
-    services.memory.retire(make_ctx(project="web"), other.id, "no longer true")
-    services.memory.remember(
+    services.memory.lifecycle.retire(make_ctx(project="web"), other.id, "no longer true")
+    services.memory.writes.remember(
         ctx, validate_remember({"kind": "note", "body": "A plain note\nover two lines."})
     )
-    services.memory.remember(
+    services.memory.writes.remember(
         make_ctx(tenant="other"), validate_remember({"kind": "note", "body": "Not exported."})
     )
     return ctx
@@ -389,7 +391,9 @@ def test_the_export_is_deterministic_and_holds_only_the_tenant(
 def test_large_tenants_are_written_in_batches(services: Services, make_ctx: ContextFactory) -> None:
     ctx = make_ctx()
     for i in range(230):
-        services.memory.remember(ctx, validate_remember({"kind": "note", "body": f"note {i}"}))
+        services.memory.writes.remember(
+            ctx, validate_remember({"kind": "note", "body": f"note {i}"})
+        )
     out = io.StringIO()
     counts = write_cypher(services.store.dump(ctx.tenant_id), out, "t")
     assert counts.to_dict() == {"memories": 230, "states": 230, "audit_events": 0, "statements": 9}

@@ -51,7 +51,7 @@ def write_rules(db: Path, rules: list[tuple[str, str]]) -> list[str]:
         ctx = context_of("default", "default", persona="donna")
         return [
             str(
-                services.memory.remember(
+                services.memory.writes.remember(
                     ctx, validate_remember(rule(s, b, {"scope": "project"}))
                 ).id
             )
@@ -402,7 +402,7 @@ def test_a_postgresql_store_is_served_too(pg_url: str, tmp_path: Path) -> None:
     try:
         ctx = context_of("default", "default", persona="donna")
         for subject, body in RULES:
-            services.memory.remember(
+            services.memory.writes.remember(
                 ctx, validate_remember(rule(subject, body, {"scope": "project"}))
             )
     finally:

@@ -94,7 +94,7 @@ def test_every_hook_runs_prism_not_the_project_folders_app_or_prism_memory(
     db = tmp_path / "prism.db"
     services = build_services(load_settings(db=db, embedder="fake", database_url=""))
     ctx = context_from(services.settings)
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule("Review every migration", "A second person reviews it.", {"scope": "project"})

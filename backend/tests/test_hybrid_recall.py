@@ -138,7 +138,9 @@ def two(hybrid: Settings) -> Iterator[tuple[Services, Services]]:
 
 def recall(services: Services, ctx: Any, query: str) -> list[tuple[str, bool]]:
     """Bodies, best first, each with whether its words matched the query."""
-    matches = services.memory.recall(ctx, validate_recall({"query": query, "top_k": 10})).matches
+    matches = services.memory.recalls.recall(
+        ctx, validate_recall({"query": query, "top_k": 10})
+    ).matches
     assert all(0.0 <= m.why["lexical"] <= 1.0 for m in matches)
     return [(m.state.body, m.why["lexical"] > 0) for m in matches]
 
@@ -149,7 +151,7 @@ def test_lexical_shows_in_why_and_is_zero_for_an_empty_query(
     a, _ = two
     ctx = make_ctx()
     for body in NOTES:
-        a.memory.remember(ctx, validate_remember({"body": body}))
+        a.memory.writes.remember(ctx, validate_remember({"body": body}))
     assert recall(a, ctx, "When does the deploy freeze start?")[0] == (NOTES[0], True)
     assert {matched for _, matched in recall(a, ctx, "")} == {False}
 
@@ -159,12 +161,12 @@ def test_an_update_replaces_the_words_that_match(
 ) -> None:
     a, b = two
     ctx = make_ctx()
-    written = a.memory.remember(
+    written = a.memory.writes.remember(
         ctx, validate_remember({"body": "Zephyrine runs the pottery class."})
     )
-    a.memory.remember(ctx, validate_remember({"body": "The library opens at nine."}))
+    a.memory.writes.remember(ctx, validate_remember({"body": "The library opens at nine."}))
     assert recall(b, ctx, "zephyrine")[0] == ("Zephyrine runs the pottery class.", True)
-    a.memory.update(ctx, written.id, {"body": "Marguerite runs the pottery class."})
+    a.memory.lifecycle.update(ctx, written.id, {"body": "Marguerite runs the pottery class."})
     assert {lex for _, lex in recall(b, ctx, "zephyrine")} == {False}
     assert recall(b, ctx, "marguerite")[0] == ("Marguerite runs the pottery class.", True)
 
@@ -174,21 +176,23 @@ def test_retired_memories_never_score_nor_weigh_on_the_others(
 ) -> None:
     a, b = two
     ctx = make_ctx()
-    loud = a.memory.remember(ctx, validate_remember({"body": "Quetzal quetzal quetzal."}))
-    a.memory.remember(
+    loud = a.memory.writes.remember(ctx, validate_remember({"body": "Quetzal quetzal quetzal."}))
+    a.memory.writes.remember(
         ctx, validate_remember({"body": "A quetzal was seen near the lake this morning."})
     )
     assert recall(b, ctx, "quetzal")[0] == ("Quetzal quetzal quetzal.", True)
-    a.memory.retire(ctx, loud.id, "duplicate")
+    a.memory.lifecycle.retire(ctx, loud.id, "duplicate")
     assert recall(b, ctx, "quetzal") == [("A quetzal was seen near the lake this morning.", True)]
     clean = make_ctx(project="never-had-the-retired-one")
-    a.memory.remember(
+    a.memory.writes.remember(
         clean, validate_remember({"body": "A quetzal was seen near the lake this morning."})
     )
 
     def lexical(ctx: Any) -> float:
         return float(
-            b.memory.recall(ctx, validate_recall({"query": "quetzal"})).matches[0].why["lexical"]
+            b.memory.recalls.recall(ctx, validate_recall({"query": "quetzal"}))
+            .matches[0]
+            .why["lexical"]
         )
 
     assert lexical(ctx) == lexical(clean)  # the statistics forgot the retired row
@@ -200,9 +204,9 @@ def test_another_process_s_new_words_are_found_at_the_next_recall(
     a, b = two
     ctx = make_ctx()
     for body in NOTES:
-        a.memory.remember(ctx, validate_remember({"body": body}))
+        a.memory.writes.remember(ctx, validate_remember({"body": body}))
     assert recall(b, ctx, "aurora borealis")[0][1] is False  # b's cache and index are built
-    a.memory.remember(
+    a.memory.writes.remember(
         ctx, validate_remember({"body": "We saw the aurora borealis from the cabin."})
     )
     assert recall(b, ctx, "aurora borealis")[0] == (
@@ -230,16 +234,18 @@ def test_both_engines_rank_a_hybrid_query_the_same(
         orders = []
         for services in engines:
             ids = [
-                services.memory.remember(ctx, validate_remember({"body": body})).id
+                services.memory.writes.remember(ctx, validate_remember({"body": body})).id
                 for body in NOTES
             ]
-            services.memory.update(ctx, ids[1], {"body": "Zephyrine moved the pottery class."})
-            services.memory.retire(ctx, ids[4], "moot")
+            services.memory.lifecycle.update(
+                ctx, ids[1], {"body": "Zephyrine moved the pottery class."}
+            )
+            services.memory.lifecycle.retire(ctx, ids[4], "moot")
             orders.append(
                 [
                     [
                         (m.state.body, m.why["relevance"], m.why["lexical"], m.why["score"])
-                        for m in services.memory.recall(
+                        for m in services.memory.recalls.recall(
                             ctx, validate_recall({"query": query})
                         ).matches
                     ]

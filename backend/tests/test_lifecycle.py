@@ -44,10 +44,10 @@ def test_three_updates_give_versions_one_to_four_with_their_writers(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     first = make_ctx(persona="donna")
-    written = services.memory.remember(first, validate_remember(rule()))
+    written = services.memory.writes.remember(first, validate_remember(rule()))
     editors = [make_ctx(persona=p) for p in ("texi", "candi", "frank")]
     for i, editor in enumerate(editors, start=2):
-        result = services.memory.update(
+        result = services.memory.lifecycle.update(
             editor,
             written.id,
             {"body": f"Version {i}: every migration gets two reviewers."},
@@ -55,7 +55,7 @@ def test_three_updates_give_versions_one_to_four_with_their_writers(
         )
         assert result.version == i
         assert result.audit_id is not None
-    history = services.memory.history(first, written.id)
+    history = services.memory.reads.history(first, written.id)
     assert [s.version for s in history.states] == [1, 2, 3, 4]
     assert [s.written_by_persona for s in history.states] == ["donna", "texi", "candi", "frank"]
     assert [s.written_by_session_id for s in history.states] == [
@@ -75,10 +75,12 @@ def test_three_updates_give_versions_one_to_four_with_their_writers(
 def test_recall_after_an_update_returns_the_newest_text_only(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, validate_remember(rule()))
+    written = services.memory.writes.remember(ctx, validate_remember(rule()))
     for i in range(3):
-        services.memory.update(ctx, written.id, {"body": f"Rewritten rule text number {i + 2}."})
-    result = services.memory.recall(
+        services.memory.lifecycle.update(
+            ctx, written.id, {"body": f"Rewritten rule text number {i + 2}."}
+        )
+    result = services.memory.recalls.recall(
         ctx, validate_recall({"query": "rewritten rule text", "source_type": "memory"})
     )
     assert [(m.memory.id, m.state.version, m.state.body) for m in result.matches] == [
@@ -90,64 +92,70 @@ def test_an_update_that_changes_applies_to_changes_who_sees_it(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = make_ctx(surface="python")
-    written = services.memory.remember(ctx, validate_remember(rule()))
-    services.memory.update(ctx, written.id, {"applies_to": {"surface": "go"}})
-    assert services.memory.recall(ctx, validate_recall({"source_type": "memorule"})).matches == []
+    written = services.memory.writes.remember(ctx, validate_remember(rule()))
+    services.memory.lifecycle.update(ctx, written.id, {"applies_to": {"surface": "go"}})
+    assert (
+        services.memory.recalls.recall(ctx, validate_recall({"source_type": "memorule"})).matches
+        == []
+    )
     go = make_ctx(surface="go")
     assert (
-        len(services.memory.recall(go, validate_recall({"source_type": "memorule"})).matches) == 1
+        len(
+            services.memory.recalls.recall(go, validate_recall({"source_type": "memorule"})).matches
+        )
+        == 1
     )
 
 
 def test_an_update_is_validated_like_a_new_write_and_writes_nothing_when_bad(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, validate_remember(rule()))
+    written = services.memory.writes.remember(ctx, validate_remember(rule()))
     before = services.store.stats(ctx.tenant_id)
     with pytest.raises(InvalidInput) as info:
-        services.memory.update(
+        services.memory.lifecycle.update(
             ctx, written.id, {"subject": "no", "applies_to": {}, "namespace": "x"}
         )
     assert {e.field: e.code for e in info.value.errors} == {"namespace": "not_updatable"}
     with pytest.raises(InvalidInput) as info:
-        services.memory.update(ctx, written.id, {"subject": "no", "applies_to": {}})
+        services.memory.lifecycle.update(ctx, written.id, {"subject": "no", "applies_to": {}})
     assert {e.field: e.code for e in info.value.errors} == {
         "subject": "too_short",
         "applies_to": "empty",
     }
     with pytest.raises(InvalidInput):
-        services.memory.update(ctx, written.id, {})
+        services.memory.lifecycle.update(ctx, written.id, {})
     assert services.store.stats(ctx.tenant_id) == before
 
 
 def test_unknown_ids_are_not_found_everywhere(services: Services, ctx: SessionContext) -> None:
     missing = new_id()
     with pytest.raises(NotFound):
-        services.memory.update(ctx, missing, {"body": "anything at all here"})
+        services.memory.lifecycle.update(ctx, missing, {"body": "anything at all here"})
     with pytest.raises(NotFound):
-        services.memory.retire(ctx, missing, "gone")
+        services.memory.lifecycle.retire(ctx, missing, "gone")
     with pytest.raises(NotFound):
-        services.memory.restore(ctx, missing, "back")
+        services.memory.lifecycle.restore(ctx, missing, "back")
     with pytest.raises(NotFound):
-        services.memory.history(ctx, missing)
+        services.memory.reads.history(ctx, missing)
 
 
 def test_retired_memories_never_appear_in_recall_but_stay_readable(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, validate_remember(rule()))
-    note = services.memory.remember(ctx, validate_remember({"body": "a note to retire"}))
-    services.memory.retire(ctx, written.id, "no longer holds")
-    services.memory.retire(ctx, note.id, "stale")
+    written = services.memory.writes.remember(ctx, validate_remember(rule()))
+    note = services.memory.writes.remember(ctx, validate_remember({"body": "a note to retire"}))
+    services.memory.lifecycle.retire(ctx, written.id, "no longer holds")
+    services.memory.lifecycle.retire(ctx, note.id, "stale")
     for source_type in ("memory", "memorule"):
         for query in ("", "schema migration reviewer"):
-            found = services.memory.recall(
+            found = services.memory.recalls.recall(
                 ctx, validate_recall({"source_type": source_type, "query": query})
             )
             assert found.matches == []
-    memory, _ = services.memory.get(ctx, written.id)
+    memory, _ = services.memory.reads.get(ctx, written.id)
     assert memory.status.value == "retired"
-    events = services.memory.history(ctx, written.id).events
+    events = services.memory.reads.history(ctx, written.id).events
     assert [e.event.value for e in events] == ["retired", "created"]
     assert events[0].reason == "no longer holds"
 
@@ -155,44 +163,49 @@ def test_retired_memories_never_appear_in_recall_but_stay_readable(
 def test_updating_or_retiring_a_retired_memory_is_a_structured_conflict(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, validate_remember(rule()))
-    services.memory.retire(ctx, written.id, "wrong")
+    written = services.memory.writes.remember(ctx, validate_remember(rule()))
+    services.memory.lifecycle.retire(ctx, written.id, "wrong")
     before = services.store.stats(ctx.tenant_id)
     with pytest.raises(MemoryRetired) as info:
-        services.memory.update(ctx, written.id, {"body": "an edit to a retired rule"})
+        services.memory.lifecycle.update(ctx, written.id, {"body": "an edit to a retired rule"})
     assert info.value.to_payload()["error"]["code"] == "memory_retired"
     with pytest.raises(MemoryRetired):
-        services.memory.retire(ctx, written.id, "again")
+        services.memory.lifecycle.retire(ctx, written.id, "again")
     assert services.store.stats(ctx.tenant_id) == before
 
 
 def test_restore_brings_a_memory_back_and_emits_restored(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, validate_remember(rule()))
+    written = services.memory.writes.remember(ctx, validate_remember(rule()))
     with pytest.raises(Conflict):
-        services.memory.restore(ctx, written.id, "not retired yet")
-    services.memory.retire(ctx, written.id, "paused")
-    services.memory.restore(ctx, written.id, "holds again")
+        services.memory.lifecycle.restore(ctx, written.id, "not retired yet")
+    services.memory.lifecycle.retire(ctx, written.id, "paused")
+    services.memory.lifecycle.restore(ctx, written.id, "holds again")
     assert (
-        len(services.memory.recall(ctx, validate_recall({"source_type": "memorule"})).matches) == 1
+        len(
+            services.memory.recalls.recall(
+                ctx, validate_recall({"source_type": "memorule"})
+            ).matches
+        )
+        == 1
     )
-    events = services.memory.history(ctx, written.id).events
+    events = services.memory.reads.history(ctx, written.id).events
     assert [e.event.value for e in events] == ["restored", "retired", "created"]
 
 
 def test_retire_needs_a_reason(services: Services, ctx: SessionContext) -> None:
-    written = services.memory.remember(ctx, validate_remember(rule()))
+    written = services.memory.writes.remember(ctx, validate_remember(rule()))
     with pytest.raises(InvalidInput) as info:
-        services.memory.retire(ctx, written.id, "  ")
+        services.memory.lifecycle.retire(ctx, written.id, "  ")
     assert info.value.errors[0].field == "reason"
 
 
 def test_a_correction_supersedes_the_memorule_it_corrects_in_one_write(
     services: Services, ctx: SessionContext
 ) -> None:
-    wrong = services.memory.remember(ctx, validate_remember(rule()))
-    fixed = services.memory.remember(
+    wrong = services.memory.writes.remember(ctx, validate_remember(rule()))
+    fixed = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule(
@@ -203,21 +216,21 @@ def test_a_correction_supersedes_the_memorule_it_corrects_in_one_write(
             )
         ),
     )
-    memory, _ = services.memory.get(ctx, wrong.id)
+    memory, _ = services.memory.reads.get(ctx, wrong.id)
     assert memory.status.value == "retired"
-    events = services.memory.history(ctx, wrong.id).events
+    events = services.memory.reads.history(ctx, wrong.id).events
     assert events[0].event is AuditEventType.SUPERSEDED
     assert events[0].reason == f"corrected by memorule {fixed.id}"
-    assert [m.memory.id for m in services.memory.recall(ctx, validate_recall({})).matches] == [
-        fixed.id
-    ]
+    assert [
+        m.memory.id for m in services.memory.recalls.recall(ctx, validate_recall({})).matches
+    ] == [fixed.id]
 
 
 def test_a_correction_of_an_unknown_memorule_writes_nothing(
     services: Services, ctx: SessionContext
 ) -> None:
     with pytest.raises(NotFound):
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(rule(memorule_kind="correction", corrects=str(new_id())))
         )
     assert services.store.stats(ctx.tenant_id)["memories"] == 0
@@ -226,14 +239,14 @@ def test_a_correction_of_an_unknown_memorule_writes_nothing(
 def test_a_replayed_idempotent_write_returns_the_same_result_and_writes_nothing(
     services: Services, ctx: SessionContext
 ) -> None:
-    first = services.memory.remember(ctx, validate_remember(rule(idempotency_key="k-1")))
+    first = services.memory.writes.remember(ctx, validate_remember(rule(idempotency_key="k-1")))
     before = services.store.stats(ctx.tenant_id)
-    again = services.memory.remember(ctx, validate_remember(rule(idempotency_key="k-1")))
+    again = services.memory.writes.remember(ctx, validate_remember(rule(idempotency_key="k-1")))
     assert (again.id, again.state_id, again.audit_id) == (first.id, first.state_id, first.audit_id)
     assert again.replayed
     assert services.store.stats(ctx.tenant_id) == before
     with pytest.raises(IdempotencyConflict) as info:
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(rule(idempotency_key="k-1", body="A different body text."))
         )
     assert info.value.to_payload()["error"]["code"] == "idempotency_conflict"
@@ -243,37 +256,39 @@ def test_idempotency_keys_cover_update_and_retire_and_are_per_tenant(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = make_ctx()
-    written = services.memory.remember(ctx, validate_remember(rule()))
-    u1 = services.memory.update(
+    written = services.memory.writes.remember(ctx, validate_remember(rule()))
+    u1 = services.memory.lifecycle.update(
         ctx, written.id, {"body": "Updated body text here."}, idempotency_key="u"
     )
-    u2 = services.memory.update(
+    u2 = services.memory.lifecycle.update(
         ctx, written.id, {"body": "Updated body text here."}, idempotency_key="u"
     )
     assert u1.state_id == u2.state_id and u2.replayed
-    r1 = services.memory.retire(ctx, written.id, "done", idempotency_key="r")
-    r2 = services.memory.retire(ctx, written.id, "done", idempotency_key="r")
+    r1 = services.memory.lifecycle.retire(ctx, written.id, "done", idempotency_key="r")
+    r2 = services.memory.lifecycle.retire(ctx, written.id, "done", idempotency_key="r")
     assert r1.audit_id == r2.audit_id
-    assert [s.version for s in services.memory.history(ctx, written.id).states] == [1, 2]
+    assert [s.version for s in services.memory.reads.history(ctx, written.id).states] == [1, 2]
     other = make_ctx(tenant="other")
-    fresh = services.memory.remember(other, validate_remember(rule(idempotency_key="u")))
+    fresh = services.memory.writes.remember(other, validate_remember(rule(idempotency_key="u")))
     assert not fresh.replayed
 
 
 def test_a_near_duplicate_memorule_warns_and_strict_refuses(
     services: Services, ctx: SessionContext
 ) -> None:
-    original = services.memory.remember(ctx, validate_remember(rule()))
-    twin = services.memory.remember(ctx, validate_remember(rule()))
+    original = services.memory.writes.remember(ctx, validate_remember(rule()))
+    twin = services.memory.writes.remember(ctx, validate_remember(rule()))
     assert [w["memorule_id"] for w in twin.warnings] == [str(original.id)]
     assert twin.warnings[0]["code"] == "near_duplicate"
     before = services.store.stats(ctx.tenant_id)
     with pytest.raises(NearDuplicate):
-        services.memory.remember(ctx, validate_remember(rule(strict=True)))
+        services.memory.writes.remember(ctx, validate_remember(rule(strict=True)))
     assert services.store.stats(ctx.tenant_id) == before
-    other_kind = services.memory.remember(ctx, validate_remember(rule(memorule_kind="convention")))
+    other_kind = services.memory.writes.remember(
+        ctx, validate_remember(rule(memorule_kind="convention"))
+    )
     assert other_kind.warnings == ()
-    other_surface = services.memory.remember(
+    other_surface = services.memory.writes.remember(
         ctx, validate_remember(rule(applies_to={"surface": "go"}))
     )
     assert other_surface.warnings == ()
@@ -284,11 +299,13 @@ def test_audit_lists_filter_and_paginate_newest_first(
 ) -> None:
     donna, texi = make_ctx(persona="donna"), make_ctx(persona="texi")
     ids = [
-        services.memory.remember(donna, validate_remember(rule(subject=f"Rule number {i}"))).id
+        services.memory.writes.remember(
+            donna, validate_remember(rule(subject=f"Rule number {i}"))
+        ).id
         for i in range(5)
     ]
-    services.memory.update(texi, ids[0], {"body": "Texi changed this rule body."})
-    services.memory.retire(texi, ids[1], "obsolete")
+    services.memory.lifecycle.update(texi, ids[0], {"body": "Texi changed this rule body."})
+    services.memory.lifecycle.retire(texi, ids[1], "obsolete")
     by_texi = services.memorules.audit(donna, AuditFilter(persona="texi"))
     assert [e.event.value for e in by_texi.events] == ["retired", "superseded"]
     by_session = services.memorules.audit(donna, AuditFilter(session_id=donna.session_id))
@@ -323,19 +340,21 @@ def test_the_chain_verifies_after_many_mixed_operations_and_fails_where_tampered
         op = rng.random()
         if op < 0.5 or not active:
             active.append(
-                services.memory.remember(
+                services.memory.writes.remember(
                     ctx, validate_remember(rule(subject=f"Rule {i:04d} here"))
                 ).id
             )
         elif op < 0.8:
-            services.memory.update(ctx, rng.choice(active), {"body": f"Body revision {i:04d}."})
+            services.memory.lifecycle.update(
+                ctx, rng.choice(active), {"body": f"Body revision {i:04d}."}
+            )
         elif op < 0.9:
             victim = active.pop(rng.randrange(len(active)))
-            services.memory.retire(ctx, victim, f"retired at {i}")
+            services.memory.lifecycle.retire(ctx, victim, f"retired at {i}")
             retired.append(victim)
         elif retired:
             back = retired.pop()
-            services.memory.restore(ctx, back, f"restored at {i}")
+            services.memory.lifecycle.restore(ctx, back, f"restored at {i}")
             active.append(back)
     report = services.memorules.verify_chain(ctx)
     assert report.ok and report.events == services.store.stats(ctx.tenant_id)["audit_events"]
@@ -355,7 +374,7 @@ def test_deleting_an_audit_event_breaks_the_chain_at_the_gap(
     services: Services, ctx: SessionContext
 ) -> None:
     for i in range(4):
-        services.memory.remember(ctx, validate_remember(rule(subject=f"Rule number {i}")))
+        services.memory.writes.remember(ctx, validate_remember(rule(subject=f"Rule number {i}")))
     raw_sql(
         services,
         "DELETE FROM memorule_audit WHERE tenant_id = ? AND seq = 2",

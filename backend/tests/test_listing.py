@@ -58,8 +58,10 @@ def world(services: Services, make_ctx: ContextFactory) -> dict[str, UUID]:
         ("org_p2", make_ctx(project="p2"), rule("Org from p2", scope="org")),
         ("beta_p1", make_ctx(tenant="beta", project="p1"), rule("Beta tenant rule")),
     ]
-    ids = {name: memory.remember(ctx, validate_remember(raw)).id for name, ctx, raw in writes}
-    memory.retire(make_ctx(project="p1"), ids["retired_p1"], "obsolete")
+    ids = {
+        name: memory.writes.remember(ctx, validate_remember(raw)).id for name, ctx, raw in writes
+    }
+    memory.lifecycle.retire(make_ctx(project="p1"), ids["retired_p1"], "obsolete")
     return ids
 
 
@@ -69,7 +71,7 @@ def names(ids: dict[str, UUID], items: list[Any]) -> list[str]:
 
 
 def listed(services: Services, ids: dict[str, UUID], ctx: SessionContext, **raw: Any) -> list[str]:
-    return names(ids, services.memory.list_memories(ctx, raw).items)
+    return names(ids, services.memory.reads.list_memories(ctx, raw).items)
 
 
 def test_a_listing_is_newest_first_with_the_projects_memories_and_tenant_wide_rules(
@@ -98,7 +100,9 @@ def test_keyset_pages_cover_every_row_once_in_order(
     cursor = None
     pages = 0
     while True:
-        page = services.memory.list_memories(ctx, {"status": "all", "limit": 3, "cursor": cursor})
+        page = services.memory.reads.list_memories(
+            ctx, {"status": "all", "limit": 3, "cursor": cursor}
+        )
         seen += names(world, page.items)
         pages += 1
         if page.next_cursor is None:
@@ -112,7 +116,7 @@ def test_keyset_pages_cover_every_row_once_in_order(
 def test_a_full_last_page_has_no_next_cursor(
     services: Services, world: dict[str, UUID], make_ctx: ContextFactory
 ) -> None:
-    page = services.memory.list_memories(make_ctx(project="p1"), {"limit": 9})
+    page = services.memory.reads.list_memories(make_ctx(project="p1"), {"limit": 9})
     assert len(page.items) == 9 and page.next_cursor is None
 
 
@@ -159,7 +163,7 @@ def test_another_tenant_and_another_projects_own_memories_never_appear(
 def test_a_viewer_persona_hides_other_personas_rules(
     services: Services, world: dict[str, UUID], make_ctx: ContextFactory
 ) -> None:
-    page = services.memory.list_memories(make_ctx(project="p1"), {}, viewer_persona="texi")
+    page = services.memory.reads.list_memories(make_ctx(project="p1"), {}, viewer_persona="texi")
     got = names(world, page.items)
     assert "texi_p1" in got and "donna_p1" not in got
 
@@ -183,7 +187,7 @@ def test_bad_filters_and_cursors_are_refused_field_by_field(
     services: Services, make_ctx: ContextFactory, raw: dict[str, Any], field: str, code: str
 ) -> None:
     with pytest.raises(InvalidInput) as caught:
-        services.memory.list_memories(make_ctx(project="p1"), raw)
+        services.memory.reads.list_memories(make_ctx(project="p1"), raw)
     assert [(e.field, e.code) for e in caught.value.errors] == [(field, code)]
 
 

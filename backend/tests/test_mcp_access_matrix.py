@@ -156,11 +156,11 @@ def world(
 def fresh(world: World, target: str, retired: bool) -> str:
     tenant, project, raw = TARGETS[target]
     ctx = world.ctx(tenant, project)
-    memory_id = world.services.memory.remember(
+    memory_id = world.services.memory.writes.remember(
         ctx, validate_remember({**raw, "namespace": "matrix"})
     ).id
     if retired:
-        world.services.memory.retire(ctx, memory_id, "set up for restore")
+        world.services.memory.lifecycle.retire(ctx, memory_id, "set up for restore")
     return str(memory_id)
 
 

@@ -76,7 +76,7 @@ async def remember(client: Client, subject: str) -> str:
 
 
 def session_of(services: Services, ctx: SessionContext, memory_id: str) -> UUID:
-    return services.memory.get(ctx, UUID(memory_id))[1].written_by_session_id
+    return services.memory.reads.get(ctx, UUID(memory_id))[1].written_by_session_id
 
 
 @pytest.mark.anyio

@@ -189,8 +189,8 @@ async def test_a_memorule_is_written_in_the_server_context_with_one_session_id(
     second = await ok(client, "prism_remember", rule(subject="Second rule here"))
     assert first["kind"] == "memorule" and first["version"] == 1 and first["audit_id"]
     ctx = server_ctx(make_ctx)
-    _, state1 = services.memory.get(ctx, UUID(first["id"]))
-    _, state2 = services.memory.get(ctx, UUID(second["id"]))
+    _, state1 = services.memory.reads.get(ctx, UUID(first["id"]))
+    _, state2 = services.memory.reads.get(ctx, UUID(second["id"]))
     assert state1.written_by_persona == "donna"
     assert state1.written_by_session_id == state2.written_by_session_id
     assert state1.evidence_signal_id == "94ccc816"
@@ -503,8 +503,8 @@ async def test_an_allowed_override_narrows_the_context_of_one_call(
         error = await refused(client, "semantic_recall", {"context": "texi"})
         assert codes(error) == {"context": "wrong_type"}
     ctx = server_ctx(make_ctx)
-    assert services.memory.get(ctx, UUID(written["id"]))[1].written_by_persona == "texi"
-    assert services.memory.get(ctx, UUID(plain["id"]))[1].written_by_persona == "donna"
+    assert services.memory.reads.get(ctx, UUID(written["id"]))[1].written_by_persona == "texi"
+    assert services.memory.reads.get(ctx, UUID(plain["id"]))[1].written_by_persona == "donna"
 
 
 @pytest.mark.anyio
@@ -517,7 +517,9 @@ async def test_both_protocol_eras_write_and_recall_in_one_session(
         b = await ok(client, "prism_remember", rule(subject="Another rule", body="b" * 20))
         assert (await ok(client, "semantic_recall", {"source_type": "memorule"}))["count"] == 2
     ctx = server_ctx(make_ctx)
-    sessions = {services.memory.get(ctx, UUID(r["id"]))[1].written_by_session_id for r in (a, b)}
+    sessions = {
+        services.memory.reads.get(ctx, UUID(r["id"]))[1].written_by_session_id for r in (a, b)
+    }
     assert len(sessions) == 1
 
 
@@ -528,7 +530,7 @@ async def test_a_fixed_session_id_setting_is_recorded(
     fixed = "0190f1c4-0000-7000-8000-000000000001"
     async with Client(build_mcp_server(services, server_settings(db_path, session_id=fixed))) as c:
         written = await ok(c, "prism_remember", rule())
-    state = services.memory.get(server_ctx(make_ctx), UUID(written["id"]))[1]
+    state = services.memory.reads.get(server_ctx(make_ctx), UUID(written["id"]))[1]
     assert str(state.written_by_session_id) == fixed
 
 
@@ -575,8 +577,8 @@ async def test_a_request_caller_hook_decides_the_key_and_tenant_and_can_refuse(
         # The hook's key decides, through the same rules as /v1: a reader cannot retire.
         error = await refused(client, "memorule_retire", {"id": written["id"], "reason": "r"})
         assert (error["code"], error["required_role"]) == ("forbidden", "writer")
-    assert services.memory.get(other, UUID(written["id"]))[1].written_by_persona == "hal"
-    assert services.memory.get(other, UUID(written["id"]))[0].status.value == "active"
+    assert services.memory.reads.get(other, UUID(written["id"]))[1].written_by_persona == "hal"
+    assert services.memory.reads.get(other, UUID(written["id"]))[0].status.value == "active"
     assert len(seen) == 4
     assert uuid_for("tenant", "globex") == other.tenant_id
 

@@ -64,28 +64,30 @@ def count_states(services: Services, ctx: SessionContext) -> int:
 def test_a_rule_with_checks_reads_back_through_every_read(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         ctx, validate_remember(rule("Use pnpm, never npm", checks=CHECKS))
     )
-    _, state = services.memory.get(ctx, written.id)
+    _, state = services.memory.reads.get(ctx, written.id)
     assert state_dict(state)["checks"] == CHECKS
     assert state_dict(state)["enforcement"] == "remind"
-    match = services.memory.recall(
+    match = services.memory.recalls.recall(
         ctx, validate_recall({"query": "npm", "source_type": "memorule"})
     ).matches[0]
     assert match_dict(match)["checks"] == CHECKS and match_dict(match)["enforcement"] == "remind"
-    listed = services.memory.list_memories(ctx, {}).items
+    listed = services.memory.reads.list_memories(ctx, {}).items
     assert state_dict(listed[0][1])["checks"] == CHECKS
 
 
 def test_a_rule_without_checks_answers_exactly_as_before(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, validate_remember(rule("Plain rule without checks")))
-    _, state = services.memory.get(ctx, written.id)
+    written = services.memory.writes.remember(
+        ctx, validate_remember(rule("Plain rule without checks"))
+    )
+    _, state = services.memory.reads.get(ctx, written.id)
     shown = state_dict(state)
     assert "checks" not in shown and "enforcement" not in shown
-    match = services.memory.recall(
+    match = services.memory.recalls.recall(
         ctx, validate_recall({"query": "", "source_type": "memorule"})
     ).matches[0]
     assert "checks" not in match_dict(match) and "enforcement" not in match_dict(match)
@@ -95,8 +97,8 @@ def test_a_rule_without_checks_answers_exactly_as_before(
 def test_a_state_without_checks_hashes_in_the_format_before_checks_existed(
     services: Services, ctx: SessionContext
 ) -> None:
-    _, s = services.memory.get(
-        ctx, services.memory.remember(ctx, validate_remember(rule("Old shape rule"))).id
+    _, s = services.memory.reads.get(
+        ctx, services.memory.writes.remember(ctx, validate_remember(rule("Old shape rule"))).id
     )
     before = [  # prism-state/1 exactly as it was hashed before issue 28
         chain.STATE_FORMAT,
@@ -122,23 +124,25 @@ def test_a_state_without_checks_hashes_in_the_format_before_checks_existed(
 def test_an_update_changes_the_checks_in_a_new_version_with_its_audit_event(
     services: Services, ctx: SessionContext
 ) -> None:
-    first = services.memory.remember(
+    first = services.memory.writes.remember(
         ctx, validate_remember(rule("Tests before commits", checks=CHECKS[2:3]))
     )
-    second = services.memory.update(
+    second = services.memory.lifecycle.update(
         ctx, first.id, {"checks": CHECKS[:1]}, reason="npm was the real problem"
     )
     assert second.version == 2 and second.audit_id is not None
-    versions = history_dict(services.memory.history(ctx, first.id))["versions"]
+    versions = history_dict(services.memory.reads.history(ctx, first.id))["versions"]
     assert [v["checks"] for v in versions] == [CHECKS[2:3], CHECKS[:1]]
-    third = services.memory.update(ctx, first.id, {"checks": []}, reason="advice only")
-    _, state = services.memory.get(ctx, first.id)
+    third = services.memory.lifecycle.update(ctx, first.id, {"checks": []}, reason="advice only")
+    _, state = services.memory.reads.get(ctx, first.id)
     assert third.version == 3 and state.checks == ()
     assert "checks" not in state_dict(state)
     # A text-only update keeps the checks of the version before it.
-    services.memory.update(ctx, first.id, {"checks": CHECKS}, reason="all of them")
-    services.memory.update(ctx, first.id, {"body": "A new body, the checks stay as they were."})
-    assert services.memory.get(ctx, first.id)[1].checks == parse_checks(CHECKS)
+    services.memory.lifecycle.update(ctx, first.id, {"checks": CHECKS}, reason="all of them")
+    services.memory.lifecycle.update(
+        ctx, first.id, {"body": "A new body, the checks stay as they were."}
+    )
+    assert services.memory.reads.get(ctx, first.id)[1].checks == parse_checks(CHECKS)
     assert services.memorules.verify_chain(ctx).ok
 
 
@@ -164,7 +168,7 @@ def test_bad_checks_are_field_errors_with_the_others_and_nothing_is_written(
 ) -> None:
     before = count_states(services, ctx)
     with pytest.raises(InvalidInput) as caught:
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(rule("x", checks=checks, enforcement="block"))
         )
     found = {(e.field, e.code) for e in caught.value.errors}
@@ -175,20 +179,22 @@ def test_bad_checks_are_field_errors_with_the_others_and_nothing_is_written(
 def test_a_bad_check_in_an_update_writes_no_version(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         ctx, validate_remember(rule("Rule to update badly", checks=CHECKS[:1]))
     )
     with pytest.raises(InvalidInput) as caught:
-        services.memory.update(ctx, written.id, {"checks": [{"forbid_edit": "a/***"}]})
+        services.memory.lifecycle.update(ctx, written.id, {"checks": [{"forbid_edit": "a/***"}]})
     assert [(e.field, e.code) for e in caught.value.errors] == [
         ("checks.0.forbid_edit", "invalid_glob")
     ]
-    assert services.memory.get(ctx, written.id)[1].version == 1
+    assert services.memory.reads.get(ctx, written.id)[1].version == 1
 
 
 def test_a_note_takes_no_checks(services: Services, ctx: SessionContext) -> None:
     with pytest.raises(InvalidInput) as caught:
-        services.memory.remember(ctx, validate_remember({"body": "a note", "checks": CHECKS}))
+        services.memory.writes.remember(
+            ctx, validate_remember({"body": "a note", "checks": CHECKS})
+        )
     assert [(e.field, e.code) for e in caught.value.errors] == [("checks", "unknown_field")]
 
 
@@ -207,7 +213,7 @@ def test_only_an_admin_key_writes_ask_or_deny(
     assert caught.value.details["field"] == "enforcement"
     assert count_states(services, ctx) == before
     written = access.remember(key(ctx, Role.ADMIN), ctx, validate_remember(raw))
-    assert services.memory.get(ctx, written.id)[1].enforcement.value == enforcement
+    assert services.memory.reads.get(ctx, written.id)[1].enforcement.value == enforcement
     events = services.memorules.audit(ctx, _events(written.id)).events
     assert [e.event.value for e in events] == ["created"]
 
@@ -227,10 +233,10 @@ def test_a_writer_sets_remind_and_checks_but_cannot_undo_an_admins_decision(
     for change in ({"enforcement": "remind"}, {"checks": []}):
         with pytest.raises(PermissionDenied):
             access.update(writer, ctx, mine.id, change)
-    assert services.memory.get(ctx, mine.id)[1].version == decided.version
+    assert services.memory.reads.get(ctx, mine.id)[1].version == decided.version
     # The text stays a writer's to improve; the decision stays.
     access.update(writer, ctx, mine.id, {"body": "Clearer words for the same blocked rule."})
-    assert services.memory.get(ctx, mine.id)[1].enforcement is Enforcement.DENY
+    assert services.memory.reads.get(ctx, mine.id)[1].enforcement is Enforcement.DENY
     access.update(admin, ctx, mine.id, {"enforcement": "remind"}, reason="advisory again")
     events = [e.event.value for e in services.memorules.audit(ctx, _events(mine.id)).events]
     assert events == ["superseded"] * 4 + ["created"]
@@ -267,8 +273,10 @@ def test_a_checks_or_enforcement_column_edited_behind_the_services_back_is_caugh
 ) -> None:
     if postgres is None and "not json" in sqlite and services.settings.database_url:
         pytest.skip("a jsonb column refuses text that is no JSON")
-    plain = services.memory.remember(ctx, validate_remember(rule("A rule with no checks at all")))
-    guarded = services.memory.remember(
+    plain = services.memory.writes.remember(
+        ctx, validate_remember(rule("A rule with no checks at all"))
+    )
+    guarded = services.memory.writes.remember(
         ctx,
         validate_remember(rule("A rule that blocks npm", checks=CHECKS[:1], enforcement="deny")),
     )
@@ -286,7 +294,9 @@ def test_a_checks_or_enforcement_column_edited_behind_the_services_back_is_caugh
 def test_checks_added_to_a_rule_that_had_none_are_caught(
     services: Services, ctx: SessionContext
 ) -> None:
-    plain = services.memory.remember(ctx, validate_remember(rule("A rule written without checks")))
+    plain = services.memory.writes.remember(
+        ctx, validate_remember(rule("A rule written without checks"))
+    )
     _sql(
         services,
         "UPDATE memory_state SET enforcement = 'deny' WHERE tenant_id = ? AND memory_id = ?",
@@ -308,9 +318,9 @@ def test_memorules_with_checks_lists_the_current_active_visible_rules_with_check
     here = make_ctx(project="api", persona="donna", surface="python")
     other = make_ctx(project="web", persona="donna")
     elsewhere = make_ctx(tenant="globex", project="api")
-    own = mem.remember(here, validate_remember(rule("Own project rule", checks=CHECKS[:1])))
-    mem.remember(here, validate_remember(rule("Advice only, nothing to check")))
-    tenant_wide = mem.remember(
+    own = mem.writes.remember(here, validate_remember(rule("Own project rule", checks=CHECKS[:1])))
+    mem.writes.remember(here, validate_remember(rule("Advice only, nothing to check")))
+    tenant_wide = mem.writes.remember(
         other,
         validate_remember(
             rule(
@@ -320,15 +330,23 @@ def test_memorules_with_checks_lists_the_current_active_visible_rules_with_check
             )
         ),
     )
-    mem.remember(other, validate_remember(rule("Other project's own rule", checks=CHECKS[:1])))
-    mem.remember(elsewhere, validate_remember(rule("Another tenant's rule", checks=CHECKS[:1])))
-    retired = mem.remember(here, validate_remember(rule("Retired rule", checks=CHECKS[:1])))
-    mem.retire(here, retired.id, "gone")
-    dropped = mem.remember(here, validate_remember(rule("Checks dropped later", checks=CHECKS[:1])))
-    mem.update(here, dropped.id, {"checks": None})
-    changed = mem.remember(here, validate_remember(rule("Checks changed later", checks=CHECKS[:1])))
-    mem.update(here, changed.id, {"checks": CHECKS[2:], "enforcement": "ask"})
-    persona = mem.remember(
+    mem.writes.remember(
+        other, validate_remember(rule("Other project's own rule", checks=CHECKS[:1]))
+    )
+    mem.writes.remember(
+        elsewhere, validate_remember(rule("Another tenant's rule", checks=CHECKS[:1]))
+    )
+    retired = mem.writes.remember(here, validate_remember(rule("Retired rule", checks=CHECKS[:1])))
+    mem.lifecycle.retire(here, retired.id, "gone")
+    dropped = mem.writes.remember(
+        here, validate_remember(rule("Checks dropped later", checks=CHECKS[:1]))
+    )
+    mem.lifecycle.update(here, dropped.id, {"checks": None})
+    changed = mem.writes.remember(
+        here, validate_remember(rule("Checks changed later", checks=CHECKS[:1]))
+    )
+    mem.lifecycle.update(here, changed.id, {"checks": CHECKS[2:], "enforcement": "ask"})
+    persona = mem.writes.remember(
         here,
         validate_remember(
             rule(
@@ -338,7 +356,7 @@ def test_memorules_with_checks_lists_the_current_active_visible_rules_with_check
             )
         ),
     )
-    other_surface = mem.remember(
+    other_surface = mem.writes.remember(
         here, validate_remember(rule("Go rule", checks=CHECKS[:1], applies_to={"surface": "go"}))
     )
     listed = services.store.memorules_with_checks(here.tenant_id, here.project_id)
@@ -351,7 +369,7 @@ def test_memorules_with_checks_lists_the_current_active_visible_rules_with_check
         parse_checks(CHECKS[2:]),
         Enforcement.ASK,
     )
-    assert latest.state_id == services.memory.get(here, changed.id)[1].id
+    assert latest.state_id == services.memory.reads.get(here, changed.id)[1].id
     assert latest.to_dict()["checks"] == CHECKS[2:]
     assert by_id[own.id].subject == "Own project rule"
     assert by_id[own.id].body.startswith("Own project rule:")
@@ -393,12 +411,12 @@ def test_dump_and_import_carry_checks_and_enforcement_and_the_chain_verifies(
     )
     try:
         import_store(target.store, io.StringIO(text))
-        copied = target.memory.history(ctx, guarded.id).states
+        copied = target.memory.reads.history(ctx, guarded.id).states
         assert [(s.checks, s.enforcement.value) for s in copied] == [
             (parse_checks(CHECKS), "deny"),
             (parse_checks(CHECKS[:2]), "deny"),
         ]
-        assert target.memory.get(ctx, plain.id)[1].checks == ()
+        assert target.memory.reads.get(ctx, plain.id)[1].checks == ()
         report = target.memorules.verify_chain(ctx)
         assert (report.ok, report.content_checked) == (True, 3)
         listed = target.store.memorules_with_checks(ctx.tenant_id, ctx.project_id)
@@ -410,7 +428,9 @@ def test_dump_and_import_carry_checks_and_enforcement_and_the_chain_verifies(
 def test_a_dump_with_a_bad_check_imports_nothing(
     services: Services, ctx: SessionContext, tmp_path: Path
 ) -> None:
-    services.memory.remember(ctx, validate_remember(rule("Rule to be garbled", checks=CHECKS[:1])))
+    services.memory.writes.remember(
+        ctx, validate_remember(rule("Rule to be garbled", checks=CHECKS[:1]))
+    )
     out = io.StringIO()
     export_store(services.store, out, None)
     garbled = out.getvalue().replace(r'"\\bnpm\\b"', '"(a+)+"')
@@ -429,7 +449,7 @@ def test_a_dump_with_a_bad_check_imports_nothing(
 def test_a_version_2_dump_without_checks_still_imports(
     services: Services, ctx: SessionContext, tmp_path: Path
 ) -> None:
-    services.memory.remember(ctx, validate_remember(rule("Rule from before checks")))
+    services.memory.writes.remember(ctx, validate_remember(rule("Rule from before checks")))
     out = io.StringIO()
     export_store(services.store, out, None)
     lines = []
@@ -481,8 +501,10 @@ def test_checks_move_from_sqlite_to_postgres_and_back_with_every_content_hash_in
     ctx = make_ctx(persona="donna")
     try:
         first = stores[0].memory
-        written = first.remember(ctx, validate_remember(rule("Every kind of check", checks=CHECKS)))
-        first.update(ctx, written.id, {"enforcement": "deny", "checks": CHECKS[::-1]})
+        written = first.writes.remember(
+            ctx, validate_remember(rule("Every kind of check", checks=CHECKS))
+        )
+        first.lifecycle.update(ctx, written.id, {"enforcement": "deny", "checks": CHECKS[::-1]})
         dumps = []
         for source, target in itertools.pairwise(stores):
             out = io.StringIO()

@@ -44,11 +44,11 @@ def assert_nothing_written(services: Services, ctx: SessionContext) -> None:
 def test_a_valid_memorule_is_written_with_its_audit_event(
     services: Services, ctx: SessionContext
 ) -> None:
-    result = services.memory.remember(ctx, validate_remember(memorule()))
+    result = services.memory.writes.remember(ctx, validate_remember(memorule()))
     assert result.kind.value == "memorule"
     assert result.version == 1
     assert result.audit_id is not None
-    memory, state = services.memory.get(ctx, result.id)
+    memory, state = services.memory.reads.get(ctx, result.id)
     assert memory.kind.value == "memorule"
     assert memory.source_type.value == "memorule"
     assert state.subject == "Run the tests before pushing"
@@ -66,7 +66,7 @@ def test_each_missing_required_field_is_refused_and_writes_nothing(
     services: Services, ctx: SessionContext, missing: str
 ) -> None:
     with pytest.raises(InvalidInput) as info:
-        services.memory.remember(ctx, validate_remember(memorule(**{missing: None})))
+        services.memory.writes.remember(ctx, validate_remember(memorule(**{missing: None})))
     assert field_codes(info.value) == {missing: "missing"}
     assert_nothing_written(services, ctx)
 
@@ -83,7 +83,7 @@ def test_all_field_errors_come_back_at_once_in_the_one_shape(
         bogus=1,
     )
     with pytest.raises(InvalidInput) as info:
-        services.memory.remember(ctx, validate_remember(raw))
+        services.memory.writes.remember(ctx, validate_remember(raw))
     assert field_codes(info.value) == {
         "bogus": "unknown_field",
         "memorule_kind": "invalid_choice",
@@ -124,7 +124,7 @@ def test_bad_fields_get_a_precise_error_and_write_nothing(
     services: Services, ctx: SessionContext, overrides: dict[str, Any], field: str, code: str
 ) -> None:
     with pytest.raises(InvalidInput) as info:
-        services.memory.remember(ctx, validate_remember(memorule(**overrides)))
+        services.memory.writes.remember(ctx, validate_remember(memorule(**overrides)))
     assert field_codes(info.value).get(field) == code
     assert_nothing_written(services, ctx)
 
@@ -133,8 +133,8 @@ def test_bad_fields_get_a_precise_error_and_write_nothing(
 def test_all_five_memorule_kinds_are_written_and_recalled(
     services: Services, ctx: SessionContext, kind: str
 ) -> None:
-    written = services.memory.remember(ctx, validate_remember(memorule(memorule_kind=kind)))
-    result = services.memory.recall(
+    written = services.memory.writes.remember(ctx, validate_remember(memorule(memorule_kind=kind)))
+    result = services.memory.recalls.recall(
         ctx, validate_recall({"source_type": "memorule", "memorule_kind": kind})
     )
     assert [m.memory.id for m in result.matches] == [written.id]
@@ -146,30 +146,30 @@ def test_all_three_confidence_levels_are_written_and_filterable(
     services: Services, ctx: SessionContext, confidence: str
 ) -> None:
     for other in CONFIDENCES:
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(memorule(confidence=other, subject=f"Rule at {other}"))
         )
-    result = services.memory.recall(
+    result = services.memory.recalls.recall(
         ctx, validate_recall({"source_type": "memorule", "confidence": confidence})
     )
     assert [m.state.confidence.value for m in result.matches if m.state.confidence] == [confidence]
 
 
 def test_confidence_defaults_to_inferred(services: Services, ctx: SessionContext) -> None:
-    written = services.memory.remember(ctx, validate_remember(memorule(confidence=None)))
-    _, state = services.memory.get(ctx, written.id)
+    written = services.memory.writes.remember(ctx, validate_remember(memorule(confidence=None)))
+    _, state = services.memory.reads.get(ctx, written.id)
     assert state.confidence is not None and state.confidence.value == "inferred"
 
 
 def test_source_type_memorule_returns_only_memorules_and_memory_returns_both(
     services: Services, ctx: SessionContext
 ) -> None:
-    rule = services.memory.remember(ctx, validate_remember(memorule()))
-    note = services.memory.remember(
+    rule = services.memory.writes.remember(ctx, validate_remember(memorule()))
+    note = services.memory.writes.remember(
         ctx, validate_remember({"body": "The staging database moved to pg-2."})
     )
-    only_rules = services.memory.recall(ctx, validate_recall({"source_type": "memorule"}))
-    everything = services.memory.recall(ctx, validate_recall({"source_type": "memory"}))
+    only_rules = services.memory.recalls.recall(ctx, validate_recall({"source_type": "memorule"}))
+    everything = services.memory.recalls.recall(ctx, validate_recall({"source_type": "memory"}))
     assert [m.memory.id for m in only_rules.matches] == [rule.id]
     assert {m.memory.id for m in everything.matches} == {rule.id, note.id}
 
@@ -177,11 +177,11 @@ def test_source_type_memorule_returns_only_memorules_and_memory_returns_both(
 def test_recall_envelope_carries_the_memorule_fields_and_a_why(
     services: Services, ctx: SessionContext
 ) -> None:
-    services.memory.remember(ctx, validate_remember(memorule()))
-    services.memory.remember(
+    services.memory.writes.remember(ctx, validate_remember(memorule()))
+    services.memory.writes.remember(
         ctx, validate_remember({"body": "A plain note about pushing branches."})
     )
-    found = services.memory.recall(ctx, validate_recall({"query": "run tests before push"}))
+    found = services.memory.recalls.recall(ctx, validate_recall({"query": "run tests before push"}))
     matches = recall_dict(found)["matches"]
     rule = next(m for m in matches if m["kind"] == "memorule")
     note = next(m for m in matches if m["kind"] == "note")
@@ -199,7 +199,7 @@ def test_recall_envelope_carries_the_memorule_fields_and_a_why(
 def test_audit_event_carries_the_spec_five_fields_plus_event_state_and_chain(
     services: Services, ctx: SessionContext
 ) -> None:
-    written = services.memory.remember(ctx, validate_remember(memorule()))
+    written = services.memory.writes.remember(ctx, validate_remember(memorule()))
     page = services.memorules.audit(ctx, _all_events())
     (event,) = page.events
     shape = event.to_dict()
@@ -223,10 +223,10 @@ def test_audit_event_carries_the_spec_five_fields_plus_event_state_and_chain(
 
 
 def test_notes_emit_no_audit_event(services: Services, ctx: SessionContext) -> None:
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         ctx, validate_remember({"kind": "note", "content": "content is an alias"})
     )
-    _, state = services.memory.get(ctx, written.id)
+    _, state = services.memory.reads.get(ctx, written.id)
     assert state.body == "content is an alias"
     assert written.audit_id is None
     assert services.memorules.audit(ctx, _all_events()).events == []
@@ -234,7 +234,7 @@ def test_notes_emit_no_audit_event(services: Services, ctx: SessionContext) -> N
 
 def test_a_note_refuses_memorule_fields(services: Services, ctx: SessionContext) -> None:
     with pytest.raises(InvalidInput) as info:
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember({"body": "a note", "applies_to": {"persona": "x"}})
         )
     assert field_codes(info.value) == {"applies_to": "unknown_field"}

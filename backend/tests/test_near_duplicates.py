@@ -19,13 +19,14 @@ import numpy as np
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.ranking import dots
 from prism_memory.domain.records import Confidence, MemoruleKind, SessionContext
 from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.services.memorule_service import MemoruleService
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.services.memory_rooms import MemoryRooms
 from prism_memory.trigraph.port import CandidateFilter, NearMatch
 from prism_memory.trigraph.sqlite.store import SQLiteStore
 from tests.test_postgres_ranking import PERSONAS, PROJECTS, populate, text
@@ -88,15 +89,17 @@ def test_the_check_answers_what_the_cache_answered(db_path: Path, seed: int) -> 
     store = SQLiteStore(db_path)
     store.migrate()
     try:
-        writer = MemoryService(store, EMBEDDER, MemoruleService(store, EMBEDDER, 0.99))
+        writer = MemoryRooms(MemoryDeps(store, EMBEDDER, MemoruleService(store, EMBEDDER, 0.99)))
         populate(rng, writer, 240)
         other = OtherModel()
-        populate(rng, MemoryService(store, other, MemoruleService(store, other, 0.99)), 30)
+        populate(
+            rng, MemoryRooms(MemoryDeps(store, other, MemoruleService(store, other, 0.99))), 30
+        )
         # Twins: the same text in several projects and scopes, so equal similarities tie.
         for name in PROJECTS:
             ctx = SessionContext(TENANT, uuid_for("project", name), uuid_for("session", name))
             for scope in ("global", "project"):
-                writer.remember(
+                writer.writes.remember(
                     ctx,
                     validate_remember(
                         {
@@ -137,7 +140,7 @@ def test_a_write_neither_builds_a_cache_nor_stores_a_segment(db_path: Path) -> N
     store = SQLiteStore(db_path)
     store.migrate()
     try:
-        writer = MemoryService(store, EMBEDDER, MemoruleService(store, EMBEDDER, 0.95))
+        writer = MemoryRooms(MemoryDeps(store, EMBEDDER, MemoruleService(store, EMBEDDER, 0.95)))
         ctx = SessionContext(TENANT, uuid_for("project", "api"), uuid_for("session", "s"))
 
         def rule(i: int) -> dict[str, Any]:
@@ -150,19 +153,21 @@ def test_a_write_neither_builds_a_cache_nor_stores_a_segment(db_path: Path) -> N
             }
 
         for i in range(20):
-            writer.remember(ctx, validate_remember(rule(i)))  # one by one: each runs the check
+            writer.writes.remember(
+                ctx, validate_remember(rule(i))
+            )  # one by one: each runs the check
         assert segments(store) == [] and len(store.caches) == 0
-        assert writer.remember(
+        assert writer.writes.remember(
             ctx, validate_remember(rule(7))
         ).warnings  # the check did run, and found the twin
         # a recall builds and stores
-        assert writer.recall(ctx, validate_recall({"query": "rule"})).matches
+        assert writer.recalls.recall(ctx, validate_recall({"query": "rule"})).matches
         stored = segments(store)
         assert len(stored) == 1 and len(store.caches) == 1
         # More changed rows than a segment is stored anew for: a write still leaves it be.
-        writer.remember_many(ctx, [rule(i) for i in range(100, 700)])
+        writer.bulk.remember_many(ctx, validate_remember_many([rule(i) for i in range(100, 700)]))
         for i in range(700, 705):
-            writer.remember(ctx, validate_remember(rule(i)))
+            writer.writes.remember(ctx, validate_remember(rule(i)))
         assert segments(store) == stored
     finally:
         store.close()

@@ -52,7 +52,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with running_world(tmp_path_factory.mktemp("null-doors")) as w:
         ctx = w.ctx("acme", "p1")
         for i in range(RULES):
-            w.services.memory.remember(
+            w.services.memory.writes.remember(
                 ctx, validate_remember(rule(f"Rule {i:02d}", f"Keep rule {i:02d} short."))
             )
         yield w

@@ -79,61 +79,61 @@ def test_a_pin_sets_the_flag_writes_one_chained_event_and_is_idempotent(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    written = mem.remember(ctx, validate_remember(rule("Pin me please")))
-    first = mem.pin(ctx, written.id, True, "every session needs it")
+    written = mem.writes.remember(ctx, validate_remember(rule("Pin me please")))
+    first = mem.lifecycle.pin(ctx, written.id, True, "every session needs it")
     assert (first.pinned, first.changed) == (True, True) and first.audit_id is not None
-    memory, _ = mem.get(ctx, written.id)
+    memory, _ = mem.reads.get(ctx, written.id)
     assert memory.pinned is True
-    again = mem.pin(ctx, written.id, True, "asked twice")
+    again = mem.lifecycle.pin(ctx, written.id, True, "asked twice")
     assert (again.pinned, again.changed, again.audit_id) == (True, False, None)
     assert events(services, ctx, written.id) == [AuditEventType.CREATED, AuditEventType.PINNED]
     event = services.store.audit_events(ctx.tenant_id, AuditFilter(memorule_id=written.id))[0]
     assert (event.id, event.reason) == (first.audit_id, "every session needs it")
     assert event.written_by_persona == "donna" and event.content_hash is not None
 
-    off = mem.pin(ctx, written.id, False, "no longer needed")
+    off = mem.lifecycle.pin(ctx, written.id, False, "no longer needed")
     assert (off.pinned, off.changed) == (False, True)
-    assert mem.pin(ctx, written.id, False, "twice").changed is False
-    assert mem.get(ctx, written.id)[0].pinned is False
+    assert mem.lifecycle.pin(ctx, written.id, False, "twice").changed is False
+    assert mem.reads.get(ctx, written.id)[0].pinned is False
     assert events(services, ctx, written.id)[-1] is AuditEventType.UNPINNED
     assert services.memorules.verify_chain(ctx).ok
     # the flag is on the memory: no new version
-    assert mem.get(ctx, written.id)[0].current_version == 1
+    assert mem.reads.get(ctx, written.id)[0].current_version == 1
 
 
 def test_what_cannot_be_pinned_is_refused_precisely_and_writes_nothing(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    note = mem.remember(ctx, validate_remember({"body": "A note is never pinned."})).id
-    retired = mem.remember(ctx, validate_remember(rule("A retired rule"))).id
-    mem.retire(ctx, retired, "gone")
-    live = mem.remember(ctx, validate_remember(rule("A live rule to pin"))).id
+    note = mem.writes.remember(ctx, validate_remember({"body": "A note is never pinned."})).id
+    retired = mem.writes.remember(ctx, validate_remember(rule("A retired rule"))).id
+    mem.lifecycle.retire(ctx, retired, "gone")
+    live = mem.writes.remember(ctx, validate_remember(rule("A live rule to pin"))).id
     before = services.store.stats(ctx.tenant_id)
 
     with pytest.raises(NotAMemorule) as bad:
-        mem.pin(ctx, note, True, "try")
+        mem.lifecycle.pin(ctx, note, True, "try")
     assert (bad.value.code, bad.value.details["kind"]) == ("not_a_memorule", "note")
     with pytest.raises(MemoryRetired):
-        mem.pin(ctx, retired, True, "try")
+        mem.lifecycle.pin(ctx, retired, True, "try")
     with pytest.raises(NotFound):
-        mem.pin(ctx, new_id(), True, "try")
+        mem.lifecycle.pin(ctx, new_id(), True, "try")
     for reason in (None, "", "   ", "x" * 2001):
         with pytest.raises(InvalidInput) as no_reason:
-            mem.pin(ctx, live, True, reason)
+            mem.lifecycle.pin(ctx, live, True, reason)
         assert [e.field for e in no_reason.value.errors] == ["reason"]
-    proposal = mem.remember(ctx, validate_remember(rule("A proposed rule"))).id
+    proposal = mem.writes.remember(ctx, validate_remember(rule("A proposed rule"))).id
     raw_sql(
         services,
         "UPDATE memory SET status = 'proposed' WHERE tenant_id = ? AND id = ?",
         (str(ctx.tenant_id), str(proposal)),
     )
     with pytest.raises(Conflict) as proposed:
-        mem.pin(ctx, proposal, True, "try")
+        mem.lifecycle.pin(ctx, proposal, True, "try")
     assert proposed.value.details["status"] == "proposed"
     after = services.store.stats(ctx.tenant_id)
     assert after["audit_events"] == before["audit_events"] + 1  # the proposal's creation
-    assert not any(mem.get(ctx, m)[0].pinned for m in (note, retired, live, proposal))
+    assert not any(mem.reads.get(ctx, m)[0].pinned for m in (note, retired, live, proposal))
 
 
 def test_the_engine_refuses_a_pin_already_as_asked_or_of_no_memory(
@@ -144,10 +144,10 @@ def test_the_engine_refuses_a_pin_already_as_asked_or_of_no_memory(
     from prism_memory.trigraph.port import WriteBatch
 
     mem = services.memory
-    written = mem.remember(ctx, validate_remember(rule("Pinned by two at once"))).id
-    memory, state = mem.get(ctx, written)
+    written = mem.writes.remember(ctx, validate_remember(rule("Pinned by two at once"))).id
+    memory, state = mem.reads.get(ctx, written)
     late = services.memorules.pin_event(ctx, memory, state, True, memory.created_at, "late")
-    mem.pin(ctx, written, True, "first")
+    mem.lifecycle.pin(ctx, written, True, "first")
     before = services.store.stats(ctx.tenant_id)
     with pytest.raises(Conflict) as caught:
         services.store.write(
@@ -164,16 +164,16 @@ def test_retiring_keeps_the_pin_unpinning_a_retired_rule_is_allowed(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    written = mem.remember(ctx, validate_remember(rule("Pinned then retired"))).id
-    mem.pin(ctx, written, True, "important")
-    mem.retire(ctx, written, "obsolete")
-    memory, _ = mem.get(ctx, written)
+    written = mem.writes.remember(ctx, validate_remember(rule("Pinned then retired"))).id
+    mem.lifecycle.pin(ctx, written, True, "important")
+    mem.lifecycle.retire(ctx, written, "obsolete")
+    memory, _ = mem.reads.get(ctx, written)
     assert (memory.status.value, memory.pinned) == ("retired", True)
-    assert mem.pinned_rules(ctx) == []  # a retired rule is never briefed
-    mem.restore(ctx, written, "back")
-    assert [m.id for m, _ in mem.pinned_rules(ctx)] == [written]
-    mem.retire(ctx, written, "obsolete again")
-    assert mem.pin(ctx, written, False, "clean up").changed is True
+    assert mem.reads.pinned(ctx) == []  # a retired rule is never briefed
+    mem.lifecycle.restore(ctx, written, "back")
+    assert [m.id for m, _ in mem.reads.pinned(ctx)] == [written]
+    mem.lifecycle.retire(ctx, written, "obsolete again")
+    assert mem.lifecycle.pin(ctx, written, False, "clean up").changed is True
     assert services.memorules.verify_chain(ctx).ok
 
 
@@ -181,48 +181,50 @@ def test_a_correction_does_not_inherit_the_pin_of_the_rule_it_retires(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    pinned = mem.remember(ctx, validate_remember(rule("Deploy on Tuesdays"))).id
-    mem.pin(ctx, pinned, True, "the team's rule")
-    fixed = mem.remember(
+    pinned = mem.writes.remember(ctx, validate_remember(rule("Deploy on Tuesdays"))).id
+    mem.lifecycle.pin(ctx, pinned, True, "the team's rule")
+    fixed = mem.writes.remember(
         ctx,
         validate_remember(
             rule("Deploy on Wednesdays instead", kind="correction", corrects=str(pinned))
         ),
     ).id
-    assert mem.get(ctx, pinned)[0].status.value == "retired"
-    assert mem.get(ctx, fixed)[0].pinned is False  # an agent's correction is not an operator's pin
-    assert mem.pinned_rules(ctx) == []
+    assert mem.reads.get(ctx, pinned)[0].status.value == "retired"
+    assert (
+        mem.reads.get(ctx, fixed)[0].pinned is False
+    )  # an agent's correction is not an operator's pin
+    assert mem.reads.pinned(ctx) == []
     assert services.memorules.verify_chain(ctx).ok
 
 
 def test_who_may_retire_may_pin(services: Services, ctx: SessionContext) -> None:
     access = build_access(services)
-    written = services.memory.remember(ctx, validate_remember(rule("Only writers pin"))).id
+    written = services.memory.writes.remember(ctx, validate_remember(rule("Only writers pin"))).id
     with pytest.raises(PermissionDenied):
         access.pin(key(ctx, Role.READER), ctx, written, True, "a reader tries")
-    assert services.memory.get(ctx, written)[0].pinned is False
+    assert services.memory.reads.get(ctx, written)[0].pinned is False
     assert access.pin(key(ctx, Role.WRITER), ctx, written, True, "a writer may").changed
     other = SessionContext(ctx.tenant_id, new_id(), ctx.session_id)
     with pytest.raises((NotFound, PermissionDenied)):
         access.pin(key(other, Role.ADMIN), other, written, False, "another project's key")
-    assert services.memory.get(ctx, written)[0].pinned is True
+    assert services.memory.reads.get(ctx, written)[0].pinned is True
     # a global rule reaches every project's briefs: a key of one project may not pin it
-    shared = services.memory.remember(
+    shared = services.memory.writes.remember(
         ctx, validate_remember(rule("Shared", applies_to={"scope": "global"}))
     ).id
     with pytest.raises(PermissionDenied):
         access.pin(key(ctx, Role.ADMIN), ctx, shared, True, "a project's key tries")
-    assert services.memory.get(ctx, shared)[0].pinned is False
+    assert services.memory.reads.get(ctx, shared)[0].pinned is False
 
 
 def test_a_pin_edited_behind_the_service_is_caught_by_verify(
     services: Services, ctx: SessionContext
 ) -> None:
     mem = services.memory
-    pinned = mem.remember(ctx, validate_remember(rule("Pinned properly"))).id
-    mem.pin(ctx, pinned, True, "needed")
-    plain = mem.remember(ctx, validate_remember(rule("Never pinned"))).id
-    note = mem.remember(ctx, validate_remember({"body": "A note of the project."})).id
+    pinned = mem.writes.remember(ctx, validate_remember(rule("Pinned properly"))).id
+    mem.lifecycle.pin(ctx, pinned, True, "needed")
+    plain = mem.writes.remember(ctx, validate_remember(rule("Never pinned"))).id
+    note = mem.writes.remember(ctx, validate_remember({"body": "A note of the project."})).id
     assert services.memorules.verify_chain(ctx).ok
     t = str(ctx.tenant_id)
     for memory_id, value in ((plain, True), (pinned, False), (note, True)):
@@ -293,7 +295,9 @@ def test_an_sqlite_store_from_before_pins_migrates_with_nothing_pinned(tmp_path:
     db = tmp_path / "old.db"
     services = build_services(load_settings(db=db, embedder="fake", database_url=""))
     ctx = context_from(services.settings)
-    written = services.memory.remember(ctx, validate_remember(rule("Written before pins"))).id
+    written = services.memory.writes.remember(
+        ctx, validate_remember(rule("Written before pins"))
+    ).id
     services.close()
     pin_migration = next(v for v, name, _ in MIGRATIONS if name == "memory_pinned")
     conn = sqlite3.connect(db)
@@ -305,8 +309,8 @@ def test_an_sqlite_store_from_before_pins_migrates_with_nothing_pinned(tmp_path:
     again = build_services(load_settings(db=db, embedder="fake", database_url=""))
     try:
         assert again.store.migrate() == MIGRATIONS[-1][0]
-        assert again.memory.get(ctx, written)[0].pinned is False
-        assert again.memory.pin(ctx, written, True, "after the upgrade").changed
+        assert again.memory.reads.get(ctx, written)[0].pinned is False
+        assert again.memory.lifecycle.pin(ctx, written, True, "after the upgrade").changed
         assert again.memorules.verify_chain(ctx).ok
     finally:
         again.close()
@@ -319,7 +323,9 @@ def test_a_postgres_store_from_before_pins_migrates_with_nothing_pinned(pg_url: 
     settings = load_settings(database_url=pg_url, embedder="fake")
     services = build_services(settings)
     ctx = context_from(services.settings)
-    written = services.memory.remember(ctx, validate_remember(rule("Written before pins"))).id
+    written = services.memory.writes.remember(
+        ctx, validate_remember(rule("Written before pins"))
+    ).id
     pin_migration = next(v for v, name, _ in PG_MIGRATIONS if name == "memory_pinned")
     raw_sql(services, "ALTER TABLE memory DROP COLUMN pinned")
     raw_sql(services, "DELETE FROM schema_migrations WHERE version = ?", (pin_migration,))
@@ -327,8 +333,8 @@ def test_a_postgres_store_from_before_pins_migrates_with_nothing_pinned(pg_url: 
     again = build_services(settings)
     try:
         assert again.store.migrate() == PG_MIGRATIONS[-1][0]
-        assert again.memory.get(ctx, written)[0].pinned is False
-        assert again.memory.pin(ctx, written, True, "after the upgrade").changed
+        assert again.memory.reads.get(ctx, written)[0].pinned is False
+        assert again.memory.lifecycle.pin(ctx, written, True, "after the upgrade").changed
         assert again.memorules.verify_chain(ctx).ok
     finally:
         again.close()
@@ -340,35 +346,35 @@ def test_pinned_rules_are_those_that_apply_to_the_context(
     donna = make_ctx(persona="donna", surface="python")
     mem = services.memory
     ids = {
-        "project": mem.remember(donna, validate_remember(rule("For the project"))).id,
-        "python": mem.remember(
+        "project": mem.writes.remember(donna, validate_remember(rule("For the project"))).id,
+        "python": mem.writes.remember(
             donna, validate_remember(rule("For python", applies_to={"surface": "python"}))
         ).id,
-        "go": mem.remember(
+        "go": mem.writes.remember(
             donna, validate_remember(rule("For go only", applies_to={"surface": "go"}))
         ).id,
-        "donna": mem.remember(
+        "donna": mem.writes.remember(
             donna,
             validate_remember(
                 rule("For donna", applies_to={"scope": "persona", "persona": "donna"})
             ),
         ).id,
-        "global": mem.remember(
+        "global": mem.writes.remember(
             donna, validate_remember(rule("For everyone", applies_to={"scope": "global"}))
         ).id,
     }
     for memory_id in ids.values():
-        mem.pin(donna, memory_id, True, "pinned for the test")
+        mem.lifecycle.pin(donna, memory_id, True, "pinned for the test")
     names = {v: k for k, v in ids.items()}
 
     def seen(ctx: SessionContext) -> list[str]:
-        return [names[m.id] for m, _ in mem.pinned_rules(ctx)]
+        return [names[m.id] for m, _ in mem.reads.pinned(ctx)]
 
     assert seen(donna) == ["project", "python", "donna", "global"]
     assert seen(make_ctx(surface="go")) == ["project", "go", "global"]
     assert seen(make_ctx(project="web")) == ["global"]
     assert seen(make_ctx(tenant="other")) == []
-    assert mem.pinned_rules(donna, namespace="elsewhere") == []
+    assert mem.reads.pinned(donna, namespace="elsewhere") == []
 
 
 # -- the brief -------------------------------------------------------------------------------
@@ -379,18 +385,18 @@ def brief_world(services: Services, ctx: SessionContext) -> dict[str, UUID]:
     (so with no task it would come first among conventions anyway: pin the sixth)."""
     mem = services.memory
     ids = {
-        f"c{i}": mem.remember(
+        f"c{i}": mem.writes.remember(
             ctx, validate_remember(rule(f"Convention number {i} of the house"))
         ).id
         for i in range(10)
     }
-    ids["observed"] = mem.remember(
+    ids["observed"] = mem.writes.remember(
         ctx,
         validate_remember(
             rule("Observed correction of the team", kind="correction", confidence="observed")
         ),
     ).id
-    mem.pin(ctx, ids["c6"], True, "every session must see it")
+    mem.lifecycle.pin(ctx, ids["c6"], True, "every session must see it")
     return ids
 
 
@@ -410,7 +416,7 @@ def test_the_brief_shows_pins_first_under_their_own_heading(
         ctx, BriefCreate(task="Convention number 3 of the house", top_k=3)
     )
     assert tasked.included[0].memory.id == ids["c6"]
-    assert services.memory.pin(ctx, ids["c6"], False, "done").changed
+    assert services.memory.lifecycle.pin(ctx, ids["c6"], False, "done").changed
     unpinned = services.brief.brief(ctx)
     assert "Pinned by an operator" not in unpinned.markdown
     assert unpinned.included[0].memory.id == ids["observed"]
@@ -421,7 +427,7 @@ def test_a_pin_recall_would_not_rank_is_briefed_anyway(
 ) -> None:
     ids = brief_world(services, ctx)
     task = "Convention number 1 of the house"
-    recalled = services.memory.recall(
+    recalled = services.memory.recalls.recall(
         ctx, validate_recall({"query": task, "top_k": 1, "source_type": "memorule"}), None
     )
     assert [m.memory.id for m in recalled.matches] != [ids["c6"]]
@@ -436,11 +442,13 @@ def test_pins_that_overflow_the_budget_say_what_was_left_out(
     mem = services.memory
     long_body = "A long pinned rule body. " * 9
     pins = [
-        mem.remember(ctx, validate_remember(rule(f"Pinned rule {i} of many", body=long_body))).id
+        mem.writes.remember(
+            ctx, validate_remember(rule(f"Pinned rule {i} of many", body=long_body))
+        ).id
         for i in range(8)
     ]
     for memory_id in pins:
-        mem.pin(ctx, memory_id, True, "pin them all")
+        mem.lifecycle.pin(ctx, memory_id, True, "pin them all")
     brief = services.brief.brief(ctx, BriefCreate(token_budget=200))
     assert 0 < len(brief.included) < len(pins)
     assert all(m.memory.pinned for m in brief.included)
@@ -483,7 +491,7 @@ def test_recall_shows_the_pin(services: Services, ctx: SessionContext) -> None:
     ids = brief_world(services, ctx)
     from prism_memory.serializers import match_dict
 
-    found = services.memory.recall(
+    found = services.memory.recalls.recall(
         ctx,
         validate_recall({"query": "Convention number 6", "top_k": 20, "source_type": "memorule"}),
     )
@@ -504,7 +512,9 @@ def world(
 
 def fresh(world: World) -> str:
     raw = api_rule("Pinned over a door " + new_id().hex[-6:], "A rule pinned over a door.")
-    return str(world.services.memory.remember(world.ctx("acme", "p1"), validate_remember(raw)).id)
+    return str(
+        world.services.memory.writes.remember(world.ctx("acme", "p1"), validate_remember(raw)).id
+    )
 
 
 def test_pin_and_unpin_over_http(world: World) -> None:
@@ -579,19 +589,19 @@ def test_a_refused_pin_over_http_writes_nothing(
     memory_id = {
         "rule": lambda: fresh(world),
         "note": lambda: str(
-            mem.remember(ctx, validate_remember({"body": "A note, never pinned."})).id
+            mem.writes.remember(ctx, validate_remember({"body": "A note, never pinned."})).id
         ),
         "missing": lambda: str(new_id()),
     }.get(target, lambda: fresh(world))()
     if target == "retired":
-        mem.retire(ctx, UUID(memory_id), "gone")
+        mem.lifecycle.retire(ctx, UUID(memory_id), "gone")
     before = world.services.store.stats(ctx.tenant_id)
     refused = world.call(key, "POST", f"/v1/memories/{memory_id}/pin", body)
     assert refused.status_code == status, refused.text
     assert refused.json()["error"]["code"] == code
     assert world.services.store.stats(ctx.tenant_id) == before
     if target != "missing":
-        assert mem.get(ctx, UUID(memory_id))[0].pinned is False
+        assert mem.reads.get(ctx, UUID(memory_id))[0].pinned is False
 
 
 def test_memorule_pin_over_mcp(world: World) -> None:
@@ -667,11 +677,11 @@ def test_a_pin_survives_a_dump_and_load(
     from prism_memory.services.transfer import export_store, import_store
 
     mem = services.memory
-    pinned = mem.remember(ctx, validate_remember(rule("Pinned across a dump"))).id
-    mem.pin(ctx, pinned, True, "keep it first")
-    unpinned = mem.remember(ctx, validate_remember(rule("Pinned then unpinned"))).id
-    mem.pin(ctx, unpinned, True, "for a while")
-    mem.pin(ctx, unpinned, False, "no longer")
+    pinned = mem.writes.remember(ctx, validate_remember(rule("Pinned across a dump"))).id
+    mem.lifecycle.pin(ctx, pinned, True, "keep it first")
+    unpinned = mem.writes.remember(ctx, validate_remember(rule("Pinned then unpinned"))).id
+    mem.lifecycle.pin(ctx, unpinned, True, "for a while")
+    mem.lifecycle.pin(ctx, unpinned, False, "no longer")
     out = io.StringIO()
     export_store(services.store, out, None)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
@@ -682,8 +692,8 @@ def test_a_pin_survives_a_dump_and_load(
     target = build_services(load_settings(db=tmp_path / "t.db", embedder="fake", database_url=""))
     try:
         import_store(target.store, io.StringIO(out.getvalue()))
-        assert target.memory.get(ctx, pinned)[0].pinned is True
-        assert target.memory.get(ctx, unpinned)[0].pinned is False
+        assert target.memory.reads.get(ctx, pinned)[0].pinned is True
+        assert target.memory.reads.get(ctx, unpinned)[0].pinned is False
         assert target.memorules.verify_chain(ctx).ok
         assert target.brief.brief(ctx).included[0].memory.id == pinned
     finally:
@@ -695,7 +705,9 @@ def test_a_version_3_dump_reads_as_nothing_pinned_and_may_not_name_a_pin(
 ) -> None:
     from prism_memory.services.transfer import export_store, import_store
 
-    written = services.memory.remember(ctx, validate_remember(rule("Written before pins"))).id
+    written = services.memory.writes.remember(
+        ctx, validate_remember(rule("Written before pins"))
+    ).id
     out = io.StringIO()
     export_store(services.store, out, None)
 
@@ -721,7 +733,7 @@ def test_a_version_3_dump_reads_as_nothing_pinned_and_may_not_name_a_pin(
     target = build_services(load_settings(db=tmp_path / "v3.db", embedder="fake", database_url=""))
     try:
         import_store(target.store, io.StringIO(as_version_3(keep_pin=False)))
-        assert target.memory.get(ctx, written)[0].pinned is False
+        assert target.memory.reads.get(ctx, written)[0].pinned is False
         assert target.memorules.verify_chain(ctx).ok
     finally:
         target.close()
@@ -732,7 +744,7 @@ def test_a_dump_refuses_a_pin_that_is_not_a_boolean(
 ) -> None:
     from prism_memory.services.transfer import export_store, import_store
 
-    services.memory.remember(ctx, validate_remember(rule("A rule to garble")))
+    services.memory.writes.remember(ctx, validate_remember(rule("A rule to garble")))
     out = io.StringIO()
     export_store(services.store, out, None)
     garbled = out.getvalue().replace('"pinned":false', '"pinned":0')

@@ -106,7 +106,7 @@ def test_the_privilege_recipe_runs_the_service_but_cannot_rewrite_history(
     services = build_services(load_settings(database_url=as_role("prism_app"), embedder="fake"))
     try:
         ctx = SessionContext(new_id(), new_id(), new_id(), persona="donna")
-        written = services.memory.remember(
+        written = services.memory.writes.remember(
             ctx,
             validate_remember(
                 {
@@ -119,10 +119,12 @@ def test_the_privilege_recipe_runs_the_service_but_cannot_rewrite_history(
                 }
             ),
         )
-        services.memory.update(ctx, written.id, {"body": "Appends only, for the service role."})
-        services.memory.retire(ctx, written.id, "done")
-        services.memory.restore(ctx, written.id, "back")
-        assert services.memory.recall(ctx, validate_recall({"query": "privilege"})).matches
+        services.memory.lifecycle.update(
+            ctx, written.id, {"body": "Appends only, for the service role."}
+        )
+        services.memory.lifecycle.retire(ctx, written.id, "done")
+        services.memory.lifecycle.restore(ctx, written.id, "back")
+        assert services.memory.recalls.recall(ctx, validate_recall({"query": "privilege"})).matches
         assert services.memorules.verify_chain(ctx).ok
         auth = build_auth(services)
         issued = auth.create_key(str(ctx.tenant_id), "reader", label="docs")

@@ -17,13 +17,14 @@ import psycopg
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.domain.ids import uuid_for
 from prism_memory.domain.records import RecallResult, SessionContext
 from prism_memory.domain.restated import without_restated
 from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.services.memorule_service import MemoruleService
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.services.memory_rooms import MemoryRooms
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.port import NearMatch
 from prism_memory.trigraph.postgres.store import PostgresStore
@@ -159,18 +160,18 @@ def write_request(rng: random.Random, extra: tuple[str, ...] = ()) -> dict[str, 
     }
 
 
-def populate(
-    rng: random.Random, memory: MemoryService, n: int, extra: tuple[str, ...] = ()
-) -> None:
+def populate(rng: random.Random, memory: MemoryRooms, n: int, extra: tuple[str, ...] = ()) -> None:
     """``n`` writes in random projects, then supersedes, retirements and restores; texts
     draw from ``WORDS`` and ``extra``."""
     written: list[tuple[SessionContext, UUID]] = []
     for _ in range(n):
         ctx = context(rng)
-        written.append((ctx, memory.remember(ctx, validate_remember(write_request(rng, extra))).id))
+        written.append(
+            (ctx, memory.writes.remember(ctx, validate_remember(write_request(rng, extra))).id)
+        )
     for ctx, memory_id in rng.sample(written, n // 4):
         change = write_request(rng)
-        current = memory.store.get(ctx.tenant_id, memory_id)
+        current = memory.deps.store.get(ctx.tenant_id, memory_id)
         assert current is not None
         if current[0].kind.value == "note":
             changes: dict[str, Any] = {"body": change["body"]}
@@ -178,12 +179,12 @@ def populate(
             changes = {"body": change["body"]}
             if rng.random() < 0.5 and change["kind"] == "memorule":
                 changes["applies_to"] = change["applies_to"]
-        memory.update(ctx, memory_id, changes)
+        memory.lifecycle.update(ctx, memory_id, changes)
     retired = rng.sample(written, n // 5)
     for ctx, memory_id in retired:
-        memory.retire(ctx, memory_id, "moot")
+        memory.lifecycle.retire(ctx, memory_id, "moot")
     for ctx, memory_id in retired[: len(retired) // 3]:
-        memory.restore(ctx, memory_id, "back")
+        memory.lifecycle.restore(ctx, memory_id, "back")
 
 
 def recall_request(rng: random.Random) -> dict[str, Any]:
@@ -240,16 +241,16 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     rng = random.Random(seed)
     embedder = FakeEmbedder()
     both = BothEngines(sqlite, postgres)
-    writer = MemoryService(both, embedder, MemoruleService(both, embedder, 0.9))  # type: ignore[arg-type]
+    writer = MemoryRooms(MemoryDeps(both, embedder, MemoruleService(both, embedder, 0.9)))  # type: ignore[arg-type]
     populate(rng, writer, 120)
     readers = [
-        MemoryService(store, embedder, MemoruleService(store, embedder, 0.9))
+        MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.9)))
         for store in (sqlite, postgres)
     ]
     seen: list[Any] = []
     for _ in range(60):
         ctx, req = context(rng), recall_request(rng)
-        here, there = (reader.recall(ctx, validate_recall(req)) for reader in readers)
+        here, there = (reader.recalls.recall(ctx, validate_recall(req)) for reader in readers)
         assert_same(here, there)
         seen.extend(here.matches)
     # The comparison compared something of every kind.
@@ -260,7 +261,7 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     assert {m.memory.kind.value for m in seen} == {"note", "memorule"}
     assert {m.why.get("section") for m in seen} == {None, "testing", "deploys", "style"}
     other = context(rng, tenant="other")
-    assert readers[1].recall(other, validate_recall({"query": "deploy"})).matches == []
+    assert readers[1].recalls.recall(other, validate_recall({"query": "deploy"})).matches == []
 
 
 CONTEXT_WORDS = (*PERSONAS, *SURFACES, *SPECIALIZATIONS, "Web", "CLI")
@@ -286,10 +287,10 @@ def test_postgres_equals_the_embedded_engine_when_queries_restate_the_context(
     weights = load_settings(**settings).ranking_weights()
     restated = weights.restated
     both = BothEngines(sqlite, postgres)
-    writer = MemoryService(both, embedder, MemoruleService(both, embedder, 0.9))  # type: ignore[arg-type]
+    writer = MemoryRooms(MemoryDeps(both, embedder, MemoruleService(both, embedder, 0.9)))  # type: ignore[arg-type]
     populate(rng, writer, 80, CONTEXT_WORDS)
     readers = [
-        MemoryService(store, embedder, MemoruleService(store, embedder, 0.9), weights)
+        MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.9), weights))
         for store in (sqlite, postgres)
     ]
     seen: list[Any] = []
@@ -301,7 +302,7 @@ def test_postgres_equals_the_embedded_engine_when_queries_restate_the_context(
             req["query"] = " ".join(rng.sample(named, len(named))).upper()  # only the context
         elif named:
             req["query"] = f"{text(rng, 0, 4)} {rng.choice(named).title()} {text(rng, 1, 3)}"
-        here, there = (reader.recall(ctx, validate_recall(req)) for reader in readers)
+        here, there = (reader.recalls.recall(ctx, validate_recall(req)) for reader in readers)
         assert_same(here, there)
         seen.extend(here.matches)
         dropped += without_restated(req["query"], ctx, weights.restated) != req["query"]
@@ -316,17 +317,17 @@ def test_a_store_migrated_from_version_2_backfills_postings_and_ranks_the_same(
     rng = random.Random(7)
     embedder = FakeEmbedder()
     both = BothEngines(sqlite, postgres)
-    writer = MemoryService(both, embedder, MemoruleService(both, embedder, 0.9))  # type: ignore[arg-type]
+    writer = MemoryRooms(MemoryDeps(both, embedder, MemoruleService(both, embedder, 0.9)))  # type: ignore[arg-type]
     populate(rng, writer, 60)
-    reader = MemoryService(postgres, embedder, MemoruleService(postgres, embedder, 0.9))
+    reader = MemoryRooms(MemoryDeps(postgres, embedder, MemoruleService(postgres, embedder, 0.9)))
     asks = [(context(rng), recall_request(rng) | {"query": text(rng, 2, 5)}) for _ in range(10)]
-    before = [reader.recall(ctx, validate_recall(req)) for ctx, req in asks]
+    before = [reader.recalls.recall(ctx, validate_recall(req)) for ctx, req in asks]
     with psycopg.connect(pg_url, autocommit=True) as conn:  # back to the schema of version 2
         conn.execute("DROP TABLE recall_term")
         conn.execute("ALTER TABLE recall_index DROP COLUMN doc_len")
         conn.execute("DELETE FROM schema_migrations WHERE version = 3")
     assert postgres.migrate() >= 3
-    after = [reader.recall(ctx, validate_recall(req)) for ctx, req in asks]
+    after = [reader.recalls.recall(ctx, validate_recall(req)) for ctx, req in asks]
     for a, b in zip(before, after, strict=True):
         assert [(m.memory.id, m.score, m.why) for m in b.matches] == [
             (m.memory.id, m.score, m.why) for m in a.matches
@@ -416,21 +417,21 @@ def test_the_index_path_returns_the_exact_top_k_where_it_must(
     rng = random.Random(100 + seed)
     embedder = FakeEmbedder()
     both = BothEngines(sqlite, postgres)
-    writer = MemoryService(both, embedder, MemoruleService(both, embedder, 0.9))  # type: ignore[arg-type]
+    writer = MemoryRooms(MemoryDeps(both, embedder, MemoruleService(both, embedder, 0.9)))  # type: ignore[arg-type]
     populate(rng, writer, 120)
     indexed = PostgresStore(pg_url, index_above=0)
     exact = PostgresStore(pg_url, index_above=10**9)
     assert indexed.vector_index(True) is True  # opt-in: prism migrate --vector-index
     try:
         readers = [
-            MemoryService(store, embedder, MemoruleService(store, embedder, 0.9))
+            MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.9)))
             for store in (sqlite, exact, indexed)
         ]
         asks = [(context(rng), recall_request(rng)) for _ in range(60)]
         seen: list[Any] = []
         for ctx, req in asks:
             here, there, through_index = (
-                reader.recall(ctx, validate_recall(req)) for reader in readers
+                reader.recalls.recall(ctx, validate_recall(req)) for reader in readers
             )
             assert_same(here, there)
             assert_same(there, through_index)
@@ -462,11 +463,11 @@ def test_the_pre_selection_reads_the_hnsw_index(
     store.migrate()
     assert store.vector_index() is False  # not built by the migrations
     embedder = FakeEmbedder()
-    memory = MemoryService(store, embedder, MemoruleService(store, embedder, 0.99))
+    memory = MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.99)))
     rng = random.Random(5)
     ctx = SessionContext(uuid_for("tenant", "t"), uuid_for("project", "p"), uuid_for("s", "s"))
     requests = [write_request(rng) | {"body": text(rng, 6, 16) + f" {i}"} for i in range(600)]
-    memory.remember_many(ctx, requests)
+    memory.bulk.remember_many(ctx, validate_remember_many(requests))
     assert store.vector_index(True) is True  # built over the rows already there
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("ANALYZE recall_index")
@@ -577,7 +578,7 @@ def test_the_window_s_subjects_are_read_by_primary_key_per_row(
     rng = random.Random(5)
     embedder = FakeEmbedder()
     both = BothEngines(sqlite, postgres)
-    populate(rng, MemoryService(both, embedder, MemoruleService(both, embedder, 0.9)), 60)  # type: ignore[arg-type]
+    populate(rng, MemoryRooms(MemoryDeps(both, embedder, MemoruleService(both, embedder, 0.9))), 60)  # type: ignore[arg-type]
     ctx = context(rng)
     weights = load_settings().ranking_weights()
     vector = embedder.embed(["deploy the release"])[0]

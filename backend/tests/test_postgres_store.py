@@ -47,7 +47,7 @@ ctx = context_from(settings)
 print("ready", flush=True)
 sys.stdin.readline()  # the start signal: every writer begins at once
 for i in range(n):
-    services.memory.remember(ctx, validate_remember({
+    services.memory.writes.remember(ctx, validate_remember({
         "kind": "memorule", "memorule_kind": "convention",
         "subject": f"Rule {persona} {i}",
         "body": f"Convention number {i} written by {persona} of {tenant} under contention.",
@@ -147,15 +147,15 @@ def test_a_writer_of_one_tenant_never_waits_for_another_tenant(
     pg_url: str, pg_services: Services, make_ctx: ContextFactory
 ) -> None:
     a, b = make_ctx(tenant="a"), make_ctx(tenant="b")
-    pg_services.memory.remember(a, validate_remember(rule("Warm up tenant a")))
+    pg_services.memory.writes.remember(a, validate_remember(rule("Warm up tenant a")))
     held = hold_tenant_lock(pg_url, "a")
     try:
         with ThreadPoolExecutor(1) as pool:
             blocked = pool.submit(
-                pg_services.memory.remember, a, validate_remember(rule("Waits for tenant a"))
+                pg_services.memory.writes.remember, a, validate_remember(rule("Waits for tenant a"))
             )
             started = time.monotonic()
-            pg_services.memory.remember(b, validate_remember(rule("Tenant b goes ahead")))
+            pg_services.memory.writes.remember(b, validate_remember(rule("Tenant b goes ahead")))
             assert time.monotonic() - started < 5
             time.sleep(0.3)
             assert not blocked.done()  # tenant a's writer waits for the lock holder
@@ -176,7 +176,7 @@ def test_two_identical_idempotent_requests_at_once_write_one_memorule(
     )
     raw = rule("Only once please", idempotency_key="retry-7")
     try:
-        first.memory.remember(
+        first.memory.writes.remember(
             make_ctx(tenant="race", project="other"), validate_remember(rule("Warm up"))
         )
         held = hold_tenant_lock(pg_url, "race")
@@ -184,7 +184,7 @@ def test_two_identical_idempotent_requests_at_once_write_one_memorule(
             # Both requests pass the pre-check (no claim yet) and queue behind the lock.
             with ThreadPoolExecutor(2) as pool:
                 futures = [
-                    pool.submit(s.memory.remember, ctx, validate_remember(raw))
+                    pool.submit(s.memory.writes.remember, ctx, validate_remember(raw))
                     for s in (first, second)
                 ]
                 time.sleep(0.5)
@@ -273,7 +273,7 @@ def test_a_claim_committed_outside_the_tenant_lock_still_answers_as_a_replay(
 ) -> None:
     ctx = make_ctx(tenant="late")
     raw = rule("Claimed elsewhere", idempotency_key="k-late")
-    first = pg_services.memory.remember(ctx, validate_remember(raw))
+    first = pg_services.memory.writes.remember(ctx, validate_remember(raw))
     stored = pg_services.store.idempotent_result(ctx.tenant_id, "k-late")
     assert stored is not None
     other = make_ctx(tenant="late2")
@@ -287,7 +287,7 @@ def test_a_claim_committed_outside_the_tenant_lock_still_answers_as_a_replay(
     )
     try:
         with ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(pg_services.memory.remember, other, validate_remember(raw))
+            pending = pool.submit(pg_services.memory.writes.remember, other, validate_remember(raw))
             time.sleep(0.5)
             assert not pending.done()  # blocked on the uncommitted key
             raw_claim.commit()
@@ -309,27 +309,31 @@ def test_another_process_s_writes_reach_this_process_s_recall_at_the_next_call(
     def subjects() -> list[str | None]:
         return [
             m.state.subject
-            for m in reader.memory.recall(ctx, validate_recall({"top_k": 50})).matches
+            for m in reader.memory.recalls.recall(ctx, validate_recall({"top_k": 50})).matches
         ]
 
     try:
         assert subjects() == []
-        kept = writer.memory.remember(ctx, validate_remember(rule("Kept rule")))
-        gone = writer.memory.remember(ctx, validate_remember(rule("Retired rule")))
-        travelling = writer.memory.remember(
+        kept = writer.memory.writes.remember(ctx, validate_remember(rule("Kept rule")))
+        gone = writer.memory.writes.remember(ctx, validate_remember(rule("Retired rule")))
+        travelling = writer.memory.writes.remember(
             elsewhere, validate_remember(rule("Org-wide rule", applies_to={"scope": "org"}))
         )
         assert sorted(s or "" for s in subjects()) == ["Kept rule", "Org-wide rule", "Retired rule"]
-        writer.memory.update(ctx, kept.id, {"subject": "Kept rule, reworded"})
-        writer.memory.retire(ctx, gone.id, "no longer true")
-        writer.memory.update(elsewhere, travelling.id, {"applies_to": {"scope": "project"}})
+        writer.memory.lifecycle.update(ctx, kept.id, {"subject": "Kept rule, reworded"})
+        writer.memory.lifecycle.retire(ctx, gone.id, "no longer true")
+        writer.memory.lifecycle.update(
+            elsewhere, travelling.id, {"applies_to": {"scope": "project"}}
+        )
         assert subjects() == ["Kept rule, reworded"]
         # The postings changed with the text: the new word scores, the old one is gone.
-        top = reader.memory.recall(ctx, validate_recall({"query": "reworded"})).matches
+        top = reader.memory.recalls.recall(ctx, validate_recall({"query": "reworded"})).matches
         assert top[0].state.subject == "Kept rule, reworded" and top[0].why["lexical"] > 0
-        travelled = reader.memory.recall(elsewhere, validate_recall({"query": "org-wide"})).matches
+        travelled = reader.memory.recalls.recall(
+            elsewhere, validate_recall({"query": "org-wide"})
+        ).matches
         assert [m.why["lexical"] > 0 for m in travelled] == [True]
-        writer.memory.restore(ctx, gone.id, "true again")
+        writer.memory.lifecycle.restore(ctx, gone.id, "true again")
         assert sorted(s or "" for s in subjects()) == ["Kept rule, reworded", "Retired rule"]
     finally:
         writer.close()

@@ -14,7 +14,7 @@ import pytest
 
 from prism_memory.bootstrap import Services, build_services
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.domain.ranking import Candidates, rank
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.port import CandidateFilter
@@ -44,7 +44,8 @@ def rule(subject: str, **applies: str) -> dict[str, Any]:
 
 def bodies(services: Services, ctx: Any) -> list[str]:
     return [
-        m.state.body for m in services.memory.recall(ctx, validate_recall({"top_k": 100})).matches
+        m.state.body
+        for m in services.memory.recalls.recall(ctx, validate_recall({"top_k": 100})).matches
     ]
 
 
@@ -54,15 +55,15 @@ def test_another_instance_sees_writes_updates_and_retirements(
     a, b = two
     ctx = make_ctx()
     assert bodies(b, ctx) == []
-    first = a.memory.remember(ctx, validate_remember(rule("Tabs")))
+    first = a.memory.writes.remember(ctx, validate_remember(rule("Tabs")))
     assert bodies(b, ctx) == ["Tabs: the body of this convention."]
-    a.memory.update(ctx, first.id, {"body": "Spaces, four of them, never tabs."})
+    a.memory.lifecycle.update(ctx, first.id, {"body": "Spaces, four of them, never tabs."})
     assert bodies(b, ctx) == ["Spaces, four of them, never tabs."]
-    hits = b.memory.recall(ctx, validate_recall({"query": "spaces never tabs"})).matches
+    hits = b.memory.recalls.recall(ctx, validate_recall({"query": "spaces never tabs"})).matches
     assert hits[0].why["relevance"] > 0.5
-    a.memory.retire(ctx, first.id, "moot")
+    a.memory.lifecycle.retire(ctx, first.id, "moot")
     assert bodies(b, ctx) == []
-    a.memory.restore(ctx, first.id, "back")
+    a.memory.lifecycle.restore(ctx, first.id, "back")
     assert bodies(b, ctx) == ["Spaces, four of them, never tabs."]
 
 
@@ -71,9 +72,9 @@ def test_a_rule_that_stops_being_global_leaves_other_projects_caches(
 ) -> None:
     a, b = two
     home, away = make_ctx(project="home"), make_ctx(project="away")
-    written = a.memory.remember(home, validate_remember(rule("Shared rule", scope="global")))
+    written = a.memory.writes.remember(home, validate_remember(rule("Shared rule", scope="global")))
     assert bodies(b, away) == ["Shared rule: the body of this convention."]
-    a.memory.update(home, written.id, {"applies_to": {"scope": "project"}})
+    a.memory.lifecycle.update(home, written.id, {"applies_to": {"scope": "project"}})
     assert bodies(b, away) == []
     assert bodies(b, home) == ["Shared rule: the body of this convention."]
 
@@ -83,11 +84,15 @@ def test_many_supersedes_trigger_a_rebuild_without_changing_results(
 ) -> None:
     a, b = two
     ctx = make_ctx()
-    ids = [a.memory.remember(ctx, validate_remember(rule(f"Rule {i}"))).id for i in range(20)]
+    ids = [
+        a.memory.writes.remember(ctx, validate_remember(rule(f"Rule {i}"))).id for i in range(20)
+    ]
     assert len(bodies(b, ctx)) == 20
     for round_ in range(60):
         for memory_id in ids:
-            a.memory.update(ctx, memory_id, {"body": f"Revision {round_} of this rule body."})
+            a.memory.lifecycle.update(
+                ctx, memory_id, {"body": f"Revision {round_} of this rule body."}
+            )
         if round_ % 20 == 0:
             assert len(bodies(b, ctx)) == 20
     assert sorted(bodies(b, ctx)) == ["Revision 59 of this rule body."] * 20
@@ -209,7 +214,7 @@ def test_reindex_re_embeds_memories_made_by_another_model(
     old = build_services(load_settings(db=db_path, embedder="fake"))
     ctx = make_ctx()
     for i in range(70):
-        old.memory.remember(ctx, validate_remember(rule(f"Rule {i}")))
+        old.memory.writes.remember(ctx, validate_remember(rule(f"Rule {i}")))
     old.close()
 
     class OtherModel(FakeEmbedder):
@@ -218,14 +223,16 @@ def test_reindex_re_embeds_memories_made_by_another_model(
             return "fake-other-v2"
 
     new = build_services(load_settings(db=db_path, embedder="fake"))
-    new.embedder = new.memory.embedder = OtherModel()
+    new.embedder = new.memory.deps.embedder = OtherModel()
     try:
-        stale = new.memory.recall(ctx, validate_recall({"query": "Rule 5", "top_k": 3})).matches
+        stale = new.memory.recalls.recall(
+            ctx, validate_recall({"query": "Rule 5", "top_k": 3})
+        ).matches
         assert all(m.why["relevance"] == 0 for m in stale)
         seen: list[int] = []
         assert reindex(new.store, new.embedder, batch=32, progress=seen.append) == 70
         assert seen == [32, 64, 70]
-        fresh = new.memory.recall(
+        fresh = new.memory.recalls.recall(
             ctx, validate_recall({"query": "Rule 5 the body", "top_k": 3})
         ).matches
         assert fresh[0].why["relevance"] > 0.5
@@ -260,20 +267,23 @@ def test_the_near_duplicate_check_finds_the_twin_among_thousands(
     db_path: Path, make_ctx: ContextFactory
 ) -> None:
     from prism_memory.services.memorule_service import MemoruleService
-    from prism_memory.services.memory_service import MemoryService
+    from prism_memory.services.memory_deps import MemoryDeps
+    from prism_memory.services.memory_rooms import MemoryRooms
     from prism_memory.trigraph.sqlite.store import SQLiteStore
 
     store = SQLiteStore(db_path)
     store.migrate()
     embedder = _TopicEmbedder()
     memorules = MemoruleService(store, embedder, 0.95)  # type: ignore[arg-type]
-    memory = MemoryService(store, embedder, memorules)  # type: ignore[arg-type]
+    memory = MemoryRooms(MemoryDeps(store, embedder, memorules))  # type: ignore[arg-type]
     ctx = make_ctx()
     try:
-        memory.remember_many(ctx, [rule(f"Rule number {i:05d}") for i in range(5000)])
+        memory.bulk.remember_many(
+            ctx, validate_remember_many([rule(f"Rule number {i:05d}") for i in range(5000)])
+        )
         twin = rule("Rule number 00042")
         twin["body"] += " (again)"
-        result = memory.remember(ctx, validate_remember(twin))
+        result = memory.writes.remember(ctx, validate_remember(twin))
         assert [w["code"] for w in result.warnings] == ["near_duplicate"]
         assert result.warnings[0]["similarity"] == pytest.approx(1.0, abs=1e-4)
     finally:

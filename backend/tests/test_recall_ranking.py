@@ -29,7 +29,9 @@ def rule(subject: str, applies_to: dict[str, str], **extra: Any) -> dict[str, An
 
 
 def subjects(services: Services, ctx: Any, **query: Any) -> list[str]:
-    result = services.memory.recall(ctx, validate_recall({"source_type": "memorule", **query}))
+    result = services.memory.recalls.recall(
+        ctx, validate_recall({"source_type": "memorule", **query})
+    )
     return [m.state.subject or "" for m in result.matches]
 
 
@@ -37,9 +39,13 @@ def test_more_overlap_ranks_higher_at_equal_relevance_and_confidence(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     writer = make_ctx(persona="frank")
-    services.memory.remember(writer, validate_remember(rule("General rule", {"scope": "project"})))
-    services.memory.remember(writer, validate_remember(rule("Donna rule", {"persona": "donna"})))
-    services.memory.remember(
+    services.memory.writes.remember(
+        writer, validate_remember(rule("General rule", {"scope": "project"}))
+    )
+    services.memory.writes.remember(
+        writer, validate_remember(rule("Donna rule", {"persona": "donna"}))
+    )
+    services.memory.writes.remember(
         writer,
         validate_remember(rule("Donna python rule", {"persona": "donna", "surface": "python"})),
     )
@@ -56,7 +62,7 @@ def test_observed_beats_inferred_beats_asserted_at_equal_everything_else(
 ) -> None:
     writer = make_ctx()
     for level in ("asserted", "observed", "inferred"):
-        services.memory.remember(
+        services.memory.writes.remember(
             writer,
             validate_remember(rule(f"Rule {level}", {"surface": "python"}, confidence=level)),
         )
@@ -72,8 +78,10 @@ def test_observed_beats_inferred_beats_asserted_at_equal_everything_else(
 def test_exact_ties_go_to_the_newer_rule(services: Services, make_ctx: ContextFactory) -> None:
     writer = make_ctx()
     for name in ("first", "second", "third"):
-        services.memory.remember(writer, validate_remember(rule(f"Rule {name}", {"surface": "go"})))
-    result = services.memory.recall(
+        services.memory.writes.remember(
+            writer, validate_remember(rule(f"Rule {name}", {"surface": "go"}))
+        )
+    result = services.memory.recalls.recall(
         make_ctx(surface="go"), validate_recall({"source_type": "memorule"})
     )
     assert [m.state.subject for m in result.matches] == ["Rule third", "Rule second", "Rule first"]
@@ -84,16 +92,16 @@ def test_a_rule_for_another_persona_is_left_out_unless_asked_and_then_last_and_m
     services: Services, make_ctx: ContextFactory
 ) -> None:
     writer = make_ctx()
-    services.memory.remember(
+    services.memory.writes.remember(
         writer, validate_remember(rule("For texi", {"persona": "texi"}, confidence="observed"))
     )
-    services.memory.remember(
+    services.memory.writes.remember(
         writer, validate_remember(rule("For donna", {"persona": "donna"}, confidence="asserted"))
     )
     reader = make_ctx(persona="donna")
     assert subjects(services, reader) == ["For donna"]
     shown = recall_dict(
-        services.memory.recall(
+        services.memory.recalls.recall(
             reader, validate_recall({"source_type": "memorule", "include_inapplicable": True})
         )
     )["matches"]
@@ -107,10 +115,10 @@ def test_a_rule_for_another_persona_is_left_out_unless_asked_and_then_last_and_m
 def test_a_key_the_context_does_not_name_is_neither_match_nor_conflict(
     services: Services, make_ctx: ContextFactory
 ) -> None:
-    services.memory.remember(
+    services.memory.writes.remember(
         make_ctx(), validate_remember(rule("Python rule", {"surface": "python"}))
     )
-    matches = services.memory.recall(
+    matches = services.memory.recalls.recall(
         make_ctx(persona="donna"), validate_recall({"source_type": "memorule"})
     )
     assert [m.why["matched"] for m in matches.matches] == [[]]
@@ -120,7 +128,7 @@ def test_a_key_the_context_does_not_name_is_neither_match_nor_conflict(
 def test_applicability_compares_case_insensitively(
     services: Services, make_ctx: ContextFactory
 ) -> None:
-    services.memory.remember(
+    services.memory.writes.remember(
         make_ctx(), validate_remember(rule("Python rule", {"surface": "Python"}))
     )
     assert subjects(services, make_ctx(surface="python ")) == ["Python rule"]
@@ -130,18 +138,22 @@ def test_project_rules_stay_in_their_project_while_global_and_org_rules_travel(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     in_a = make_ctx(project="a")
-    services.memory.remember(
+    services.memory.writes.remember(
         in_a, validate_remember(rule("Project rule of A", {"scope": "project"}))
     )
-    services.memory.remember(
+    services.memory.writes.remember(
         in_a, validate_remember(rule("Unscoped rule of A", {"surface": "python"}))
     )
-    services.memory.remember(in_a, validate_remember(rule("Global rule", {"scope": "global"})))
-    services.memory.remember(in_a, validate_remember(rule("Org rule", {"scope": "org"})))
-    services.memory.remember(in_a, validate_remember({"body": "A note in project A"}))
+    services.memory.writes.remember(
+        in_a, validate_remember(rule("Global rule", {"scope": "global"}))
+    )
+    services.memory.writes.remember(in_a, validate_remember(rule("Org rule", {"scope": "org"})))
+    services.memory.writes.remember(in_a, validate_remember({"body": "A note in project A"}))
     from_b = make_ctx(project="b")
     assert sorted(subjects(services, from_b)) == ["Global rule", "Org rule"]
-    everything_b = services.memory.recall(from_b, validate_recall({"source_type": "memory"}))
+    everything_b = services.memory.recalls.recall(
+        from_b, validate_recall({"source_type": "memory"})
+    )
     assert all(m.memory.kind.value == "memorule" for m in everything_b.matches)
     assert len(subjects(services, in_a)) == 4
 
@@ -149,10 +161,10 @@ def test_project_rules_stay_in_their_project_while_global_and_org_rules_travel(
 def test_narrower_scope_ranks_above_broader(services: Services, make_ctx: ContextFactory) -> None:
     writer = make_ctx(persona="donna")
     for scope in ("global", "org", "project"):
-        services.memory.remember(
+        services.memory.writes.remember(
             writer, validate_remember(rule(f"Scope {scope}", {"scope": scope}))
         )
-    services.memory.remember(
+    services.memory.writes.remember(
         writer, validate_remember(rule("Scope persona", {"scope": "persona", "persona": "donna"}))
     )
     reader = make_ctx(persona="donna")
@@ -164,7 +176,7 @@ def test_narrower_scope_ranks_above_broader(services: Services, make_ctx: Contex
 def test_persona_rules_are_seen_only_by_that_persona(
     services: Services, make_ctx: ContextFactory
 ) -> None:
-    services.memory.remember(
+    services.memory.writes.remember(
         make_ctx(), validate_remember(rule("Donna only", {"scope": "persona", "persona": "donna"}))
     )
     assert subjects(services, make_ctx(persona="donna")) == ["Donna only"]
@@ -174,18 +186,20 @@ def test_persona_rules_are_seen_only_by_that_persona(
 
 def test_tenant_b_never_sees_tenant_a(services: Services, make_ctx: ContextFactory) -> None:
     a = make_ctx(tenant="a")
-    written = services.memory.remember(
+    written = services.memory.writes.remember(
         a, validate_remember(rule("Tenant A global", {"scope": "global"}))
     )
-    services.memory.remember(a, validate_remember({"body": "tenant A note"}))
+    services.memory.writes.remember(a, validate_remember({"body": "tenant A note"}))
     b = make_ctx(tenant="b")
-    assert services.memory.recall(b, validate_recall({"source_type": "memory"})).matches == []
+    assert (
+        services.memory.recalls.recall(b, validate_recall({"source_type": "memory"})).matches == []
+    )
     from prism_memory.errors import NotFound
 
     with pytest.raises(NotFound):
-        services.memory.get(b, written.id)
+        services.memory.reads.get(b, written.id)
     with pytest.raises(NotFound):
-        services.memory.history(b, written.id)
+        services.memory.reads.history(b, written.id)
     assert services.memorules.audit(b, _flt()).events == []
 
 
@@ -193,7 +207,7 @@ def test_relevance_orders_rules_by_meaning_of_the_query(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     ctx = make_ctx()
-    services.memory.remember(
+    services.memory.writes.remember(
         ctx,
         validate_remember(
             {
@@ -202,7 +216,7 @@ def test_relevance_orders_rules_by_meaning_of_the_query(
             }
         ),
     )
-    services.memory.remember(
+    services.memory.writes.remember(
         ctx,
         validate_remember(
             {
@@ -218,11 +232,11 @@ def test_relevance_orders_rules_by_meaning_of_the_query(
 def test_namespace_and_top_k_limit_recall(services: Services, make_ctx: ContextFactory) -> None:
     ctx = make_ctx()
     for i in range(5):
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember({"body": f"note number {i}", "namespace": "ops"})
         )
-    services.memory.remember(ctx, validate_remember({"body": "elsewhere"}))
-    result = services.memory.recall(ctx, validate_recall({"namespace": "ops", "top_k": 3}))
+    services.memory.writes.remember(ctx, validate_remember({"body": "elsewhere"}))
+    result = services.memory.recalls.recall(ctx, validate_recall({"namespace": "ops", "top_k": 3}))
     assert len(result.matches) == 3
     assert {m.memory.namespace for m in result.matches} == {"ops"}
     assert result.candidates == 5
@@ -246,7 +260,7 @@ def test_bad_recall_arguments_get_precise_errors(
     services: Services, make_ctx: ContextFactory, raw: dict[str, Any], field: str, code: str
 ) -> None:
     with pytest.raises(InvalidInput) as info:
-        services.memory.recall(make_ctx(), validate_recall(raw))
+        services.memory.recalls.recall(make_ctx(), validate_recall(raw))
     assert {e.field: e.code for e in info.value.errors}[field] == code
 
 
@@ -260,13 +274,13 @@ def test_query_words_restating_the_surface_do_not_count_as_relevance(
     services: Services, make_ctx: ContextFactory
 ) -> None:
     writer = make_ctx()
-    services.memory.remember(
+    services.memory.writes.remember(
         writer,
         validate_remember(
             rule("Go style", {"surface": "go"}, body="Go code in Go files is gofmt-ed Go.")
         ),
     )
-    services.memory.remember(
+    services.memory.writes.remember(
         writer,
         validate_remember(
             rule(
@@ -275,10 +289,10 @@ def test_query_words_restating_the_surface_do_not_count_as_relevance(
         ),
     )
     reader = make_ctx(surface="go")
-    naming = services.memory.recall(
+    naming = services.memory.recalls.recall(
         reader, validate_recall({"source_type": "memorule", "query": "The Go dashboard is slow"})
     )
-    plain = services.memory.recall(
+    plain = services.memory.recalls.recall(
         reader, validate_recall({"source_type": "memorule", "query": "The dashboard is slow"})
     )
     assert [m.state.subject for m in naming.matches] == ["Slow dashboards", "Go style"]
@@ -287,7 +301,7 @@ def test_query_words_restating_the_surface_do_not_count_as_relevance(
         (m.memory.id, m.score, m.why) for m in plain.matches
     ]
     # Where the context names no surface, "Go" is a word of the task like any other.
-    elsewhere = services.memory.recall(
+    elsewhere = services.memory.recalls.recall(
         make_ctx(),
         validate_recall({"source_type": "memorule", "query": "The Go dashboard is slow"}),
     )
@@ -300,15 +314,17 @@ def test_a_query_made_only_of_the_context_ranks_as_an_empty_query(
 ) -> None:
     writer = make_ctx()
     for name in ("first", "second"):
-        services.memory.remember(writer, validate_remember(rule(f"Rule {name}", {"surface": "go"})))
-    services.memory.remember(
+        services.memory.writes.remember(
+            writer, validate_remember(rule(f"Rule {name}", {"surface": "go"}))
+        )
+    services.memory.writes.remember(
         writer, validate_remember(rule("General", {"scope": "project"}, body="Go, go, go."))
     )
     reader = make_ctx(surface="go")
-    named = services.memory.recall(
+    named = services.memory.recalls.recall(
         reader, validate_recall({"source_type": "memorule", "query": "Go"})
     )
-    empty = services.memory.recall(reader, validate_recall({"source_type": "memorule"}))
+    empty = services.memory.recalls.recall(reader, validate_recall({"source_type": "memorule"}))
     assert [(m.memory.id, m.score, m.why) for m in named.matches] == [
         (m.memory.id, m.score, m.why) for m in empty.matches
     ]

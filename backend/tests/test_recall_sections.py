@@ -18,7 +18,8 @@ from prism_memory.domain.sections import section_of, smooth
 from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.errors import InvalidInput
 from prism_memory.services.memorule_service import MemoruleService
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.services.memory_rooms import MemoryRooms
 from prism_memory.settings import load_settings
 from prism_memory.trigraph.postgres.store import PostgresStore
 from prism_memory.trigraph.sqlite.store import SQLiteStore
@@ -169,10 +170,10 @@ def store(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Any]:
         made.close()
 
 
-def service(store: Any, **settings: Any) -> MemoryService:
+def service(store: Any, **settings: Any) -> MemoryRooms:
     embedder = FakeEmbedder()
     weights = load_settings(**settings).ranking_weights()
-    return MemoryService(store, embedder, MemoruleService(store, embedder, 0.99), weights)
+    return MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.99), weights))
 
 
 RULES = [  # (subject, body): a testing section, and a style rule that names the task's words
@@ -184,7 +185,7 @@ RULES = [  # (subject, body): a testing section, and a style rule that names the
 ]
 
 
-def write_rules(memory: MemoryService, ctx: SessionContext) -> dict[str, str]:
+def write_rules(memory: MemoryRooms, ctx: SessionContext) -> dict[str, str]:
     ids = {}
     for subject, body in RULES:
         req = {
@@ -194,7 +195,7 @@ def write_rules(memory: MemoryService, ctx: SessionContext) -> dict[str, str]:
             "body": body,
             "applies_to": {"scope": "project"},
         }
-        ids[str(memory.remember(ctx, validate_remember(req)).id)] = subject
+        ids[str(memory.writes.remember(ctx, validate_remember(req)).id)] = subject
     return ids
 
 
@@ -202,8 +203,8 @@ def test_recall_smooths_within_sections_on_every_engine(store: Any) -> None:
     ctx = SessionContext(uuid4(), uuid4(), uuid4())
     names = write_rules(service(store), ctx)
     query = {"query": "pytest tests before every commit", "top_k": 2, "source_type": "memorule"}
-    plain = service(store, rank_section=0).recall(ctx, validate_recall(query))
-    smoothed = service(store).recall(ctx, validate_recall(query))
+    plain = service(store, rank_section=0).recalls.recall(ctx, validate_recall(query))
+    smoothed = service(store).recalls.recall(ctx, validate_recall(query))
     before = [names[str(m.memory.id)] for m in plain.matches]
     after = [names[str(m.memory.id)] for m in smoothed.matches]
     # Unsmoothed, the style rule sharing "before every commit" is second; smoothed, a rule
@@ -218,10 +219,11 @@ def test_recall_smooths_within_sections_on_every_engine(store: Any) -> None:
         assert 0 < m.why["section_relevance"] < 1
     assert smoothed.candidates == plain.candidates == len(RULES)
     # top_k smaller than the window: the window, not the page, is what is smoothed.
-    one = service(store).recall(ctx, validate_recall(query | {"top_k": 1}))
+    one = service(store).recalls.recall(ctx, validate_recall(query | {"top_k": 1}))
     assert [m.memory.id for m in one.matches] == [smoothed.matches[0].memory.id]
     # An empty query has no relevance to smooth: the ranking is the unsmoothed one.
     empty = {"query": "", "source_type": "memorule"}
-    assert [m.why for m in service(store).recall(ctx, validate_recall(empty)).matches] == [
-        m.why for m in service(store, rank_section=0).recall(ctx, validate_recall(empty)).matches
+    assert [m.why for m in service(store).recalls.recall(ctx, validate_recall(empty)).matches] == [
+        m.why
+        for m in service(store, rank_section=0).recalls.recall(ctx, validate_recall(empty)).matches
     ]

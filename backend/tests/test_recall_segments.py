@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.domain.records import SessionContext
 from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.services.memorule_service import MemoruleService
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.services.memory_rooms import MemoryRooms
 from prism_memory.trigraph.sqlite import schema as sqlite_schema
 from prism_memory.trigraph.sqlite import segments as sqlite_segments
 from prism_memory.trigraph.sqlite.recall_cache import ProjectCache
@@ -42,10 +43,12 @@ class Node:
         self.store.migrate()
         self.embedder = embedder or FakeEmbedder()
         memorules = MemoruleService(self.store, self.embedder, 0.95)
-        self.memory = MemoryService(self.store, self.embedder, memorules, preselect_above=4096)
+        self.memory = MemoryRooms(
+            MemoryDeps(self.store, self.embedder, memorules, preselect_above=4096)
+        )
 
     def ranked(self, ctx: SessionContext, raw: dict[str, Any]) -> list[tuple[Any, ...]]:
-        result = self.memory.recall(ctx, validate_recall(raw))
+        result = self.memory.recalls.recall(ctx, validate_recall(raw))
         return [
             (str(m.memory.id), m.score, m.why, m.applicable, result.candidates)
             for m in result.matches
@@ -137,15 +140,19 @@ def test_a_segment_plus_later_changes_ranks_exactly_as_a_row_by_row_cache(
     home, away = make_ctx(project="home", persona="ann"), make_ctx(project="away")
     scopes = ({"scope": "project"}, {"scope": "persona", "persona": "ann"}, {"scope": "global"})
     home_ids = [
-        writer.memory.remember(home, validate_remember(rule(f"home rule {i}", **scopes[i % 3]))).id
+        writer.memory.writes.remember(
+            home, validate_remember(rule(f"home rule {i}", **scopes[i % 3]))
+        ).id
         for i in range(40)
     ]
     home_ids += [
-        writer.memory.remember(home, validate_remember(note(f"note about migrations {i}"))).id
+        writer.memory.writes.remember(
+            home, validate_remember(note(f"note about migrations {i}"))
+        ).id
         for i in range(8)
     ]
     away_ids = [
-        writer.memory.remember(
+        writer.memory.writes.remember(
             away, validate_remember(rule(f"away rule {i}", scope=("org", "project")[i % 2]))
         ).id
         for i in range(20)
@@ -159,21 +166,27 @@ def test_a_segment_plus_later_changes_ranks_exactly_as_a_row_by_row_cache(
     assert stored == tenant_clock(db_path, home)
 
     for i, memory_id in enumerate(home_ids[:12]):
-        writer.memory.update(home, memory_id, {"body": f"Revised: rule 7 database step {i}."})
+        writer.memory.lifecycle.update(
+            home, memory_id, {"body": f"Revised: rule 7 database step {i}."}
+        )
     for memory_id in home_ids[12:18]:
-        writer.memory.retire(home, memory_id, "moot")
+        writer.memory.lifecycle.retire(home, memory_id, "moot")
     for memory_id in home_ids[12:14]:
-        writer.memory.restore(home, memory_id, "back")
-    writer.memory.update(away, away_ids[0], {"applies_to": {"scope": "project"}})  # leaves
-    writer.memory.update(away, away_ids[1], {"applies_to": {"scope": "global"}})  # enters
-    writer.memory.update(home, home_ids[0], {"applies_to": {"scope": "persona", "persona": "bob"}})
-    writer.memory.update(home, home_ids[2], {"applies_to": {"scope": "project"}})
+        writer.memory.lifecycle.restore(home, memory_id, "back")
+    writer.memory.lifecycle.update(
+        away, away_ids[0], {"applies_to": {"scope": "project"}}
+    )  # leaves
+    writer.memory.lifecycle.update(away, away_ids[1], {"applies_to": {"scope": "global"}})  # enters
+    writer.memory.lifecycle.update(
+        home, home_ids[0], {"applies_to": {"scope": "persona", "persona": "bob"}}
+    )
+    writer.memory.lifecycle.update(home, home_ids[2], {"applies_to": {"scope": "project"}})
     other = Node(db_path, embedder=_OtherModel())
     nodes.append(other)
     for i in range(4):
-        other.memory.remember(home, validate_remember(rule(f"other model rule {i}")))
+        other.memory.writes.remember(home, validate_remember(rule(f"other model rule {i}")))
     for i in range(5):
-        writer.memory.remember(
+        writer.memory.writes.remember(
             away, validate_remember(rule(f"late global rule {i}", scope="global"))
         )
     assert tenant_clock(db_path, home) > stored
@@ -205,15 +218,20 @@ def test_a_sketched_segment_prunes_and_ranks_like_a_full_rebuild(
     ctx = make_ctx(persona="ann")
     ids = [
         r.id
-        for r in writer.memory.remember_many(
-            ctx, [rule(f"Rule number {i:05d}", scope="project") for i in range(5000)]
+        for r in writer.memory.bulk.remember_many(
+            ctx,
+            validate_remember_many(
+                [rule(f"Rule number {i:05d}", scope="project") for i in range(5000)]
+            ),
         )
     ]
     drop_segments(db_path)
     Node(db_path, embedder=embedder).ranked(ctx, {"query": "Rule number 00042"})
     assert segment_clock(db_path, ctx, embedder.model_id) is not None
     for i in range(0, 300, 3):
-        writer.memory.update(ctx, ids[i], {"body": f"Rule number {i + 1:05d} again, revised."})
+        writer.memory.lifecycle.update(
+            ctx, ids[i], {"body": f"Rule number {i + 1:05d} again, revised."}
+        )
     fresh, reference = (
         Node(db_path, embedder=embedder),
         Node(db_path, embedder=embedder, segments=False),
@@ -226,9 +244,9 @@ def test_a_sketched_segment_prunes_and_ranks_like_a_full_rebuild(
     assert cache is not None and cache.projection is not None and cache.stored_clock > 0
     twin = rule("Rule number 00043")  # not among the updated ones
     twin["body"] += " (again)"
-    assert [w["code"] for w in fresh.memory.remember(ctx, validate_remember(twin)).warnings] == [
-        "near_duplicate"
-    ]
+    assert [
+        w["code"] for w in fresh.memory.writes.remember(ctx, validate_remember(twin)).warnings
+    ] == ["near_duplicate"]
 
 
 def test_many_changes_store_a_new_segment_that_another_process_then_loads(
@@ -237,13 +255,18 @@ def test_many_changes_store_a_new_segment_that_another_process_then_loads(
     writer = Node(db_path)
     nodes.append(writer)
     ctx = make_ctx()
-    ids = [writer.memory.remember(ctx, validate_remember(rule(f"rule {i}"))).id for i in range(30)]
+    ids = [
+        writer.memory.writes.remember(ctx, validate_remember(rule(f"rule {i}"))).id
+        for i in range(30)
+    ]
     writer.ranked(ctx, {})  # a recall stores the first segment (a write never does)
     first = segment_clock(db_path, ctx, writer.embedder.model_id)
     assert first is not None
     for memory_id in ids:
-        writer.memory.update(ctx, memory_id, {"body": "Revised: deploy log."})
-    writer.memory.remember_many(ctx, [rule(f"more {i}") for i in range(600)])  # > STORE_MIN
+        writer.memory.lifecycle.update(ctx, memory_id, {"body": "Revised: deploy log."})
+    writer.memory.bulk.remember_many(
+        ctx, validate_remember_many([rule(f"more {i}") for i in range(600)])
+    )  # > STORE_MIN
     writer.ranked(ctx, {})
     second = segment_clock(db_path, ctx, writer.embedder.model_id)
     assert second is not None and second > first
@@ -263,13 +286,13 @@ def test_an_older_segment_never_replaces_a_newer_one(
     a = Node(db_path)
     nodes.append(a)
     ctx = make_ctx()
-    a.memory.remember(ctx, validate_remember(rule("first")))
+    a.memory.writes.remember(ctx, validate_remember(rule("first")))
     a.ranked(ctx, {})
     old_cache = a.cache(ctx)
     assert old_cache is not None
     with old_cache.lock:
         old = image(old_cache)
-    a.memory.remember(ctx, validate_remember(rule("second")))
+    a.memory.writes.remember(ctx, validate_remember(rule("second")))
     b = Node(db_path)
     nodes.append(b)
     b.ranked(ctx, {})
@@ -307,7 +330,9 @@ def test_memory_stays_under_the_budget_while_cycling_through_more_projects_than_
     nodes.append(writer)
     projects = [make_ctx(project=f"p{i}") for i in range(12)]
     for ctx in projects:
-        writer.memory.remember_many(ctx, [rule(f"{ctx.project_id} rule {j}") for j in range(150)])
+        writer.memory.bulk.remember_many(
+            ctx, validate_remember_many([rule(f"{ctx.project_id} rule {j}") for j in range(150)])
+        )
     budget_mb = 1
     small, reference = Node(db_path, cache_mb=budget_mb), Node(db_path, segments=False)
     nodes += [small, reference]
@@ -315,7 +340,7 @@ def test_memory_stays_under_the_budget_while_cycling_through_more_projects_than_
     for round_ in range(3):
         for i, ctx in enumerate(projects):
             if i % 4 == round_:  # a write into a loaded cache (copy-on-write), then recall
-                small.memory.remember(
+                small.memory.writes.remember(
                     ctx, validate_remember(rule(f"{ctx.project_id} late rule {round_}"))
                 )
             raw = {"query": f"rule {round_}", "top_k": 5}
@@ -333,7 +358,7 @@ def test_a_store_made_at_schema_version_2_migrates_in_place_and_builds_segments_
     old = Node(db_path, segments=False)
     ctx = make_ctx()
     for i in range(25):
-        old.memory.remember(
+        old.memory.writes.remember(
             ctx, validate_remember(rule(f"old rule {i}", scope=("project", "global")[i % 2]))
         )
     old.close()
@@ -363,7 +388,7 @@ def test_a_loaded_dump_leaves_segments_to_be_rebuilt_from_its_rows(
     nodes.append(source)
     ctx = make_ctx()
     for i in range(10):
-        source.memory.remember(ctx, validate_remember(rule(f"dumped rule {i}")))
+        source.memory.writes.remember(ctx, validate_remember(rule(f"dumped rule {i}")))
     source.ranked(ctx, {})  # a segment in the source: not part of the dump
     target = Node(tmp_path / "b.db")
     nodes.append(target)
@@ -435,12 +460,12 @@ def test_a_global_rule_that_loses_its_scope_leaves_a_warm_cache_of_another_proje
     node = Node(db_path)
     nodes.append(node)
     home, away = make_ctx(project="home"), make_ctx(project="away")
-    moved = node.memory.remember(
+    moved = node.memory.writes.remember(
         away, validate_remember(rule("Moving rule", scope="global", persona="bo"))
     ).id
-    node.memory.remember(home, validate_remember(rule("Home rule")))
+    node.memory.writes.remember(home, validate_remember(rule("Home rule")))
     assert str(moved) in [r[0] for r in node.ranked(home, {"query": ""})]
-    node.memory.update(away, moved, {"applies_to": {"persona": "bo"}})
+    node.memory.lifecycle.update(away, moved, {"applies_to": {"persona": "bo"}})
     warm = node.ranked(home, {"query": ""})
     assert str(moved) not in [r[0] for r in warm]
     cold = Node(db_path, segments=False)

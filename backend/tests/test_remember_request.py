@@ -69,10 +69,10 @@ def test_a_key_stored_with_the_pinned_hash_replays_through_the_typed_path(
     services: Services, donna: SessionContext, key: str
 ) -> None:
     raw, stored = PINNED[key]
-    first = services.memory.remember(donna, validate_remember(raw))
+    first = services.memory.writes.remember(donna, validate_remember(raw))
     claim = services.store.idempotent_result(donna.tenant_id, key)
     assert claim is not None and claim.request_hash == stored
-    again = services.memory.remember(donna, validate_remember(dict(raw)))
+    again = services.memory.writes.remember(donna, validate_remember(dict(raw)))
     assert again.replayed and again.id == first.id and not first.replayed
 
 
@@ -88,6 +88,6 @@ def test_the_hash_covers_the_arguments_not_the_door(
         "namespace": "default",
         "idempotency_key": "pin-note",
     }
-    first = services.memory.remember(donna, validate_remember(NOTE))
-    again = services.memory.remember(donna, validate_remember(spelled))
+    first = services.memory.writes.remember(donna, validate_remember(NOTE))
+    again = services.memory.writes.remember(donna, validate_remember(spelled))
     assert again.replayed and again.id == first.id

@@ -39,13 +39,13 @@ def test_a_fresh_export_passes_and_a_changed_rule_fails(
     store: tuple[Services, SessionContext], db_path: Path, tmp_path: Path, fmt: str, folder: str
 ) -> None:
     services, ctx = store
-    first = services.memory.remember(
+    first = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule("Name tests as sentences", "Test names read as sentences.", {"scope": "project"})
         ),
     ).id
-    services.memory.remember(
+    services.memory.writes.remember(
         ctx,
         validate_remember(
             rule("Python uses ruff", "Format Python with ruff.", {"surface": "python"})
@@ -56,7 +56,7 @@ def test_a_fresh_export_passes_and_a_changed_rule_fails(
     ok = prism(db_path, "export-rules", "--format", fmt, "--out", out, "--check")
     assert ok.exit_code == 0, ok.output
     assert "rule files current" in ok.output
-    services.memory.update(ctx, first, {"body": "Every test name reads as a sentence."})
+    services.memory.lifecycle.update(ctx, first, {"body": "Every test name reads as a sentence."})
     stale = prism(db_path, "export-rules", "--format", fmt, "--out", out, "--check")
     assert stale.exit_code == 1
     assert "stale: " in stale.output and "rule files stale" in stale.output
@@ -74,18 +74,18 @@ def test_a_missing_file_and_a_file_the_export_no_longer_writes_both_fail(
     store: tuple[Services, SessionContext], db_path: Path, tmp_path: Path
 ) -> None:
     services, ctx = store
-    python = services.memory.remember(
+    python = services.memory.writes.remember(
         ctx,
         validate_remember(
             rule("Python uses ruff", "Format Python with ruff.", {"surface": "python"})
         ),
     ).id
-    services.memory.remember(
+    services.memory.writes.remember(
         ctx, validate_remember(rule("Go uses gofmt", "Format Go with gofmt.", {"surface": "go"}))
     )
     out = tmp_path / ".cursor" / "rules"
     assert prism(db_path, "export-rules", "--format", "cursor", "--out", str(out)).exit_code == 0
-    services.memory.retire(ctx, python, "we moved to black")
+    services.memory.lifecycle.retire(ctx, python, "we moved to black")
     report = json.loads(
         prism(
             db_path, "export-rules", "--format", "cursor", "--out", str(out), "--check", "--json"

@@ -85,8 +85,8 @@ def seed(services: Services, make_ctx: ContextFactory) -> SessionContext:
         ),
     ]
     for who, raw in writes:
-        services.memory.remember(who, validate_remember(raw))
-    services.memory.remember(
+        services.memory.writes.remember(who, validate_remember(raw))
+    services.memory.writes.remember(
         ctx, validate_remember({"kind": "note", "body": "A note is never exported."})
     )
     return ctx
@@ -114,7 +114,7 @@ def test_the_export_holds_what_recall_returns_for_the_context(
 ) -> None:
     ctx = seed(services, make_ctx)
     for context in (ctx, make_ctx(persona="texi", surface="python"), make_ctx(surface="ts")):
-        recalled = services.memory.recall(
+        recalled = services.memory.recalls.recall(
             context, validate_recall({"query": "", "top_k": 100, "source_type": "memorule"})
         )
         exported = applicable_memorules(services.store, context)
@@ -126,7 +126,7 @@ def test_an_export_is_not_cut_at_recalls_top_k(
 ) -> None:
     ctx = make_ctx()
     for i in range(130):
-        services.memory.remember(
+        services.memory.writes.remember(
             ctx, validate_remember(rule("convention", f"Rule {i:03d}", f"Convention {i:03d}."))
         )
     [agents] = export_text(services, ctx, ExportFormat.AGENTS_MD)
@@ -264,12 +264,14 @@ def test_an_edited_export_updates_its_memorules_instead_of_duplicating_them(
     small = by_subject["Prefer pull requests under 400 lines"]
     assert small.version == 2
     assert small.id is not None
-    _, state = services.memory.get(ctx, small.id)
+    _, state = services.memory.reads.get(ctx, small.id)
     assert state.evidence_signal_id is not None
     assert state.evidence_signal_id.startswith("file:AGENTS.md#L")
     moved = [i for i in report.items if i.action.value == "update" and i is not small]
     assert moved[0].id is not None
-    assert services.memory.get(ctx, moved[0].id)[1].memorule_kind is MemoruleKind.BEHAVIORAL_RULE
+    assert (
+        services.memory.reads.get(ctx, moved[0].id)[1].memorule_kind is MemoruleKind.BEHAVIORAL_RULE
+    )
 
 
 def test_editing_a_stale_export_is_refused_for_that_rule(
@@ -279,13 +281,13 @@ def test_editing_a_stale_export_is_refused_for_that_rule(
     [agents] = export_text(services, ctx, ExportFormat.AGENTS_MD)
     rules = {m.id: s for m, s in applicable_memorules(services.store, ctx)}
     target = next(i for i, s in rules.items() if s.body == "Prefer small pull requests.")
-    services.memory.update(ctx, target, {"body": "Prefer small, reviewed pull requests."})
+    services.memory.lifecycle.update(ctx, target, {"body": "Prefer small, reviewed pull requests."})
     edited = agents.text.replace("Prefer small pull requests.", "Prefer tiny pull requests.")
     (tmp_path / "AGENTS.md").write_text(edited, encoding="utf-8")
     report = run_import(services, ctx, tmp_path, "AGENTS.md")
     assert report.counts()["skipped"] == 1 and report.counts()["updated"] == 0
     assert [w.code for w in report.warnings] == ["stale_export"]
-    assert services.memory.get(ctx, target)[1].version == 2
+    assert services.memory.reads.get(ctx, target)[1].version == 2
 
 
 def test_an_export_imported_into_an_empty_store_keeps_kinds_and_applies_to(

@@ -401,7 +401,7 @@ def test_a_changed_rule_supersedes_its_earlier_version(
     path.write_text(CLAUDE_MD.replace("e.g. `services`", "e.g. `services` or `ctx`"))
     report = run_import(services, ctx, tmp_path, "CLAUDE.md")
     assert report.counts()["updated"] == 1 and report.counts()["written"] == 0
-    memory, state = services.memory.get(ctx, old)
+    memory, state = services.memory.reads.get(ctx, old)
     assert (memory.current_version, state.evidence_signal_id) == (2, "file:CLAUDE.md#L8-L8")
     assert "`services` or `ctx`" in state.body
     events = services.store.audit_events(ctx.tenant_id, AuditFilter(memorule_id=old))
@@ -433,7 +433,7 @@ def test_a_removed_rule_is_reported_missing_and_retired_only_on_request(
     report = run_import(services, ctx, tmp_path, "CLAUDE.md", retire_missing=True)
     assert report.counts()["retired"] == 1
     assert gone.id is not None
-    assert services.memory.get(ctx, gone.id)[0].status.value == "retired"
+    assert services.memory.reads.get(ctx, gone.id)[0].status.value == "retired"
 
 
 def test_a_dry_run_reports_the_plan_and_writes_nothing(

@@ -40,11 +40,12 @@ def test_a_recall_and_a_brief_leave_one_receipt_per_served_version_in_rank_order
 ) -> None:
     mem = services.memory
     ids = [
-        mem.remember(ctx, validate_remember(rule(f"Review rule number {i}"))).id for i in range(4)
+        mem.writes.remember(ctx, validate_remember(rule(f"Review rule number {i}"))).id
+        for i in range(4)
     ]
-    mem.update(ctx, ids[1], {"body": "Version two of rule one, as served now."})
-    mem.remember(ctx, validate_remember({"body": "A note is never in a receipt."}))
-    recalled = mem.recall(ctx, validate_recall({"query": "review rule", "top_k": 10}))
+    mem.lifecycle.update(ctx, ids[1], {"body": "Version two of rule one, as served now."})
+    mem.writes.remember(ctx, validate_remember({"body": "A note is never in a receipt."}))
+    recalled = mem.recalls.recall(ctx, validate_recall({"query": "review rule", "top_k": 10}))
     brief = services.brief.brief(ctx, BriefCreate(task="review", token_budget=200))
     page = services.ledger.served(ctx, ServedFilter(session_id=ctx.session_id))
     receipts = served_page_dict(page)["served"]
@@ -72,9 +73,9 @@ def test_receipts_page_oldest_first_and_filter_by_time(
 ) -> None:
     ctx = make_ctx(persona="hal")
     for i in range(3):
-        services.memory.remember(ctx, validate_remember(rule(f"Paging rule {i}")))
+        services.memory.writes.remember(ctx, validate_remember(rule(f"Paging rule {i}")))
     for _ in range(3):
-        services.memory.recall(ctx, validate_recall({"source_type": "memorule"}))
+        services.memory.recalls.recall(ctx, validate_recall({"source_type": "memorule"}))
     first = services.ledger.served(ctx, ServedFilter(limit=4))
     rest = services.ledger.served(ctx, ServedFilter(limit=500, after_seq=first.next_cursor))
     seqs = [r.seq for r in first.receipts + rest.receipts]
@@ -90,8 +91,8 @@ def test_the_setting_turns_receipts_off(db_path: Path, make_ctx: ContextFactory)
     services = build_services(settings)
     try:
         ctx = make_ctx(persona="donna")
-        services.memory.remember(ctx, validate_remember(rule("Nobody records this")))
-        assert services.memory.recall(ctx, validate_recall({})).matches
+        services.memory.writes.remember(ctx, validate_remember(rule("Nobody records this")))
+        assert services.memory.recalls.recall(ctx, validate_recall({})).matches
         assert not services.ledger.served(ctx, ServedFilter()).receipts
     finally:
         services.close()
@@ -134,9 +135,9 @@ def test_a_store_from_before_migration_4_migrates_in_place_and_its_events_verify
     ctx = make_ctx(persona="donna")
     services = build_services(load_settings(db=new, embedder="fake", database_url=""))
     try:
-        first = services.memory.remember(ctx, validate_remember(rule("Legacy rule one"))).id
-        services.memory.remember(ctx, validate_remember(rule("Legacy rule two")))
-        services.memory.update(ctx, first, {"body": "Legacy rule one, second version."})
+        first = services.memory.writes.remember(ctx, validate_remember(rule("Legacy rule one"))).id
+        services.memory.writes.remember(ctx, validate_remember(rule("Legacy rule two")))
+        services.memory.lifecycle.update(ctx, first, {"body": "Legacy rule one, second version."})
     finally:
         services.close()
     _as_written_before_migration_4(new, old)
@@ -149,7 +150,9 @@ def test_a_store_from_before_migration_4_migrates_in_place_and_its_events_verify
             3,
             0,
         )
-        services.memory.remember(ctx, validate_remember(rule("Rule written after the migration")))
+        services.memory.writes.remember(
+            ctx, validate_remember(rule("Rule written after the migration"))
+        )
         report = services.memorules.verify_chain(ctx)
         assert (report.ok, report.legacy_events, report.content_checked) == (True, 3, 1)
         assert "3 legacy events" in run_prism(old, "audit", "verify", "--tenant", "acme").stdout

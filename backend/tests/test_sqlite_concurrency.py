@@ -27,7 +27,7 @@ services = build_services(settings)
 ctx = context_from(settings)
 n = int(sys.argv[3])
 for i in range(n):
-    services.memory.remember(ctx, validate_remember({
+    services.memory.writes.remember(ctx, validate_remember({
         "kind": "memorule", "memorule_kind": "convention",
         "subject": f"Rule {sys.argv[2]} {i}",
         "body": f"Convention number {i} written by {sys.argv[2]} under contention.",

@@ -174,7 +174,7 @@ def test_each_engine_stores_exactly_the_listed_fields(
         "checks": [{"forbid_command": r"\bnpm\b"}],
         "enforcement": "deny",
     }
-    written = services.memory.remember(ctx, validate_remember(raw))
+    written = services.memory.writes.remember(ctx, validate_remember(raw))
     found = services.store.get(ctx.tenant_id, written.id)
     assert found is not None
     state = found[1]

@@ -50,7 +50,7 @@ def populate(services: Services, make_ctx: ContextFactory) -> list[Any]:
     web = make_ctx(tenant="acme", project="web", persona="hal")
     other = make_ctx(tenant="globex", project="api", persona="donna")
     mem = services.memory
-    mem.remember(
+    mem.writes.remember(
         donna,
         validate_remember(
             {"body": "The staging database is rebuilt every night.", "subject": "Ops"}
@@ -64,7 +64,7 @@ def populate(services: Services, make_ctx: ContextFactory) -> list[Any]:
         if scope:
             applies["scope"] = scope
         ids.append(
-            mem.remember(
+            mem.writes.remember(
                 donna,
                 validate_remember(
                     rule(
@@ -78,23 +78,25 @@ def populate(services: Services, make_ctx: ContextFactory) -> list[Any]:
                 ),
             ).id
         )
-    mem.update(donna, ids[0], {"body": "Two reviewers for every migration, no exceptions."})
-    mem.update(donna, ids[0], {"confidence": "observed"}, reason="seen in production")
-    mem.retire(donna, ids[1], "no longer true", idempotency_key="retire-1")
-    mem.restore(donna, ids[1], "true again")
-    mem.retire(donna, ids[2], "superseded by a lint rule")
-    mem.remember(
+    mem.lifecycle.update(
+        donna, ids[0], {"body": "Two reviewers for every migration, no exceptions."}
+    )
+    mem.lifecycle.update(donna, ids[0], {"confidence": "observed"}, reason="seen in production")
+    mem.lifecycle.retire(donna, ids[1], "no longer true", idempotency_key="retire-1")
+    mem.lifecycle.restore(donna, ids[1], "true again")
+    mem.lifecycle.retire(donna, ids[2], "superseded by a lint rule")
+    mem.writes.remember(
         donna,
         validate_remember(rule("Store timestamps in UTC", "correction", corrects=str(ids[3]))),
     )
-    mem.remember(
+    mem.writes.remember(
         web, validate_remember(rule("Deploys wait for green builds", applies_to={"scope": "org"}))
     )
-    mem.remember(
+    mem.writes.remember(
         web, validate_remember({"body": "Frontend deploys go out on Tuesdays.", "namespace": "ops"})
     )
-    mem.remember(other, validate_remember(rule("Globex keeps its own rules")))
-    mem.recall(donna, validate_recall({"query": "migrations", "source_type": "memorule"}))
+    mem.writes.remember(other, validate_remember(rule("Globex keeps its own rules")))
+    mem.recalls.recall(donna, validate_recall({"query": "migrations", "source_type": "memorule"}))
     services.brief.brief(web, BriefCreate(task="deploy the web app"))
     return [donna, web, other]
 
@@ -113,7 +115,7 @@ def body(text: str) -> list[str]:
 
 def recalls(services: Services, contexts: list[Any]) -> list[Any]:
     return [
-        recall_dict(services.memory.recall(c, validate_recall(r)))
+        recall_dict(services.memory.recalls.recall(c, validate_recall(r)))
         for c in contexts
         for r in RECALLS
     ]
@@ -160,8 +162,10 @@ def test_sqlite_to_postgres_to_sqlite_gives_back_every_byte_chain_and_answer(
             confidence="observed",
             idempotency_key="key-0",
         )
-        assert stores[1].memory.remember(donna, validate_remember(first)).replayed
-        stores[1].memory.remember(donna, validate_remember(rule("A rule written after the move")))
+        assert stores[1].memory.writes.remember(donna, validate_remember(first)).replayed
+        stores[1].memory.writes.remember(
+            donna, validate_remember(rule("A rule written after the move"))
+        )
         assert stores[1].memorules.verify_chain(donna).ok
     finally:
         for s in stores:

@@ -27,7 +27,8 @@ from prism_memory.domain.ranking import RankingWeights, normalise_key
 from prism_memory.domain.records import Memory, MemoryState, Scope, SessionContext, Status
 from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.services.memorule_service import MemoruleService
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.services.memory_rooms import MemoryRooms
 from prism_memory.trigraph.dump import MemoryDump
 from prism_memory.trigraph.port import CandidateFilter, ListFilter, RecallRequest
 from prism_memory.trigraph.postgres.store import PostgresStore
@@ -150,7 +151,7 @@ def test_every_copy_of_visibility_agrees_with_the_domain_rule_on_both_engines(
     sqlite, postgres = stores
     rng = random.Random(seed)
     both = BothEngines(sqlite, postgres)
-    writer = MemoryService(both, EMBEDDER, MemoruleService(both, EMBEDDER, 0.9))
+    writer = MemoryRooms(MemoryDeps(both, EMBEDDER, MemoruleService(both, EMBEDDER, 0.9)))
     seen = {"shared": 0, "persona_rules": 0, "hidden": 0, "persona_unbound": 0}
     populate(rng, writer, 60)
     check(stores, seen)  # the recall caches load from nothing

@@ -25,11 +25,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 def guarded_rule(w: World, **extra: object) -> str:
     raw = {**rule("Checked rule " + uuid.uuid4().hex[:6], "No npm, no generated edits."), **extra}
-    return str(w.services.memory.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
+    return str(w.services.memory.writes.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 def current(w: World, memory_id: str) -> object:
-    return w.services.memory.get(w.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
+    return w.services.memory.reads.get(w.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
 
 
 def test_the_rule_page_shows_checks_and_enforcement(world: World) -> None:

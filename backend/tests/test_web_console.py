@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from prism_memory.asgi import create_app
 from prism_memory.bootstrap import build_services
 from prism_memory.domain.contract.recall import validate_recall
-from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.contract.remember import validate_remember, validate_remember_many
 from prism_memory.settings import load_settings
 from tests.api_world import World, rule, running_world
 
@@ -55,7 +55,7 @@ def signed_in(w: World, key: str) -> TestClient:
 
 def fresh_rule(w: World, body: str = "A rule written for one console test.") -> str:
     raw = rule("Console rule " + uuid.uuid4().hex[:6], body)
-    return str(w.services.memory.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
+    return str(w.services.memory.writes.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 def post_form(client: TestClient, page: str, action: str, **fields: str) -> httpx.Response:
@@ -139,7 +139,7 @@ def test_the_list_pages_by_fifty_with_older_and_newest_links(world: World) -> No
     raws = [
         rule(f"Paged rule {i:02d}", f"The body of paged rule number {i:02d}.") for i in range(53)
     ]
-    world.services.memory.remember_many(ctx, raws)
+    world.services.memory.bulk.remember_many(ctx, validate_remember_many(raws))
     client = signed_in(world, "a_writer")
     first = client.get("/memorules?project=paged&kind=behavioral_rule")
     assert first.status_code == 200
@@ -224,7 +224,7 @@ def test_an_edit_changes_applies_to_kind_scope_and_evidence(world: World) -> Non
         reason="only Texi's GitHub reviews",
     )
     assert response.status_code == 303, response.text
-    current = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
+    current = world.services.memory.reads.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
     assert current.version == 2 and current.memorule_kind is not None
     assert current.memorule_kind.value == "convention"
     assert current.applies_to is not None
@@ -264,7 +264,7 @@ def test_a_refused_edit_writes_nothing_and_names_each_bad_field(world: World) ->
         'id="evidence_signal_id-error">&#39;evidence_signal_id&#39; must be a single line' in page
     )
     assert 'id="subject" name="subject" value="ab" aria-invalid="true"' in page  # as sent
-    current = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
+    current = world.services.memory.reads.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
     assert current.version == 1 and current.subject != "ab"
 
 
@@ -296,7 +296,7 @@ def test_the_list_filters_the_pinned_rules(world: World) -> None:
     ctx = world.ctx("acme", "p1")
     pinned = fresh_rule(world, "A pinned console rule about zanzibar.")
     other = fresh_rule(world, "An unpinned console rule about zanzibar.")
-    world.services.memory.pin(ctx, uuid.UUID(pinned), True, "for the list")
+    world.services.memory.lifecycle.pin(ctx, uuid.UUID(pinned), True, "for the list")
     try:
         client = signed_in(world, "a_reader")
         for query in ("pinned=true", "pinned=true&q=zanzibar"):
@@ -308,7 +308,7 @@ def test_the_list_filters_the_pinned_rules(world: World) -> None:
         bad = client.get("/memorules?project=p1&pinned=maybe")
         assert bad.status_code == 422 and "<code>pinned</code>" in bad.text
     finally:
-        world.services.memory.pin(ctx, uuid.UUID(pinned), False, "done")
+        world.services.memory.lifecycle.pin(ctx, uuid.UUID(pinned), False, "done")
 
 
 def test_pin_then_unpin(world: World) -> None:
@@ -321,7 +321,7 @@ def test_pin_then_unpin(world: World) -> None:
     page = client.get(url).text
     assert 'id="pinned"' in page and ">Unpin</button>" in page
     assert '<span class="tag">pinned</span>' in page
-    assert world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[0].pinned
+    assert world.services.memory.reads.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[0].pinned
     refused = post_form(client, url, f"/memorules/{memory_id}/unpin?project=p1", reason=" ")
     assert refused.status_code == 422 and "Nothing was saved" in refused.text
     post_form(client, url, f"/memorules/{memory_id}/unpin?project=p1", reason="done")
@@ -354,7 +354,7 @@ def test_a_memorule_page_lists_the_sessions_it_was_served_to(world: World) -> No
     assert 'id="served-none"' in signed_in(world, "a_admin").get(url).text
     session = "0190a0b4-0000-7000-8000-00000000c0de"
     ctx = dataclasses.replace(world.ctx("acme", "p1"), session_id=uuid.UUID(session))
-    recalled = world.services.memory.recall(
+    recalled = world.services.memory.recalls.recall(
         ctx, validate_recall({"source_type": "memorule", "top_k": 100})
     )
     assert memory_id in [str(m.memory.id) for m in recalled.matches]
@@ -392,7 +392,7 @@ def test_a_readers_writes_are_refused(world: World, action: str) -> None:
         reason="try",
     )
     assert response.status_code == 403
-    current = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
+    current = world.services.memory.reads.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[1]
     assert current.version == 1
 
 
@@ -406,7 +406,7 @@ def test_a_write_without_the_sessions_csrf_token_is_refused(
     response = client.post(f"/memorules/{memory_id}/retire?project=p1", data=form)
     assert response.status_code == 403
     assert "CSRF" in response.text
-    memory = world.services.memory.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[0]
+    memory = world.services.memory.reads.get(world.ctx("acme", "p1"), uuid.UUID(memory_id))[0]
     assert memory.status.value == "active"
 
 

@@ -61,11 +61,11 @@ def sessions(w: World) -> int:
 
 def fresh_rule(w: World) -> str:
     raw = rule("Console hardening " + uuid.uuid4().hex[:6], "A rule for one console test.")
-    return str(w.services.memory.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
+    return str(w.services.memory.writes.remember(w.ctx("acme", "p1"), validate_remember(raw)).id)
 
 
 def current(w: World, memory_id: str) -> tuple[int, str]:
-    memory, _ = w.services.memory.get(w.ctx("acme", "p1"), uuid.UUID(memory_id))
+    memory, _ = w.services.memory.reads.get(w.ctx("acme", "p1"), uuid.UUID(memory_id))
     return memory.current_version, memory.status.value
 
 

@@ -15,7 +15,8 @@ from prism_memory.domain.records import Memory, MemoryState, SessionContext, Sta
 from prism_memory.services.access_service import AccessService
 from prism_memory.services.brief_service import BriefService
 from prism_memory.services.memorule_service import MemoruleService
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.services.memory_rooms import MemoryRooms
 from prism_memory.trigraph.port import TriGraphStore
 
 
@@ -51,7 +52,7 @@ def access_over(services: Services, store: Any) -> AccessService:
     memorules = MemoruleService(
         store, services.embedder, services.settings.near_duplicate_threshold, services.ledger
     )
-    memory = MemoryService(store, services.embedder, memorules)
+    memory = MemoryRooms(MemoryDeps(store, services.embedder, memorules))
     return AccessService(memory, memorules, BriefService(memory))
 
 
@@ -90,7 +91,7 @@ def test_a_correcting_write_reads_the_corrected_rule_once(
     assert counter.reads == [("get", wrong.id)]
     corrected, _ = services.store.get(ctx.tenant_id, wrong.id) or (None, None)
     assert corrected is not None and corrected.status is Status.RETIRED
-    events = services.memory.history(ctx, wrong.id).events
+    events = services.memory.reads.history(ctx, wrong.id).events
     assert events[0].reason == f"corrected by memorule {fixed.id}"
     assert services.memorules.verify_chain(ctx).ok
 

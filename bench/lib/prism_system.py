@@ -57,16 +57,21 @@ def build(settings: Any, embedder: Any) -> BenchServices:
     """Services on ``settings`` with ``embedder`` (``build_services``' composition)."""
     from prism_memory.bootstrap import build_store
     from prism_memory.services.memorule_service import MemoruleService
-    from prism_memory.services.memory_service import MemoryService
+    from prism_memory.services.memory_deps import MemoryDeps
+    from prism_memory.services.memory_rooms import MemoryRooms
 
     store = build_store(settings)
     store.migrate()
     memorules = MemoruleService(store, embedder, settings.near_duplicate_threshold)
-    preselect = getattr(settings, "recall_preselect_above", None)
-    if preselect is None:  # an older backend without the setting
-        memory = MemoryService(store, embedder, memorules, settings.ranking_weights())
-    else:
-        memory = MemoryService(store, embedder, memorules, settings.ranking_weights(), preselect)
+    memory = MemoryRooms(
+        MemoryDeps(
+            store,
+            embedder,
+            memorules,
+            settings.ranking_weights(),
+            settings.recall_preselect_above,
+        )
+    )
     return BenchServices(store, memory, memorules)
 
 
@@ -86,21 +91,19 @@ def context(project: str, persona: str | None = None, surface: str | None = None
 
 
 def write_all(svc: Any, ctx: Any, requests: Sequence[dict[str, Any]], label: str) -> list[str]:
-    """Write requests in bulk (``remember_many`` when the service has it); return ids."""
-    from prism_memory.domain.contract.remember import validate_remember
+    """Write requests in bulk (``remember_many``, :data:`BULK` a call); return ids."""
+    from prism_memory.domain.contract.remember import validate_remember_many
 
     ids: list[str] = []
-    bulk = getattr(svc.memory, "remember_many", None)
     started = time.perf_counter()
-    step = BULK if bulk else 1
+    step = BULK
     for start in range(0, len(requests), step):
         part = requests[start : start + step]
-        if bulk:
-            ids.extend(str(r.id) for r in bulk(ctx, part))
-        else:
-            ids.append(str(svc.memory.remember(ctx, validate_remember(part[0])).id))
+        ids.extend(
+            str(r.id) for r in svc.memory.bulk.remember_many(ctx, validate_remember_many(part))
+        )
         done = start + len(part)
-        if done % (step * 8 if bulk else 1000) < step or done == len(requests):
+        if done % (step * 8) < step or done == len(requests):
             rate = done / max(time.perf_counter() - started, 1e-9)
             common.progress(f"{label}: {done}/{len(requests)} written ({rate:.0f}/s)")
     return ids
@@ -198,7 +201,7 @@ class PrismRules:
             surface=ctx_fields.get("surface"),
             spec=ctx_fields.get("specialization"),
         )
-        result = self.svc.memory.recall(
+        result = self.svc.memory.recalls.recall(
             ctx, validate_recall({"query": task, "top_k": k, "source_type": "memorule"})
         )
         return [
@@ -243,7 +246,7 @@ class PrismNotes:
         from prism_memory.domain.contract.recall import validate_recall
 
         ctx = context(f"locomo-{group}")
-        result = self.svc.memory.recall(
+        result = self.svc.memory.recalls.recall(
             ctx, validate_recall({"query": query, "top_k": k, "source_type": "memory"})
         )
         return [(self.keys[str(m.memory.id)], m.score) for m in result.matches]

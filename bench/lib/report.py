@@ -400,7 +400,7 @@ def _million_section(results: dict[str, Any]) -> list[str]:
             "",
             "- load: 99 projects through the storage port (complete memorules: memory, state, "
             "audit event, vector; 1,000 per transaction), the last through "
-            "`MemoryService.remember_many` (validation, near-duplicate scan against its "
+            "`BulkService.remember_many` (validation, near-duplicate scan against its "
             "project, 1,000 per call): *remember_many /s* is the service's bulk rate into a "
             "10k project of a 990k store. Synthetic 384-d vectors labelled as MiniLM's: no "
             "embedding in the load.",

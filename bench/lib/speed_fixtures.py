@@ -85,7 +85,7 @@ def prism_load(svc: Any, ctx: Any, start: int, texts: Sequence[str], matrix: np.
     )
     from prism_memory.trigraph.port import StateWrite, WriteBatch
 
-    model = svc.memory.embedder.model_id
+    model = svc.memory.deps.embedder.model_id
     for part_start in range(0, len(texts), 1000):
         batch = WriteBatch(tenant_id=ctx.tenant_id)
         for j in range(part_start, min(part_start + 1000, len(texts))):
@@ -113,7 +113,7 @@ def prism_load(svc: Any, ctx: Any, start: int, texts: Sequence[str], matrix: np.
                 applies_to=AppliesTo(scope=Scope.PROJECT),
                 confidence=Confidence.INFERRED,
             )
-            audit = svc.memory.memorules.audit_draft(
+            audit = svc.memory.deps.memorules.audit_draft(
                 ctx, memory, state, AuditEventType.CREATED, None, now
             )
             batch.new_memories.append(memory)

@@ -22,7 +22,7 @@ exactly like something that does not exist.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -211,8 +211,8 @@ def require_own_persona_rule(key: ApiKey, applies_to: Any) -> None:
     """Raises PermissionDenied when a persona-bound key writes a rule for another persona.
 
     A key bound to a persona writes rules for that persona (or for none); only an admin key
-    may name another persona in ``applies_to.persona``. Checked before validation, on the
-    request as sent; a malformed ``applies_to`` is left to the validator.
+    may name another persona in ``applies_to.persona``. Called on a validated write
+    (:func:`require_rule_write`) with ``applies_to`` as a mapping.
     """
     if key.persona is None or key.role is Role.ADMIN or not isinstance(applies_to, Mapping):
         return
@@ -235,8 +235,7 @@ def require_scope_within_reach(key: ApiKey, applies_to: Any) -> None:
 
     A ``global``/``org`` memorule reaches every project of the tenant (their briefs and
     recalls), so writing one, or widening a rule to one, needs a key of the whole tenant.
-    Checked on the request as sent (the scope values are exact: anything else is refused by
-    the validator); a malformed ``applies_to`` is left to the validator.
+    Called on a validated write, with ``applies_to`` as a mapping.
     """
     if not key.projects or not isinstance(applies_to, Mapping):
         return
@@ -259,12 +258,11 @@ def require_enforcement_right(
     Memorules stay advisory unless an operator decides otherwise: only an admin key sets
     ``enforcement`` ``ask`` or ``deny``, and only an admin changes the ``enforcement`` or the
     ``checks`` of a rule ``current``-ly at ``ask``/``deny`` (else a writer could undo the
-    decision by lowering it or emptying its checks). Checked on the request as sent, before
-    validation; a malformed value is left to the validator.
+    decision by lowering it or emptying its checks). Called on validated values.
 
     Args:
         key: the caller's key.
-        changes: a ``prism_remember`` request, or an update's ``changes``.
+        changes: the validated values a write sets (``enforcement``, ``checks``).
         current: the rule's current state (updates).
     """
     if key.role is Role.ADMIN or not isinstance(changes, Mapping):
@@ -288,13 +286,26 @@ def require_enforcement_right(
         )
 
 
-def require_rule_write(key: ApiKey, write: MemoruleWrite) -> None:
-    """The checks above on a new memorule, validated: its ``applies_to`` persona and scope
-    and its enforcement, with the same errors as on a request as sent."""
-    applies = write.applies_to.to_dict()
-    require_own_persona_rule(key, applies)
-    require_scope_within_reach(key, applies)
-    require_enforcement_right(key, {"enforcement": write.enforcement.value})
+def require_rule_write(
+    key: ApiKey,
+    write: MemoruleWrite,
+    changed: Collection[str] | None = None,
+    current: MemoryState | None = None,
+) -> None:
+    """The checks above on a memorule as validated: a new one (``changed`` None), or a new
+    version (``write``, the current one merged with the changes), judged for the fields
+    ``changed`` names against its ``current`` state (a writer may reword a rule at an
+    admin's ``ask``/``deny``, not touch its enforcement or checks)."""
+    if changed is None or "applies_to" in changed:
+        applies = write.applies_to.to_dict()
+        require_own_persona_rule(key, applies)
+        require_scope_within_reach(key, applies)
+    sets: dict[str, Any] = {}
+    if changed is None or "enforcement" in changed:
+        sets["enforcement"] = write.enforcement.value
+    if changed is not None and "checks" in changed:
+        sets["checks"] = write.checks
+    require_enforcement_right(key, sets, current)
 
 
 def reach_of(memory: Memory, state: MemoryState) -> tuple[Scope, str | None]:

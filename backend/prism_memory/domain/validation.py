@@ -27,5 +27,8 @@ from prism_memory.domain.contract.remember import APPLIES_TO_FIELDS as APPLIES_T
 from prism_memory.domain.contract.remember import MEMORULE_FIELDS as MEMORULE_FIELDS
 from prism_memory.domain.contract.remember import NOTE_FIELDS as NOTE_FIELDS
 from prism_memory.domain.contract.remember import validate_remember as validate_remember
+from prism_memory.domain.contract.remember import (
+    validate_remember_many as validate_remember_many,
+)
 
 RECALL_FIELDS = RecallCreate.accepted()

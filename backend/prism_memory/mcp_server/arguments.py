@@ -1,11 +1,12 @@
 """Tool arguments: the schemas MCP clients see, and the edge parsing of ids and filters.
 
 The request tools take the contract's operation models (:mod:`prism_memory.domain.contract`), the
-very models that validate their arguments (in the services, or here for the lifecycle
-tools) and that the HTTP API publishes as its OpenAPI request schemas:
+very models that validate their arguments (at the door, before a service is called) and that
+the HTTP API publishes as its OpenAPI request schemas:
 
-- ``prism_remember``, ``semantic_recall`` and ``memorule_brief`` hand their arguments to the
-  services *as sent*; the services validate them with those models.
+- ``prism_remember``, ``semantic_recall`` and ``memorule_brief`` parse their arguments with
+  those models (``validate_remember``, ``RecallCreate``, ``BriefCreate``) and hand the typed
+  request to the access service.
 - The lifecycle tools parse theirs with the same models plus the memory ``id``; the audit
   tools theirs with the audit trail's query models (:mod:`prism_memory.domain.contract.audit`).
 

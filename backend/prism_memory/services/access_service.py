@@ -1,6 +1,7 @@
 """Every memory operation as an API key may do it: the role, project and persona rules of
-:mod:`prism_memory.domain.access` in front of :class:`MemoryService`, :class:`MemoruleService`, the
-brief, the ledger and the capture review queue (:class:`ProposalService`).
+:mod:`prism_memory.domain.access` in front of the memory rooms (:class:`MemoryRooms`: writes,
+lifecycle, recall, reads), :class:`MemoruleService`, the brief, the ledger and the capture
+review queue (:class:`ProposalService`).
 
 The one authorisation path: ``/v1``, MCP (over HTTP with the request's key; over stdio with
 the local operator key), the console (its session's key) and the CLI (the operator key) all
@@ -38,7 +39,7 @@ from prism_memory.services.brief_service import Brief, BriefService
 from prism_memory.services.ledger_service import ChainHeads, LedgerService, ServedPage
 from prism_memory.services.memorule_service import AuditPage, MemoruleService
 from prism_memory.services.memory_reads import History, MemoryPage
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_rooms import MemoryRooms
 
 if TYPE_CHECKING:
     from prism_memory.capture.proposals import Candidate
@@ -58,7 +59,7 @@ class AccessService:
     """Guarded reads and writes.
 
     Args:
-        memory: the memory service.
+        memory: the memory rooms (each operation calls the room that does it).
         memorules: the memorule service (audit reads).
         briefs: the task-start brief service.
         proposals: the capture review queue (default: one over the memory's store).
@@ -66,7 +67,7 @@ class AccessService:
 
     def __init__(
         self,
-        memory: MemoryService,
+        memory: MemoryRooms,
         memorules: MemoruleService,
         briefs: BriefService,
         proposals: ProposalService | None = None,
@@ -78,7 +79,7 @@ class AccessService:
             # Imported here: the capture modules are not needed by `prism brief`'s hot path.
             from prism_memory.services.proposal_service import ProposalService
 
-            proposals = ProposalService(memory.store, memory.embedder, memorules)
+            proposals = ProposalService(memory.deps.store, memory.deps.embedder, memorules)
         self.proposals = proposals
 
     def remember(
@@ -93,10 +94,10 @@ class AccessService:
 
         Raises:
             PermissionDenied, NotFound: see :meth:`check_remember`.
-            Conflict: as :meth:`MemoryService.remember`.
+            Conflict: as :meth:`WriteService.remember`.
         """
         corrected = self.check_remember(key, ctx, write)
-        return self.memory.remember(ctx, write, corrected)
+        return self.memory.writes.remember(ctx, write, corrected)
 
     def check_remember(
         self, key: ApiKey, ctx: SessionContext, write: NoteWrite | MemoruleWrite | None
@@ -133,7 +134,7 @@ class AccessService:
     def recall(self, key: ApiKey, ctx: SessionContext, request: RecallCreate) -> RecallResult:
         """``semantic_recall`` in ``ctx``'s project (already allowed for the key)."""
         access.require_role(key, Role.READER, "recall")
-        return self.memory.recall(ctx, request.to_query())
+        return self.memory.recalls.recall(ctx, request.to_query())
 
     def brief(self, key: ApiKey, ctx: SessionContext, request: BriefCreate | None = None) -> Brief:
         """The task-start brief of ``ctx`` (see :meth:`BriefService.brief`)."""
@@ -156,7 +157,7 @@ class AccessService:
         self, key: ApiKey, ctx: SessionContext, memory_id: UUID
     ) -> tuple[Memory, MemoryState] | None:
         try:
-            found = self.memory.get(ctx, memory_id)
+            found = self.memory.reads.get(ctx, memory_id)
         except NotFound:
             return None
         return found if access.can_see(key, *found) else None
@@ -172,17 +173,17 @@ class AccessService:
         that reading it by id would refuse.
 
         Raises:
-            InvalidInput: as :meth:`MemoryService.list_memories`.
+            InvalidInput: as :meth:`MemoryReads.list_memories`.
         """
         access.require_role(key, Role.READER, "list memories")
-        page = self.memory.list_memories(ctx, raw, viewer_persona=key.persona)
+        page = self.memory.reads.list_memories(ctx, raw, viewer_persona=key.persona)
         visible = [pair for pair in page.items if access.can_see(key, *pair)]
         return MemoryPage(visible, page.next_cursor)
 
     def history(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> History:
         """Every version of a memory the key can see, and its audit events."""
         self.get(key, ctx, memory_id)
-        return self.memory.history(ctx, memory_id)
+        return self.memory.reads.history(ctx, memory_id)
 
     def check_change(self, key: ApiKey, ctx: SessionContext, memory_id: UUID) -> None:
         """Whether the key may update, retire or restore this memory.
@@ -194,23 +195,6 @@ class AccessService:
         access.require_role(key, Role.WRITER, "change memories")
         access.require_change(key, *self.get(key, ctx, memory_id))
 
-    def check_update(self, key: ApiKey, ctx: SessionContext, memory_id: UUID, changes: Any) -> None:
-        """Whether the key may make this update (before it is validated).
-
-        Raises:
-            PermissionDenied, NotFound: as :meth:`check_change`; or a persona-bound key
-                names another persona in ``changes.applies_to.persona``; or a key below
-                admin sets ``enforcement`` ``ask``/``deny``, or changes the checks or the
-                enforcement of a rule at ``ask``/``deny``.
-        """
-        access.require_role(key, Role.WRITER, "change memories")
-        memory, current = self.get(key, ctx, memory_id)
-        access.require_change(key, memory, current)
-        if isinstance(changes, Mapping):
-            access.require_own_persona_rule(key, changes.get("applies_to"))
-            access.require_scope_within_reach(key, changes.get("applies_to"))
-            access.require_enforcement_right(key, changes, current)
-
     def update(
         self,
         key: ApiKey,
@@ -221,10 +205,28 @@ class AccessService:
         evidence_signal_id: str | None = None,
         idempotency_key: str | None = None,
     ) -> WriteResult:
-        """Supersede a memory the key may change (see :meth:`MemoryService.update`)."""
-        self.check_update(key, ctx, memory_id, changes)
-        return self.memory.update(
-            ctx, memory_id, changes, reason, evidence_signal_id, idempotency_key
+        """Supersede a memory the key may change (see :meth:`LifecycleService.update`).
+
+        The changes are judged on the version they make, as validated (a malformed change
+        is refused as such, before its reach), for the fields they change
+        (:func:`~prism_memory.domain.access.require_rule_write`).
+
+        Raises:
+            PermissionDenied, NotFound: as :meth:`check_change`; or a persona-bound key
+                names another persona in ``changes.applies_to.persona``; or a key restricted
+                to projects a tenant-wide scope; or a key below admin sets ``enforcement``
+                ``ask``/``deny``, or changes the checks or the enforcement of a rule at
+                ``ask``/``deny``.
+            InvalidInput, MemoryRetired, Conflict: as :meth:`LifecycleService.update`.
+        """
+        self.check_change(key, ctx, memory_id)
+
+        def reach(current: MemoryState, write: NoteWrite | MemoruleWrite) -> None:
+            if isinstance(write, MemoruleWrite):
+                access.require_rule_write(key, write, set(changes), current)
+
+        return self.memory.lifecycle.update(
+            ctx, memory_id, changes, reason, evidence_signal_id, idempotency_key, reach
         )
 
     def retire(
@@ -237,7 +239,7 @@ class AccessService:
     ) -> WriteResult:
         """Retire a memory the key may change."""
         self.check_change(key, ctx, memory_id)
-        return self.memory.retire(ctx, memory_id, reason, idempotency_key)
+        return self.memory.lifecycle.retire(ctx, memory_id, reason, idempotency_key)
 
     def restore(
         self,
@@ -249,14 +251,14 @@ class AccessService:
     ) -> WriteResult:
         """Restore a retired memory the key may change."""
         self.check_change(key, ctx, memory_id)
-        return self.memory.restore(ctx, memory_id, reason, idempotency_key)
+        return self.memory.lifecycle.restore(ctx, memory_id, reason, idempotency_key)
 
     def pin(
         self, key: ApiKey, ctx: SessionContext, memory_id: UUID, pinned: bool, reason: str | None
     ) -> PinResult:
         """Pin or unpin a memorule the key may change (who may retire a rule may pin it)."""
         self.check_change(key, ctx, memory_id)
-        return self.memory.pin(ctx, memory_id, pinned, reason)
+        return self.memory.lifecycle.pin(ctx, memory_id, pinned, reason)
 
     def audit(self, key: ApiKey, ctx: SessionContext, flt: AuditFilter) -> AuditPage:
         """Audit events: of one memorule the key can see, or (admin) of the whole tenant.
@@ -347,7 +349,9 @@ class AccessService:
 
         A proposal of checks for an active rule changes that rule's checks: the key must be
         allowed to change the rule, and, when its enforcement is an admin's ``ask``/``deny``,
-        to change its checks (else a writer could arm a block by approving).
+        to change its checks (else a writer could arm a block by approving). Edits are judged
+        on the rule they make, as validated (a malformed edit is refused as such, before its
+        reach), as an update's changes are.
         """
         self._decider(key, ctx, proposal_id)
         from prism_memory.services.check_proposals import proposal_target
@@ -358,10 +362,11 @@ class AccessService:
             rule, current = self.get(key, ctx, target[0])
             access.require_change(key, rule, current)
             access.require_enforcement_right(key, {"checks": proposal.checks}, current)
-        if isinstance(edits, Mapping):
-            access.require_own_persona_rule(key, edits.get("applies_to"))
-            access.require_scope_within_reach(key, edits.get("applies_to"))
-        return self.proposals.approve(ctx, proposal_id, edits, reason)
+
+        def reach(state: MemoryState, write: MemoruleWrite) -> None:
+            access.require_rule_write(key, write, set(edits or ()), state)
+
+        return self.proposals.approve(ctx, proposal_id, edits, reason, reach)
 
     def reject(
         self, key: ApiKey, ctx: SessionContext, proposal_id: UUID, reason: str | None
@@ -402,7 +407,7 @@ class AccessService:
             applicable_memorules,
         )  # not on the brief's path
 
-        found = applicable_memorules(self.memory.store, ctx)
+        found = applicable_memorules(self.memory.deps.store, ctx)
         return [(m, s) for m, s in found if access.can_see(key, m, s)]
 
     def capture(
@@ -422,7 +427,7 @@ class AccessService:
         access.require_role(key, Role.WRITER, "capture proposals")
         from prism_memory.services.capture_service import CaptureService  # not on the brief's path
 
-        queue = CaptureService(self.memory.store, self.memory.embedder, self.memorules)
+        queue = CaptureService(self.memory.deps.store, self.memory.deps.embedder, self.memorules)
         return queue.capture(ctx, found, messages, dry_run=dry_run, progress=progress)
 
     def propose_checks(
@@ -443,7 +448,9 @@ class AccessService:
         access.require_role(key, Role.WRITER, "propose checks")
         from prism_memory.services.check_proposals import CheckProposalService
 
-        service = CheckProposalService(self.memory.store, self.memory.embedder, self.memorules)
+        service = CheckProposalService(
+            self.memory.deps.store, self.memory.deps.embedder, self.memorules
+        )
         if memorule_ids is None:
             rules = [(m, s) for m, s in service.rules(ctx) if access.can_see(key, m, s)]
         else:
@@ -473,7 +480,7 @@ class AccessService:
         access.require_role(key, Role.WRITER, "record guard decisions")
         from prism_memory.services.guard_service import GuardRecorder
 
-        recorder = GuardRecorder(self.memory.store, self.memorules)
+        recorder = GuardRecorder(self.memory.deps.store, self.memorules)
         return recorder.record(
             ctx, decision, client=client, session=session, tool_use_id=tool_use_id
         )
@@ -503,7 +510,7 @@ class AccessService:
         from prism_memory.services.adherence_report import visible_to
         from prism_memory.services.adherence_service import AdherenceService
 
-        service = AdherenceService(self.memory.store, self.memorules)
+        service = AdherenceService(self.memory.deps.store, self.memorules)
         rules = [r for r in service.rules(ctx) if visible_to(r, key.persona)]
         return service.judge(ctx, session, client=client, dry_run=dry_run, rules=rules)
 
@@ -520,5 +527,5 @@ class AccessService:
         access.require_role(key, Role.READER, "read the adherence report")
         from prism_memory.services.adherence_report import AdherenceReporter
 
-        reporter = AdherenceReporter(self.memory.store, self.memorules)
+        reporter = AdherenceReporter(self.memory.deps.store, self.memorules)
         return reporter.report(ctx, viewer_persona=key.persona, memorule_id=memorule_id)

@@ -42,7 +42,7 @@ from prism_memory.domain.records import (
     RecallMatch,
     SessionContext,
 )
-from prism_memory.services.memory_service import MemoryService
+from prism_memory.services.memory_rooms import MemoryRooms
 
 # Rough and stable: English text with ids averages about four characters per token.
 CHARS_PER_TOKEN: Final = 4
@@ -99,10 +99,10 @@ class BriefService:
     """Builds the task-start brief from memorule recall.
 
     Args:
-        memory: the memory service whose ``recall`` ranks the rules.
+        memory: the memory rooms: recall ranks the rules, the reads list the pinned ones.
     """
 
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(self, memory: MemoryRooms) -> None:
         self.memory = memory
 
     def brief(
@@ -129,13 +129,14 @@ class BriefService:
         query, token_budget = request.to_query(), request.token_budget
         if not query.query:
             query = replace(query, top_k=max(query.top_k, NO_TASK_POOL))
-        result = self.memory.recall(ctx, query, served_as=None)
-        pins = self.memory.pinned_rules(ctx, request.namespace)
+        result = self.memory.recalls.recall(ctx, query, served_as=None)
+        pins = self.memory.reads.pinned(ctx, request.namespace)
         matches = with_pins(result.matches, pins)
         ranked = tiered(matches, written_order=not query.query)[: request.top_k]
         included, markdown = _fit(ctx, ranked, token_budget, result.candidates)
-        if self.memory.served is not None:
-            self.memory.served.record(ctx, "memorule_brief", query.query, included)
+        served = self.memory.deps.served
+        if served is not None:
+            served.record(ctx, "memorule_brief", query.query, included)
         return Brief(
             markdown=markdown,
             included=tuple(included),

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
-from prism_memory.domain import validation
+from prism_memory.domain.contract.remember import refuse_bulk_keys
 from prism_memory.domain.records import MemoruleWrite, NoteWrite, SessionContext, WriteResult
 from prism_memory.embeddings.port import Embedder
-from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.services.memory_deps import MemoryDeps, text_of
 from prism_memory.services.write_service import WriteService
 from prism_memory.trigraph.port import TriGraphStore, WriteBatch
@@ -23,9 +22,12 @@ class BulkService:
         self.writes = writes
 
     def remember_many(
-        self, ctx: SessionContext, raws: Sequence[Mapping[str, Any]], chunk: int = 256
+        self,
+        ctx: SessionContext,
+        writes: Sequence[NoteWrite | MemoruleWrite],
+        chunk: int = 256,
     ) -> list[WriteResult]:
-        """Bulk ``prism_remember``: validate every item, embed in batches, write by chunks.
+        """Bulk ``prism_remember``: embed in batches, write by chunks.
 
         Each item becomes the same memory, state and audit event as ``remember`` would
         write. Differences: near-duplicate warnings compare an item with the store as it
@@ -34,40 +36,21 @@ class BulkService:
 
         Args:
             ctx: the session context every item is written in.
-            raws: the requests, as for ``remember``.
+            writes: the requests, validated at the door
+                (:func:`~prism_memory.domain.contract.remember.validate_remember_many`, whose
+                errors name the item: ``items[3].subject``).
             chunk: items per embedding batch and per transaction.
 
         Returns:
             One result per item, in order.
 
         Raises:
-            InvalidInput: every field error of every item (fields prefixed ``items[i].``);
+            InvalidInput: an item carries an ``idempotency_key`` (``items[i].idempotency_key``);
                 nothing is written.
             NearDuplicate: a strict item found a near duplicate; its chunk and later ones
                 are not written.
         """
-        writes: list[NoteWrite | MemoruleWrite] = []
-        errors: list[FieldError] = []
-        for i, raw in enumerate(raws):
-            try:
-                write = validation.validate_remember(raw)
-            except InvalidInput as exc:
-                errors.extend(
-                    FieldError(f"items[{i}].{e.field}", e.code, e.message, e.details)
-                    for e in exc.errors
-                )
-                continue
-            if write.idempotency_key is not None:
-                errors.append(
-                    FieldError(
-                        f"items[{i}].idempotency_key",
-                        "not_allowed",
-                        "bulk writes take no idempotency key; retry a single write instead",
-                    )
-                )
-            writes.append(write)
-        if errors:
-            raise InvalidInput(errors)
+        refuse_bulk_keys(writes)
         results: list[WriteResult] = []
         for start in range(0, len(writes), max(1, chunk)):
             part = writes[start : start + max(1, chunk)]

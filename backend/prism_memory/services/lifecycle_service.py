@@ -9,7 +9,7 @@ is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -21,6 +21,7 @@ from prism_memory.domain.records import (
     MemoruleWrite,
     Memory,
     MemoryState,
+    NoteWrite,
     PinResult,
     SessionContext,
     Status,
@@ -32,6 +33,9 @@ from prism_memory.services.memory_deps import MemoryDeps, text_of
 from prism_memory.services.memory_reads import get_memory
 from prism_memory.services.write_service import commit, replay
 from prism_memory.trigraph.port import StateWrite, WriteBatch
+
+# Judges an update's new version (validated) against the current state; raises to refuse.
+Reach = Callable[[MemoryState, NoteWrite | MemoruleWrite], None]
 
 UPDATABLE = {
     Kind.NOTE: frozenset({"body", "subject"}),
@@ -64,6 +68,7 @@ class LifecycleService:
         reason: str | None = None,
         evidence_signal_id: str | None = None,
         idempotency_key: str | None = None,
+        reach: Reach | None = None,
     ) -> WriteResult:
         """Supersede a memory's current state with a new version.
 
@@ -74,9 +79,13 @@ class LifecycleService:
             reason: why (kept on the state and the audit event).
             evidence_signal_id: the signal that prompted the change (memorules).
             idempotency_key: makes a retried update return the first result.
+            reach: judges the new version as validated, with the current state it is merged
+                from, before anything else reads it (the caller's key rules); raises to
+                refuse it.
 
         Raises:
-            NotFound, MemoryRetired, InvalidInput, Conflict, IdempotencyConflict.
+            NotFound, MemoryRetired, InvalidInput, Conflict, IdempotencyConflict; and what
+            ``reach`` raises.
         """
         deps = self.deps
         reason = field_checks.check_reason(reason, required=False)
@@ -89,8 +98,9 @@ class LifecycleService:
         )
         memory, current = self._get_active(ctx, memory_id)
         # Validated before anything else reads ``changes`` (the request hash included).
-        merged = _merge(memory, current, changes, evidence_signal_id)
-        write = validation.validate_remember(merged)
+        write = updated_write(memory, current, changes, evidence_signal_id)
+        if reach is not None:
+            reach(current, write)
         asked = request_hash(
             "update",
             ctx,
@@ -234,6 +244,28 @@ class LifecycleService:
                 f"memory {memory_id} is retired; restore it before updating", id=str(memory_id)
             )
         return memory, state
+
+
+def updated_write(
+    memory: Memory,
+    current: MemoryState,
+    changes: Mapping[str, Any],
+    evidence_signal_id: str | None = None,
+) -> NoteWrite | MemoruleWrite:
+    """A memory's next version as the write it makes: the current version with ``changes``
+    on top, validated as a new write.
+
+    Args:
+        memory: the memory updated.
+        current: its current state.
+        changes: the fields to change, as sent.
+        evidence_signal_id: the signal that prompted the change (memorules).
+
+    Raises:
+        InvalidInput: no changes, a field the memory's kind cannot change, or a merged
+            version that breaks the write contract (every field error at once).
+    """
+    return validation.validate_remember(_merge(memory, current, changes, evidence_signal_id))
 
 
 def _merge(

@@ -1,9 +1,9 @@
 """Memorules (SPEC-094 v0.4): typed write routing, Watson audit emission, audit reads.
 
-``MemoryService.remember`` routes ``kind='memorule'`` writes here, and the lifecycle
-(:mod:`.lifecycle_service`) asks here for what a memorule's update, retire or restore adds:
-every memorule audit event is built in this module (:meth:`MemoruleService.audit_draft`),
-and written in the same transaction as its state.
+``WriteService.remember`` (:mod:`.write_service`) routes ``kind='memorule'`` writes here,
+and the lifecycle (:mod:`.lifecycle_service`) asks here for what a memorule's update, retire
+or restore adds: every memorule audit event is built in this module
+(:meth:`MemoruleService.audit_draft`), and written in the same transaction as its state.
 """
 
 from __future__ import annotations

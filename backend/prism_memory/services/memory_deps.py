@@ -1,8 +1,9 @@
 """What the memory rooms share: one engine, one model, the memorule service, ranking settings.
 
 The rooms (:mod:`.write_service`, :mod:`.lifecycle_service`, :mod:`.recall_service`,
-:mod:`.bulk_service`, :mod:`.memory_reads`) each hold the same :class:`MemoryDeps`, so a model
-swapped on :class:`~prism_memory.services.memory_service.MemoryService` is the one every room uses.
+:mod:`.bulk_service`, :mod:`.memory_reads`) each hold the same :class:`MemoryDeps`
+(wired by :class:`~prism_memory.services.memory_rooms.MemoryRooms`), so a model swapped here
+is the one every room uses.
 """
 
 from __future__ import annotations

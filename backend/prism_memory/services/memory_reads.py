@@ -67,6 +67,14 @@ class MemoryReads:
     def __init__(self, deps: MemoryDeps) -> None:
         self.deps = deps
 
+    def get(self, ctx: SessionContext, memory_id: UUID) -> tuple[Memory, MemoryState]:
+        """A memory and its current state, retired ones too (:func:`get_memory`).
+
+        Raises:
+            NotFound: no such memory in the caller's tenant.
+        """
+        return get_memory(self.deps.store, ctx, memory_id)
+
     def history(self, ctx: SessionContext, memory_id: UUID) -> History:
         """Every version of a memory with its writers, and its audit events."""
         store = self.deps.store

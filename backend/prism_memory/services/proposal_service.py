@@ -11,7 +11,7 @@ operator evidence can be promoted to ``observed`` (``promoted``). Capture itself
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -127,11 +127,17 @@ class ProposalService:
         proposal_id: UUID,
         edits: Mapping[str, Any] | None = None,
         reason: str | None = None,
+        reach: Callable[[MemoryState, MemoruleWrite], None] | None = None,
     ) -> WriteResult:
         """Make a proposal an active memorule, optionally with its text, kind or
         ``applies_to`` edited (then as a new version). One ``approved`` event. A proposal of
         checks for an active rule gives that rule the checks instead
         (:meth:`CheckProposalService.approve`; no edits).
+
+        Args:
+            reach: judges the edited rule as validated (:func:`edited_write`), with the
+                proposal's state, before anything is written (the caller's key rules);
+                raises to refuse it.
 
         Raises:
             NotFound: no such proposal. Conflict: it is not pending.
@@ -151,7 +157,10 @@ class ProposalService:
         )
         target = state
         if edits:
-            target = self._edited(ctx, memory, state, edits, reason, now)
+            write = edited_write(memory, state, edits)
+            if reach is not None:
+                reach(state, write)
+            target = self._edited(ctx, state, write, reason, now)
             text_changed = (target.subject, target.body) != (state.subject, state.body)
             vector = self.embedder.embed([target.embedding_text()])[0] if text_changed else None
             batch.states.append(StateWrite(target, vector))
@@ -171,31 +180,11 @@ class ProposalService:
     def _edited(
         self,
         ctx: SessionContext,
-        memory: Memory,
         state: MemoryState,
-        edits: Mapping[str, Any],
+        write: MemoruleWrite,
         reason: str | None,
         now: Any,
     ) -> MemoryState:
-        unknown = sorted(set(edits) - EDITABLE)
-        if unknown:
-            raise InvalidInput(
-                [
-                    FieldError(k, "not_editable", f"'{k}' cannot be edited on approval")
-                    for k in unknown
-                ]
-            )
-        current = MemoruleWrite(
-            memorule_kind=state.memorule_kind or MemoruleKind.FEEDBACK,
-            subject=state.subject or "",
-            body=state.body,
-            applies_to=state.applies_to or AppliesTo(scope=Scope.PROJECT),
-            confidence=state.confidence or Confidence.OBSERVED,
-            evidence_signal_id=state.evidence_signal_id,
-            namespace=memory.namespace,
-        )
-        write = validation.validate_remember({**write_raw(current), **edits})
-        assert isinstance(write, MemoruleWrite)
         return dataclasses.replace(
             state,
             id=new_id(),
@@ -359,3 +348,30 @@ class ProposalService:
 def _reason(reason: str | None, required: bool) -> str | None:
     # The one rule for reasons (at every door, the CLI's and the console's too).
     return field_checks.check_reason(reason, required=required)
+
+
+def edited_write(memory: Memory, state: MemoryState, edits: Mapping[str, Any]) -> MemoruleWrite:
+    """A proposal as approved with ``edits``: its current text, kind and ``applies_to`` with
+    the edits on top, validated as a new memorule write.
+
+    Raises:
+        InvalidInput: an edit names a field that cannot be edited on approval, or breaks the
+            write contract (every field error at once).
+    """
+    unknown = sorted(set(edits) - EDITABLE)
+    if unknown:
+        raise InvalidInput(
+            [FieldError(k, "not_editable", f"'{k}' cannot be edited on approval") for k in unknown]
+        )
+    current = MemoruleWrite(
+        memorule_kind=state.memorule_kind or MemoruleKind.FEEDBACK,
+        subject=state.subject or "",
+        body=state.body,
+        applies_to=state.applies_to or AppliesTo(scope=Scope.PROJECT),
+        confidence=state.confidence or Confidence.OBSERVED,
+        evidence_signal_id=state.evidence_signal_id,
+        namespace=memory.namespace,
+    )
+    write = validation.validate_remember({**write_raw(current), **edits})
+    assert isinstance(write, MemoruleWrite)
+    return write

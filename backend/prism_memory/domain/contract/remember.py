@@ -7,7 +7,7 @@ services the typed write), and the same models are the OpenAPI request schema
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -43,7 +43,7 @@ from prism_memory.domain.records import (
     NoteWrite,
     Scope,
 )
-from prism_memory.errors import contract_error
+from prism_memory.errors import FieldError, InvalidInput, contract_error
 
 APPLIES_TO_FIELDS = ("persona", "surface", "specialization", "scope")
 IDEMPOTENCY = (
@@ -338,3 +338,55 @@ def validate_remember(raw: Mapping[str, Any]) -> NoteWrite | MemoruleWrite:
     except PydanticCustomError as exc:
         raise refuse(("kind",), exc) from None
     return model.parse(raw).to_write()
+
+
+def validate_remember_many(raws: Sequence[Mapping[str, Any]]) -> list[NoteWrite | MemoruleWrite]:
+    """Validate the items of a bulk ``prism_remember``, each as :func:`validate_remember` does.
+
+    Args:
+        raws: the requests as the caller sent them, one per item.
+
+    Returns:
+        One write per item, in order.
+
+    Raises:
+        InvalidInput: every field error of every item at once, each field prefixed with its
+            item (``items[3].subject``), and an ``items[i].idempotency_key`` for every item
+            that carries a key (:func:`refuse_bulk_keys`).
+    """
+    writes: list[NoteWrite | MemoruleWrite] = []
+    errors: list[FieldError] = []
+    for i, raw in enumerate(raws):
+        try:
+            write = validate_remember(raw)
+        except InvalidInput as exc:
+            errors.extend(
+                FieldError(f"items[{i}].{e.field}", e.code, e.message, e.details)
+                for e in exc.errors
+            )
+            continue
+        if write.idempotency_key is not None:
+            errors.append(_key_refused(i))
+        writes.append(write)
+    if errors:
+        raise InvalidInput(errors)
+    return writes
+
+
+def refuse_bulk_keys(writes: Sequence[NoteWrite | MemoruleWrite]) -> None:
+    """Bulk writes take no idempotency key (a retried write goes through ``remember``).
+
+    Raises:
+        InvalidInput: an ``items[i].idempotency_key`` error for every item with a key.
+    """
+    errors = [_key_refused(i) for i, w in enumerate(writes) if w.idempotency_key is not None]
+    if errors:
+        raise InvalidInput(errors)
+
+
+def _key_refused(i: int) -> FieldError:
+    return FieldError(
+        f"items[{i}].idempotency_key",
+        "not_allowed",
+        "bulk writes take no idempotency key; retry a single write instead",
+    )

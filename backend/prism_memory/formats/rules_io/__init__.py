@@ -2,7 +2,7 @@
 
 - :mod:`prism_memory.services.rules_import` (a service: it writes) reads files safely, splits them
   into rules and writes memorules (and, if asked, notes) through
-  :class:`~prism_memory.services.memory_service.MemoryService`.
+  :class:`~prism_memory.services.access_service.AccessService`, with the operator's key.
 - :mod:`.exporter` renders the memorules that apply to a context as those files.
 
 Modules: ``reading`` (safe reads, hidden characters), ``frontmatter``, ``blocks``
