@@ -34,16 +34,12 @@ sys.path.insert(0, str(HERE))
 import run  # noqa: E402
 
 TOP_KS = (3, 5, 8, 10, 15, 20)
-NO_TASK_ROOM = 20_000  # tokens: the whole no-task brief, every tier
 
 
 def gather(split: str) -> list[dict[str, Any]]:
     """Per task: the file's rule keys, its tier keys, the title's ranking and the labels."""
-    from prism_memory.bootstrap import build_services, context_from
-    from prism_memory.cli.acting import as_operator
-    from prism_memory.domain.contract.recall import BriefCreate, RecallCreate
+    from prism_memory.domain.contract.recall import RecallCreate
     from prism_memory.services.brief_service import about_every_change, must_include
-    from prism_memory.settings import load_settings
 
     sources = [
         s for s in json.loads((HERE / "sources.json").read_text())["repos"] if s["split"] == split
@@ -56,15 +52,8 @@ def gather(split: str) -> list[dict[str, Any]]:
         imported = {s["repo"]: run.import_repo(prism, db, s) for s in sources}
         for source in sources:
             key_of = run.keys_of(imported[source["repo"]])
-            services = build_services(
-                load_settings(db=db, project=run.slug(source["repo"])), migrate=False
-            )
-            access, me = as_operator(services, context_from(services.settings))
-            brief = access.brief(
-                me.key,
-                me.ctx,
-                BriefCreate.parse({"task": "", "token_budget": NO_TASK_ROOM, "top_k": 100}),
-            )
+            access, me = run.operator(db, run.slug(source["repo"]))
+            brief = run.no_task_brief(access, me)
             every: set[str] = set()
             tiers: set[str] = set()
             for m in brief.included:

@@ -189,21 +189,38 @@ def ndcg(ranked: list[str], gains: dict[str, int], k: int = 10) -> float:
     return dcg / best if best else 0.0
 
 
-def recaller(db: Path) -> Any:
-    """``semantic_recall`` in-process (one model load for every task), as the CLI runs it."""
+def operator(db: Path, project: str) -> tuple[Any, Any]:
+    """The store's ``AccessService`` and the local operator acting in ``project``, as the CLI
+    builds them (the benchmark's scripts ask the store in-process through these)."""
     from prism_memory.bootstrap import build_services, context_from
     from prism_memory.cli.acting import as_operator
     from prism_memory.settings import load_settings
 
+    services = build_services(load_settings(db=db, project=project), migrate=False)
+    return as_operator(services, context_from(services.settings))
+
+
+NO_TASK_ROOM = 20_000  # tokens: the whole no-task brief, every tier
+
+
+def no_task_brief(access: Any, me: Any) -> Any:
+    """The project's session-start brief (no task) with room for every rule."""
+    from prism_memory.domain.contract.recall import BriefCreate
+
+    request = BriefCreate.parse({"task": "", "token_budget": NO_TASK_ROOM, "top_k": 100})
+    return access.brief(me.key, me.ctx, request)
+
+
+def recaller(db: Path) -> Any:
+    """``semantic_recall`` in-process (one model load for every task), as the CLI runs it."""
     cache: dict[str, Any] = {}
 
     def recall(project: str, query: str) -> list[str]:
         from prism_memory.domain.contract.recall import RecallCreate
 
         if project not in cache:
-            services = build_services(load_settings(db=db, project=project), migrate=False)
-            cache[project] = (services, as_operator(services, context_from(services.settings)))
-        _, (access, me) = cache[project]
+            cache[project] = operator(db, project)
+        access, me = cache[project]
         result = access.recall(
             me.key,
             me.ctx,

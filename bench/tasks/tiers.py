@@ -25,16 +25,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import run  # noqa: E402
 
-NO_TASK_ROOM = 20_000  # tokens: the whole no-task brief, every tier
-
 
 def tiers_of(split: str) -> dict[tuple[str, str], tuple[str, str, int]]:
     """(repo, rule key) -> (tier, kind, place in the no-task brief's order)."""
-    from prism_memory.bootstrap import build_services, context_from
-    from prism_memory.cli.acting import as_operator
-    from prism_memory.domain.contract.recall import BriefCreate
     from prism_memory.services.brief_service import about_every_change, must_include
-    from prism_memory.settings import load_settings
 
     sources = json.loads((HERE / "sources.json").read_text())["repos"]
     prism = str(Path(sys.executable).with_name("prism"))
@@ -43,15 +37,8 @@ def tiers_of(split: str) -> dict[tuple[str, str], tuple[str, str, int]]:
         db = Path(tmp) / "store.db"
         for source in (s for s in sources if s["split"] == split):
             key_of = run.keys_of(run.import_repo(prism, db, source))
-            services = build_services(
-                load_settings(db=db, project=run.slug(source["repo"])), migrate=False
-            )
-            access, me = as_operator(services, context_from(services.settings))
-            brief = access.brief(
-                me.key,
-                me.ctx,
-                BriefCreate.parse({"task": "", "token_budget": NO_TASK_ROOM, "top_k": 100}),
-            )
+            access, me = run.operator(db, run.slug(source["repo"]))
+            brief = run.no_task_brief(access, me)
             for place, m in enumerate(brief.included):
                 tier = (
                     "must_include"

@@ -1,0 +1,43 @@
+"""The real-task benchmark's scoring (``bench/tasks/run.py``): how delivered rule ids become
+labelled keys, and what precision counts. Not a benchmark: it guards the scoring against the
+bug that overstated precision (several unlabelled rules counted as one)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_runner() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("real_tasks_run", REPO / "bench/tasks/run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_each_unlabelled_rule_counts_on_its_own() -> None:
+    run = load_runner()
+    key_of = {"id-1": ["r001"], "id-2": ["r002", "r003"]}
+    keys = run.as_keys(["id-1", "id-x", "id-2", "id-y"], key_of)
+    assert keys == ["r001", "?id-x", "r002", "r003", "?id-y"]
+    delivered = set(keys)
+    relevant = {"r001", "r002"}
+    # five delivered keys, two of them relevant: two unlabelled rules are two irrelevant ones
+    assert len(delivered & relevant) / len(delivered) == 2 / 5
+
+
+def test_every_label_names_a_rule_of_its_repositorys_file() -> None:
+    run = load_runner()
+    labels = run.load_labels()
+    assert len(labels) == 105  # 21 repositories x 5 tasks (bench/tasks/README.md)
+    assert sum(1 for label in labels.values() if label["must"]) == 99
+    for ref, label in labels.items():
+        repo = ref.split("#")[0]
+        rules = json.loads((run.HERE / "rules" / f"{run.slug(repo)}.json").read_text())["rules"]
+        known = {rule["key"] for rule in rules}
+        assert set(label["must"]) | label["useful"] <= known, ref
