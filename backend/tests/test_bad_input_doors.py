@@ -30,6 +30,7 @@ from mcp import Client
 from prism_memory.cli.main import cli
 from prism_memory.domain import validation as v
 from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.listing import ListRequest
 from prism_memory.domain.records import SessionContext
 from prism_memory.mcp_server.server import build_mcp_server
 from prism_memory.settings import load_settings
@@ -89,7 +90,9 @@ def admin_ctx(w: World) -> SessionContext:
 def snapshot(w: World) -> tuple[int, int, str, int]:
     """Memories of acme/p1, the target's version and status, acme's audit events."""
     ctx = admin_ctx(w)
-    page = w.services.memory.reads.list_memories(ctx, {"status": "all", "limit": 200})
+    page = w.services.memory.reads.list_memories(
+        ctx, ListRequest.parse({"status": "all", "limit": 200})
+    )
     target, _ = w.services.memory.reads.get(ctx, uuid.UUID(w.ids["target"]))
     events = w.services.memorules.audit(ctx, AuditFilter(limit=500)).events
     return len(page.items), target.current_version, target.status.value, len(events)

@@ -14,7 +14,7 @@ import pytest
 
 from prism_memory.bootstrap import Services, build_auth
 from prism_memory.domain.contract.remember import validate_remember
-from prism_memory.domain.listing import encode_cursor
+from prism_memory.domain.listing import ListRequest, encode_cursor
 from prism_memory.domain.records import SessionContext
 from prism_memory.errors import InvalidInput, PermissionDenied
 from prism_memory.services.access_service import AccessService
@@ -71,7 +71,7 @@ def names(ids: dict[str, UUID], items: list[Any]) -> list[str]:
 
 
 def listed(services: Services, ids: dict[str, UUID], ctx: SessionContext, **raw: Any) -> list[str]:
-    return names(ids, services.memory.reads.list_memories(ctx, raw).items)
+    return names(ids, services.memory.reads.list_memories(ctx, ListRequest.parse(raw)).items)
 
 
 def test_a_listing_is_newest_first_with_the_projects_memories_and_tenant_wide_rules(
@@ -101,7 +101,7 @@ def test_keyset_pages_cover_every_row_once_in_order(
     pages = 0
     while True:
         page = services.memory.reads.list_memories(
-            ctx, {"status": "all", "limit": 3, "cursor": cursor}
+            ctx, ListRequest.parse({"status": "all", "limit": 3, "cursor": cursor})
         )
         seen += names(world, page.items)
         pages += 1
@@ -116,7 +116,9 @@ def test_keyset_pages_cover_every_row_once_in_order(
 def test_a_full_last_page_has_no_next_cursor(
     services: Services, world: dict[str, UUID], make_ctx: ContextFactory
 ) -> None:
-    page = services.memory.reads.list_memories(make_ctx(project="p1"), {"limit": 9})
+    page = services.memory.reads.list_memories(
+        make_ctx(project="p1"), ListRequest.parse({"limit": 9})
+    )
     assert len(page.items) == 9 and page.next_cursor is None
 
 
@@ -163,7 +165,9 @@ def test_another_tenant_and_another_projects_own_memories_never_appear(
 def test_a_viewer_persona_hides_other_personas_rules(
     services: Services, world: dict[str, UUID], make_ctx: ContextFactory
 ) -> None:
-    page = services.memory.reads.list_memories(make_ctx(project="p1"), {}, viewer_persona="texi")
+    page = services.memory.reads.list_memories(
+        make_ctx(project="p1"), ListRequest.parse({}), viewer_persona="texi"
+    )
     got = names(world, page.items)
     assert "texi_p1" in got and "donna_p1" not in got
 
@@ -187,7 +191,7 @@ def test_bad_filters_and_cursors_are_refused_field_by_field(
     services: Services, make_ctx: ContextFactory, raw: dict[str, Any], field: str, code: str
 ) -> None:
     with pytest.raises(InvalidInput) as caught:
-        services.memory.reads.list_memories(make_ctx(project="p1"), raw)
+        services.memory.reads.list_memories(make_ctx(project="p1"), ListRequest.parse(raw))
     assert [(e.field, e.code) for e in caught.value.errors] == [(field, code)]
 
 
@@ -220,7 +224,7 @@ def test_a_project_key_lists_its_project_and_tenant_wide_rules_never_another_pro
     services: Services, auth: AuthService, world: dict[str, UUID]
 ) -> None:
     access, key, ctx = as_key(services, auth, role="writer", projects=["p1"])
-    got = names(world, access.list_memories(key, ctx, {"status": "all"}).items)
+    got = names(world, access.list_memories(key, ctx, ListRequest.parse({"status": "all"})).items)
     assert not {"project_p2", "note_p2", "beta_p1"} & set(got)
     assert {"global_p2", "org_p2", "retired_p1", "note_p1"} <= set(got)
     for memory_id in (world[n] for n in got):  # exactly what reading by id allows
@@ -233,7 +237,9 @@ def test_a_persona_key_lists_no_other_personas_private_rules(
     services: Services, auth: AuthService, world: dict[str, UUID]
 ) -> None:
     access, key, ctx = as_key(services, auth, project="p1", persona="donna")
-    got = names(world, access.list_memories(key, ctx, {"scope": "persona"}).items)
+    got = names(
+        world, access.list_memories(key, ctx, ListRequest.parse({"scope": "persona"})).items
+    )
     assert got == ["donna_p1"]
 
 
@@ -241,8 +247,8 @@ def test_a_reader_may_list_and_bad_input_is_refused_before_the_store(
     services: Services, auth: AuthService, world: dict[str, UUID]
 ) -> None:
     access, key, ctx = as_key(services, auth, project="p1")
-    assert names(world, access.list_memories(key, ctx, {"status": "retired"}).items) == [
-        "retired_p1"
-    ]
+    assert names(
+        world, access.list_memories(key, ctx, ListRequest.parse({"status": "retired"})).items
+    ) == ["retired_p1"]
     with pytest.raises(InvalidInput):
-        access.list_memories(key, ctx, {"status": "everything"})
+        access.list_memories(key, ctx, ListRequest.parse({"status": "everything"}))

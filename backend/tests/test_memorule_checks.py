@@ -24,6 +24,7 @@ from prism_memory.domain.adherence.checks import parse_checks
 from prism_memory.domain.adherence.rules import applicable
 from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.listing import ListRequest
 from prism_memory.domain.records import Enforcement, SessionContext, iso, utcnow
 from prism_memory.errors import InvalidInput, PermissionDenied
 from prism_memory.serializers import history_dict, match_dict, state_dict
@@ -74,7 +75,7 @@ def test_a_rule_with_checks_reads_back_through_every_read(
         ctx, validate_recall({"query": "npm", "source_type": "memorule"})
     ).matches[0]
     assert match_dict(match)["checks"] == CHECKS and match_dict(match)["enforcement"] == "remind"
-    listed = services.memory.reads.list_memories(ctx, {}).items
+    listed = services.memory.reads.list_memories(ctx, ListRequest.parse({})).items
     assert state_dict(listed[0][1])["checks"] == CHECKS
 
 

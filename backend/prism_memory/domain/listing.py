@@ -1,9 +1,10 @@
 """The listing contract: filters and keyset pages over a project's memories, newest first.
 
-``validate_list`` takes a raw mapping (a JSON object, or query-string values: repeated
-parameters as lists, numbers as digit strings) and returns a :class:`ListQuery` or raises one
-:class:`InvalidInput` with every field error. A cursor is opaque to callers: the last id of a
-page, base64url-encoded (``next_cursor`` of a page; pass it back as ``cursor``).
+``ListRequest.parse`` takes a raw mapping at the door (a JSON object, or query-string values:
+repeated parameters as lists, numbers as digit strings) and returns the request, or raises one
+:class:`InvalidInput` with every field error; the service reads its :class:`ListQuery`. A
+cursor is opaque to callers: the last id of a page, base64url-encoded (``next_cursor`` of a
+page; pass it back as ``cursor``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 from uuid import UUID
@@ -204,23 +204,3 @@ class ListRequest(Operation):
             before=self.cursor,
             limit=self.limit,
         )
-
-
-def validate_list(raw: Mapping[str, Any] | ListRequest) -> ListQuery:
-    """Validate a listing request (one already parsed at a door is taken as it is).
-
-    Args:
-        raw: ``status`` (active | retired | all; default active), ``source_type`` (memory =
-            notes and memorules, memorule), ``namespace``, ``memorule_kind``, ``confidence``
-            and ``scope`` (a value or a list), ``persona``/``surface``/``specialization``
-            (the value a memorule's applies_to names, case-insensitive), ``pinned`` (true: only
-            pinned memorules), ``cursor``, ``limit``
-            (1 to LIMIT_MAX, default LIMIT_DEFAULT).
-
-    Returns:
-        A :class:`ListQuery`.
-
-    Raises:
-        InvalidInput: with every field error found.
-    """
-    return ListRequest.parse(raw).to_query()

@@ -162,9 +162,7 @@ class AccessService:
             return None
         return found if access.can_see(key, *found) else None
 
-    def list_memories(
-        self, key: ApiKey, ctx: SessionContext, raw: Mapping[str, Any] | ListRequest
-    ) -> MemoryPage:
+    def list_memories(self, key: ApiKey, ctx: SessionContext, request: ListRequest) -> MemoryPage:
         """A page of ``ctx``'s project (already allowed for the key), as the key sees it.
 
         The store filters by the key's persona; every row is then checked with the same
@@ -173,10 +171,10 @@ class AccessService:
         that reading it by id would refuse.
 
         Raises:
-            InvalidInput: as :meth:`MemoryReads.list_memories`.
+            PermissionDenied: the key may not read.
         """
         access.require_role(key, Role.READER, "list memories")
-        page = self.memory.reads.list_memories(ctx, raw, viewer_persona=key.persona)
+        page = self.memory.reads.list_memories(ctx, request, viewer_persona=key.persona)
         visible = [pair for pair in page.items if access.can_see(key, *pair)]
         return MemoryPage(visible, page.next_cursor)
 

@@ -3,9 +3,8 @@ and the pinned rules that apply to a context (the brief's first tier)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 from uuid import UUID
 
 from prism_memory.domain import listing
@@ -86,7 +85,7 @@ class MemoryReads:
     def list_memories(
         self,
         ctx: SessionContext,
-        raw: Mapping[str, Any] | ListRequest,
+        request: ListRequest,
         viewer_persona: str | None = None,
     ) -> MemoryPage:
         """One page of the project's memories and the tenant's global/org memorules, newest
@@ -94,16 +93,12 @@ class MemoryReads:
 
         Args:
             ctx: the session context (its tenant and project).
-            raw: filters, ``cursor`` and ``limit``
-            (:func:`prism_memory.domain.listing.validate_list`),
-                or a :class:`ListRequest` a door parsed already.
+            request: filters, ``cursor`` and ``limit``, as the door parsed them
+                (:class:`ListRequest`).
             viewer_persona: a persona-bound caller's persona: other personas' ``persona``-scope
                 rules are left out, as :func:`prism_memory.domain.access.can_see` does.
-
-        Raises:
-            InvalidInput: every field error (a bad filter value, a malformed cursor).
         """
-        q = listing.validate_list(raw)
+        q = request.to_query()
         flt = ListFilter(
             project_id=ctx.project_id,
             status=q.status,

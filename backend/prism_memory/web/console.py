@@ -127,8 +127,8 @@ async def memorule_list(request: Request) -> Response:
     access = page.access
     values: dict[str, Any] = {"filters": filters, "options": views, "rows": [], "errors": []}
     try:
-        # The filters are judged once, by the listing's validator, in search mode too.
-        listing.validate_list(filters.list_request())
+        # The filters are judged once, by the listing's model, in search mode too.
+        asked = listing.ListRequest.parse(filters.list_request())
     except InvalidInput as exc:
         return page.render("list.html", status=422, **{**values, "errors": exc.errors})
 
@@ -138,7 +138,7 @@ async def memorule_list(request: Request) -> Response:
         return [r for r in rows if filters.keeps(r)]
 
     def browse(key: ApiKey, ctx: SessionContext) -> tuple[list[dict[str, Any]], str | None]:
-        found = access.list_memories(key, ctx, filters.list_request())
+        found = access.list_memories(key, ctx, asked)
         rows = [
             {**state_dict(s), "id": str(m.id), "status": m.status.value}
             | {"elsewhere": m.project_id != ctx.project_id}

@@ -39,7 +39,7 @@ class ListFilters:
     """The memorule list's filters as typed in the query string (blank means any).
 
     Kept as text, so the form shows back exactly what was asked; the listing's validator
-    (:func:`prism_memory.domain.listing.validate_list`) judges them and names every bad one.
+    (:class:`prism_memory.domain.listing.ListRequest`) judges them and names every bad one.
     """
 
     q: str = ""
