@@ -20,6 +20,7 @@ from prism_memory.domain.records import SessionContext, Status, utcnow
 from prism_memory.errors import InvalidInput, PermissionDenied, PrismError
 from prism_memory.services.capture_service import CaptureService
 from prism_memory.services.proposal_service import ProposalService
+from tests.test_memorule_checks import rule
 
 GOLDEN = Path(__file__).parent / "golden" / "claude_code_session.jsonl"
 CHECKS = [{"forbid_command": r"\bnpm\b"}]
@@ -33,17 +34,6 @@ def key(
     persona: str | None = None,
 ) -> ApiKey:
     return ApiKey(f"key_{role.value}", ctx.tenant_id, role, projects, persona, "", None, utcnow())
-
-
-def rule(subject: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "kind": "memorule",
-        "memorule_kind": "convention",
-        "subject": subject,
-        "body": f"{subject}: what the agent is told, in full.",
-        "applies_to": {"scope": "project"},
-        **extra,
-    }
 
 
 def written(services: Services, ctx: SessionContext) -> dict[str, int]:
