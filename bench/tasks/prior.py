@@ -89,8 +89,9 @@ def gather() -> list[dict[str, Any]]:
                 rule["share"] = float(
                     np.mean([bool(set(rule["keys"]) & t["relevant"]) for t in tasks])
                 )
-            repos.append({"repo": source["repo"], "split": source["split"], "rules": rules,
-                          "tasks": tasks})
+            repos.append(
+                {"repo": source["repo"], "split": source["split"], "rules": rules, "tasks": tasks}
+            )
     return repos
 
 
@@ -143,9 +144,8 @@ def delivered(repos: list[dict[str, Any]], rest: int, by_prior: bool) -> dict[st
         in_brief = {r["id"] for r in brief}
         for t, task in enumerate(repo["tasks"]):
             ref = f"{repo['repo']}#{t}"
-            added = [
-                i for i, s in task["ranked"] if i in keys_of and i not in in_brief and s >= PROMPT_MIN
-            ][:PROMPT_RULES]
+            beyond = [(i, s) for i, s in task["ranked"] if i in keys_of and i not in in_brief]
+            added = [i for i, s in beyond if s >= PROMPT_MIN][:PROMPT_RULES]
             given = {k for r in brief for k in r["keys"]} | {k for i in added for k in keys_of[i]}
             if task["must"]:
                 recall[ref] = len(task["must"] & given) / len(task["must"])
