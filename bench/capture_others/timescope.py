@@ -94,7 +94,7 @@ PERSIST = re.compile(
 )
 _ADDRESSED = re.compile(
     r"\b(you|your|we|our|us|claude|agents?|let's|i want|i'd like|"
-    r"in (this|our|the) (repo|repository|project|codebase))\b"
+    r"in (this|our|the) (repo|repository|project|codebase))\b|^(please )?(remember|keep in mind)\b"
 )
 # The markers that put an instruction beyond this change on their own (not always/never,
 # which operators also use to specify what the program does).
