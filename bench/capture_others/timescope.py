@@ -19,6 +19,10 @@ Reads ``bench/capture/tune.jsonl`` (ours) and the other people's dev parts ``dev
    each part as is), and a logistic score over the features (fitted: grouped 5-fold
    cross-validation by source file, threshold chosen on the training folds for precision
    >= 0.90, applied to the held-out fold).
+
+``results_timescope.json`` was made against the detector before the shipped gates (commit
+407b0bb: ``PYTHONPATH`` pointed at an export of it). Run against today's detector, "current"
+already carries them and the second pass (without ``we have``) changes nothing.
 """
 
 from __future__ import annotations
