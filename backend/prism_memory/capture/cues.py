@@ -69,7 +69,7 @@ RAW: dict[str, str] = {
     ),
     "convention": (
         r"(\bwe (use|keep|don't|do not|never|always|run|release|review|format|version|"
-        r"standardi[sz]ed|follow|name|write|deploy|store|ship|squash|pin|work|have|tag|"
+        r"standardi[sz]ed|follow|name|write|deploy|store|ship|squash|pin|work|tag|"
         r"only)\b|"
         r"\b(this|the) (project|repo|repository|codebase|team|monorepo|package|system) "
         r"(uses|is|has|keeps|runs|follows|doesn't|does not)\b|"

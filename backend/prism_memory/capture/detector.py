@@ -2,8 +2,9 @@
 
 The steps, in order (``bench/capture/README.md`` has the guideline they implement):
 
-1. **clean** — quoted text, inline code, fenced code, block quotes and pasted lists become a
-   placeholder: rule-like words inside them are someone else's, not the operator's.
+1. **clean** — IDE context tags dropped; quoted text, inline code, fenced code, block quotes
+   and pasted lists become a placeholder: rule-like words inside them are someone else's, not
+   the operator's.
 2. **split** into sentences; questions, reported speech, hedged and sarcastic sentences
    state nothing.
 3. **cues** per sentence: lasting markers (*always, never, from now on, every time...*) with
@@ -14,6 +15,13 @@ The steps, in order (``bench/capture/README.md`` has the guideline they implemen
    ``convention``, ``behavioral_rule`` (an imperative with a lasting marker).
 
 A one-off marker vetoes a sentence unless it also carries a lasting marker.
+
+5. **time scope** (:mod:`.scope`): a message with pasted review output or a diff proposes
+   nothing; a candidate from a task description (long, several sentences, a list) stands only
+   when a sentence addressed to the agent or team carries a standing marker; a message the
+   cues miss proposes a ``behavioral_rule`` when it asks to write the lesson into the
+   instruction file (CLAUDE.md, AGENTS.md) or tells the agent or team something with a strong
+   standing marker (*from now on, going forward, remember to…*).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from prism_memory.capture import scope
 from prism_memory.capture.cues import compiled
 from prism_memory.domain.records import MemoruleKind
 
@@ -54,8 +63,9 @@ class _Sentence:
 
 
 def clean(text: str) -> str:
-    """The operator's own words: quoted, pasted and code text replaced by ``QUOTE``."""
-    text = _FENCE.sub(" QUOTE ", text)
+    """The operator's own words: client tags dropped; quoted, pasted and code text replaced by
+    ``QUOTE``."""
+    text = _FENCE.sub(" QUOTE ", scope.without_client_tags(text))
     lines = []
     list_after_colon = False
     for line in text.splitlines():
@@ -169,6 +179,8 @@ def detect(text: str, after_action: bool) -> Detection | None:
         text: what the operator typed.
         after_action: the assistant turn this message answers had used a tool.
     """
+    if scope.pasted(text):
+        return None
     cleaned = clean(text)
     sentences = _sentences(cleaned)
     if not sentences:
@@ -178,6 +190,35 @@ def detect(text: str, after_action: bool) -> Detection | None:
     if pats["sarcasm"].search(whole.strip()):
         return None
     stating = [s for s in sentences if _states_something(s)]
+    found = _stated(sentences, stating, after_action)
+    # a task description is written in rule words: it proposes only where a sentence
+    # addressed to the agent or the team says the rule outlives the change
+    if (
+        found is not None
+        and scope.task_description(cleaned, len(sentences))
+        and not any(_standing_addressed(s) for s in stating)
+    ):
+        found = None
+    if found is None:
+        found = _standing_request(sentences, stating)
+    if found is None:
+        return None
+    kind, carrier, extra = found
+    return Detection(
+        kind=kind,
+        subject=_subject(carrier.text),
+        body=_body(text),
+        cues=tuple(sorted(carrier.cues | extra)),
+    )
+
+
+_Found = tuple[MemoruleKind, _Sentence, frozenset[str]]
+
+
+def _stated(
+    sentences: list[_Sentence], stating: list[_Sentence], after_action: bool
+) -> _Found | None:
+    """What the cues find: a correction, feedback, or a rule a sentence states on its own."""
     if not stating:
         return None
     found = _correction(sentences, after_action) or _feedback(sentences, after_action)
@@ -187,15 +228,25 @@ def detect(text: str, after_action: bool) -> Detection | None:
             if kind is not None:
                 found = (kind, s)
                 break
-    if found is None:
-        return None
-    kind, carrier = found
-    return Detection(
-        kind=kind,
-        subject=_subject(carrier.text),
-        body=_body(text),
-        cues=tuple(sorted(carrier.cues)),
-    )
+    return None if found is None else (found[0], found[1], frozenset())
+
+
+def _standing_addressed(s: _Sentence) -> bool:
+    return scope.standing(s.low) and scope.addressed(s.low, "imperative" in s.cues)
+
+
+def _standing_request(sentences: list[_Sentence], stating: list[_Sentence]) -> _Found | None:
+    """A rule that outlives the change on its own terms: a request to write the lesson into
+    the instruction file (even asked as a question), or a sentence addressed to the agent or
+    the team with a strong standing marker (from now on, going forward, remember to…)."""
+    unsilenced = _SILENCING - {"question"}
+    for s in sentences:
+        if not (s.cues & unsilenced) and scope.asks_to_persist(s.low):
+            return MemoruleKind.BEHAVIORAL_RULE, s, frozenset({"persist"})
+    for s in stating:
+        if scope.strongly_standing(s.low) and scope.addressed(s.low, "imperative" in s.cues):
+            return MemoruleKind.BEHAVIORAL_RULE, s, frozenset({"standing"})
+    return None
 
 
 def _correction(
