@@ -77,6 +77,8 @@ IMPERATIVE: Final = re.compile(
     r"|^(?:usa|use|utiliza|utilice|usar|utilizar|mantén|mantener|escribe|escriba|escrever"
     r"|agrega|añade|incluye|indica|resume|actualiza|responde|explica|realiza|sigue|seguir"
     r"|pregunta|justifica|reutiliza|verifica|revisa|ejecuta|crea|documenta|comenta"
+    r"|haz|pon|elimina|borra|lee|define|separa|aplica|instala|traduce|sugiere|propón|limita"
+    r"|valida|comprueba|prioriza|asegura|guarda"
     r"|nutze|verwende|halte|ergänze|schreibe|prüfe|dokumentiere|teste|beachte|stelle|führe"
     r"|utiliser|utilise|utilisez|écrire|écris|lire|lis|ajouter|ajoute|indiquer|indique"
     r"|proposer|regrouper|préserver|limiter|répondre|maintenir|tenir|vérifier|commenter"
@@ -85,6 +87,9 @@ IMPERATIVE: Final = re.compile(
     r"|descreva|resuma|indique|sugira|crie|leia|faça|altere|rode|explique|remova|atualize"
     r"|respeite|utilize|confirme|pergunte|informe|revise|instale|consulte|aplique|valide"
     r"|usa|utilizza|mantieni|scrivi|esegui|evita|aggiungi|aggiorna|controlla|segui|leggi"
+    r"|spiega|traduci|fornisci|rispondi|mostra|chiedi|elenca|descrivi|includi|preferisci"
+    r"|proponi|suggerisci|dividi|rimuovi|evidenzia|applica|imposta|definisci|riassumi"
+    r"|riutilizza|ricorda|conferma|sii|fai|metti|usare|utilizzare|evitare|preferire"
     r"|используй|используйте|запускай|запускайте|указывай|выполняй|выполняйте|пиши"
     r"|пишите|проверяй|соблюдать|соблюдай|не)\b"
     r"|^(?:не\s+)?[а-яё]{3,}(?:ать|ять|ить|еть|уть)(?:ся)?(?![а-яё])",  # "Запускать перед …"
@@ -93,14 +98,25 @@ IMPERATIVE: Final = re.compile(
 # Headings: sections of rules, of prohibitions, of descriptions, of examples, of steps.
 RULE_HEADING: Final = re.compile(
     r"规则|规范|要求|指南|约定|原则|标准|注意|守则|规约"
-    r"|ルール|規約|規則|指針|方針|推奨|注意|ガイドライン|基本設定|遵守|原則|命令"
-    r"|규칙|지침|원칙|규약|주의|가이드|컨벤션"
+    r"|约束|准则|偏好|默认设置"
+    r"|ルール|規約|規則|指針|方針|推奨|注意|ガイドライン|基本設定|遵守|原則|命令|制約"
+    r"|규칙|지침|원칙|규약|주의|가이드|컨벤션|제약|규정"
     r"|\b(?:reglas|normas|convenciones|directrices|requisitos|estilo|calidad|seguridad"
+    r"|pautas|lineamientos|restricciones|est[áa]ndares|buenas\s+pr[áa]cticas|preferencias"
     r"|regeln|richtlinien|konventionen|grundprinzipien|vorgaben|präzision|erlaubt|allowed"
+    r"|einschränkungen|vorschriften|standards|präferenzen"
     r"|permitted|autorisé|permitido|允许|許可|허용|разрешено"
-    r"|règles|conventions|consignes|directives|exigences|instructions"
-    r"|regras|convenções|diretrizes|requisitos|padrões|estilo"
-    r"|правила|соглашения|требования|стандарты|запреты|принципы)\b",
+    r"|règles|conventions|consignes|directives|exigences|instructions|normes|contraintes"
+    r"|bonnes\s+pratiques|préférences"
+    r"|regras|convenções|diretrizes|requisitos|padrões|estilo|restrições|boas\s+práticas"
+    r"|preferências"
+    # Italian
+    r"|regole|regola|norme|linee\s+guida|convenzioni|direttive|requisiti|vincoli|istruzioni"
+    r"|buone\s+pratiche|preferenze|stile"
+    # settings the agent is to use by default ("Default settings", "Parametri di default",
+    # "Valores por defecto"): its "Label: value" entries are conventions
+    r"|defaults?|predefinit[ei]|por\s+defecto|par\s+défaut|por\s+padrão"
+    r"|правила|соглашения|требования|стандарты|запреты|принципы|ограничения)\b",
     re.IGNORECASE,
 )
 # A heading that names conventions or a style ("Code style", "Code-Stil", "코딩 규칙"): its
@@ -181,9 +197,19 @@ PERSONA: Final = re.compile(
 )
 
 
+# A sentence to the human who uses the assistant ("If you use Copilot Chat, ask in
+# Spanish", "Si usas GitHub Copilot, …"): advice to the reader, not to the agent.
+TO_THE_USER: Final = re.compile(
+    r"\b(?:you\s+use|usas|utilizas|usi|utilizzi|utilisez|utilises|nutzt|verwendest|você\s+usa)"
+    r"\s+(?:github\s+)?(?:copilot|claude|cursor|chatgpt|gemini|windsurf|cline|codex)\b",
+    re.IGNORECASE,
+)
+
+
 def who_or_what_file(text: str) -> bool:
-    """A sentence about the file itself or a persona: a statement, not an instruction."""
-    return bool(ABOUT_FILE.search(text) or PERSONA.match(text))
+    """A sentence about the file itself, a persona or advice to the human who uses the
+    assistant: a statement, not an instruction."""
+    return bool(ABOUT_FILE.search(text) or PERSONA.match(text) or TO_THE_USER.search(text))
 
 
 # An entry that shows an example: "Good: …", "Bad: …", "✅ …", "❌ …".

@@ -6,7 +6,10 @@ only, required), soft ones (should, ensure, avoid), preference words (prefer, id
 where possible), convention cues (naming, layout, formatting, the tool or command used),
 correction cues (deprecated, anti-pattern, pitfall) and descriptive openers ("This file…",
 "The X is…", "See …"); the heading path adds what the author's headings say ("Code style",
-"Anti-patterns", "Overview") and the file's dialect a small prior.
+"Anti-patterns", "Overview") and the file's dialect a small prior. A list entry that opens
+with a negation and no verb ("No inline styles", "Pas de …") is a prohibition unless a
+heading above it describes; a bold "**Label:** value" entry whose value names what to use
+("**Lingua:** Italiano", "**Framework**: FastAPI") is a convention (:func:`setting`).
 
 - :func:`rule_likeness` turns that into a score in [0, 1]; 0.5 and up reads as a rule.
   It is public so that ranking can reuse it as a prior.
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from prism_memory.domain.records import MemoruleKind
@@ -135,6 +138,12 @@ _IMPERATIVE: Final = frozenset(
     sort split squash start stay stick stop store strive structure stub summarize support
     surround tag target tell test think throw track treat try type update upgrade use
     validate verify warn watch wrap write
+    abide adhere align append clarify combine communicate continue defer delegate
+    determine edit employ evaluate explore gather highlight identify ignore improve inform
+    inspect investigate iterate justify leverage maintain modify notify obey omit organize
+    organise prepend proceed propose recommend reduce refer reject rely remember resolve
+    restrict revert rewrite seek simplify specify submit suggest summarise take translate
+    utilize utilise wait
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 _KIND_HEADINGS: Final[dict[str, MemoruleKind]] = {
@@ -152,7 +161,8 @@ _CORRECTION_HEADING: Final = re.compile(
 )
 _RULE_HEADING: Final = re.compile(
     r"\b(?:rules?|guidelines?|instructions?|requirements?|standards?|conventions?|style"
-    r"|practices|workflow|checklist|criteria|principles|do not|must|policy|naming)\b",
+    r"|practices|workflow|checklist|criteria|principles|do not|must|policy|policies|naming"
+    r"|constraints|guardrails|do'?s|expectations|preferences)\b",
     re.IGNORECASE,
 )
 _DESCRIPTIVE_HEADING: Final = re.compile(
@@ -248,6 +258,41 @@ def _labelled_command(text: str) -> bool:
     return commandish and len(words) <= 3
 
 
+# A setting: "Lingua: Italiano", "**Framework**: FastAPI", "Tone: concise, direct" — a
+# short label and a value with no verb of its own (see :func:`setting`).
+_SETTING: Final = re.compile(
+    r"^(?P<label>[^\W\d][\w./&()+-]*(?: [\w./&()+-]+){0,3}):\s+(?P<value>[^\n]{1,80})$"
+)
+_SETTING_WORDS: Final = 6
+# The words of a value that names a thing: a name (capitalised), a number, code, a path,
+# or a word that joins names ("React, Vite y Tailwind").
+_NAMING: Final = re.compile(
+    r"^(?:[`(\[\"']*[A-ZÀ-Ý0-9@.`]|[a-z][\w-]*[./][\w./-]*|(?:and|or|y|e|o|et|ou|und|oder|&|\+|/|-|—|–)$)"
+)
+_BOLD_LABEL: Final = re.compile(
+    r"^(?:[-*+]\s+|\d{1,3}[.)]\s+)?\*\*[^*\n]{1,40}?(?:\*\*\s*[:：]|[:：]\s*\*\*)"
+)
+# Chinese, Japanese and Korean state an instruction with a noun ("…만 사용"): their own
+# cues read them, not this one.
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def setting(text: str) -> bool:
+    """``text`` is one "Label: value" line whose value (a few words) names what to use, not
+    what to do ("Lingua: Italiano", "Framework: FastAPI", "Tone: concise, direct"): a
+    convention."""
+    if "\n" in text.strip() or not _BOLD_LABEL.match(text.strip()):
+        return False
+    found = _SETTING.match(prose(text))
+    if found is None or _CJK.search(found["value"]):
+        return False
+    words = found["value"].rstrip(". ").split()
+    if len(words) > _SETTING_WORDS or not all(_NAMING.match(w) for w in words):
+        return False
+    value = evidence(found["value"])
+    return not (value.imperative or value.grammatical or value.hard or value.soft)
+
+
 def evidence(text: str) -> Evidence:
     """The cues of a text (its first sentence weighs most for mood)."""
     flat = prose(text)
@@ -306,6 +351,9 @@ def rule_likeness(
         among_rules: most of the other entries of its list read as rules.
     """
     ev = evidence(text)
+    heading = headings[-1] if headings else ""
+    if list_entry and grammar.verbless_negation(prose(text)) and not _descriptive_heading(heading):
+        ev = replace(ev, hard=True)  # "Pas de …", "Nessun …", "No inline styles"
     if not prose(text) or ev.question or cues.placeholder(text) or cues.links_only(text):
         return 0.0  # a question, an unfilled template, a reading list: no instruction
     if cues.vocabulary(text) and not ev.hard:
@@ -318,7 +366,6 @@ def rule_likeness(
     score += 0.35 if ev.convention else 0.0
     score += 0.35 if ev.correction or ev.feedback else 0.0
     score -= 0.5 if ev.descriptive and not ev.hard else 0.0
-    heading = headings[-1] if headings else ""
     if heading and cues.EXAMPLE_LEAD.match(heading.rstrip(":：")) and not ev.hard:
         return 0.0  # the entries under "Examples" / "Types:" illustrate, they do not rule
     if cues.EXAMPLE_ENTRY.match(prose(text)) and not re.match(r"(?i)\W*do(?:n'?t)?\s*:", text):
@@ -363,6 +410,13 @@ def kind_of_heading(heading: str) -> MemoruleKind | None:
     return _KIND_HEADINGS.get(prose(heading).strip(" :").lower())
 
 
+def _led_by_heading(headings: Sequence[str]) -> bool:
+    """A heading above says what to do with the entries ("Avoid:", "DO NOT use
+    high-cardinality attributes:"): a "Label: value" entry there is its object, not a
+    setting."""
+    return any(negating(h) or rule_likeness(h) >= RULE_THRESHOLD for h in headings)
+
+
 def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
     """The kind of a text already judged a rule (see the module doc for the order)."""
     ev = evidence(text)
@@ -380,6 +434,7 @@ def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
     if (
         ev.labelled
         or (ev.convention and not ev.follow)
+        or (setting(text) and not _led_by_heading(headings))
         or (heading and cues.CONVENTION_HEADING.search(heading))
     ):
         return MemoruleKind.CONVENTION
