@@ -458,3 +458,37 @@ def test_more_spanish_and_italian_imperatives(text: str, hit: bool) -> None:
 )
 def test_what_an_english_verb_or_the_reader_gives(text: str, kind: MemoruleKind | None) -> None:
     assert guess_kind(text, "Notes") is kind
+
+
+def test_a_hard_or_avoiding_heading_in_chinese_and_a_bracket_label(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 执行策略（硬性）\n\n"
+        "- 先小后大：先在单个模块上验证\n\n"
+        "## 坏味道（必须避免）\n\n"
+        "【重要】\n\n"
+        "1. 冗余：同一段逻辑出现在多处\n"
+        "2. 晦涩：命名看不出意图\n\n"
+        "## 项目结构\n\n"
+        "- 模块：按功能划分\n",
+    )
+    rules = [u for u in parsed.units if u.kind is not None]
+    assert [u.text.split("\n")[-1] for u in rules] == [
+        "先小后大：先在单个模块上验证",
+        "冗余：同一段逻辑出现在多处",
+        "晦涩：命名看不出意图",
+    ]
+    # code smells name what not to write: corrections
+    assert [u.kind for u in rules[1:]] == [MemoruleKind.CORRECTION] * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("单个源文件 ≤ 300 行", MemoruleKind.CONVENTION),  # a size limit: layout
+        ("Functions <= 40 lines", MemoruleKind.CONVENTION),
+        ("单个源文件超过 300 行时拆分", MemoruleKind.BEHAVIORAL_RULE),
+    ],
+)
+def test_a_size_limit_is_a_convention(text: str, kind: MemoruleKind) -> None:
+    assert classify(text, ["规则"]) is kind

@@ -98,7 +98,7 @@ IMPERATIVE: Final = re.compile(
 # Headings: sections of rules, of prohibitions, of descriptions, of examples, of steps.
 RULE_HEADING: Final = re.compile(
     r"规则|规范|要求|指南|约定|原则|标准|注意|守则|规约"
-    r"|约束|准则|偏好|默认设置"
+    r"|约束|准则|偏好|默认设置|硬性"
     r"|ルール|規約|規則|指針|方針|推奨|注意|ガイドライン|基本設定|遵守|原則|命令|制約"
     r"|규칙|지침|원칙|규약|주의|가이드|컨벤션|제약|규정"
     r"|\b(?:reglas|normas|convenciones|directrices|requisitos|estilo|calidad|seguridad"
@@ -139,7 +139,7 @@ RECOMMEND_HEADING: Final = re.compile(
 NEGATING_HEADING: Final = re.compile(
     r"\b(?:do not|don'?ts?|never|avoid|what to avoid|anti-?patterns?|forbidden|prohibited"
     r"|not allowed|restrictions|when not to|must not|pitfalls)\b"
-    r"|禁止|不要|不得|してはいけない|しないこと|禁止事項|금지|하지 말|"
+    r"|禁止|不要|不得|避免|してはいけない|しないこと|禁止事項|避ける|금지|하지 말|피해야|"
     r"\b(?:verboten|nicht erlaubt|interdit|à éviter|ne pas|prohibido|evitar|no hacer"
     r"|proibido|evite|não faça)\b|(?<![а-яё])(?:запреты|запрещено|нельзя|не делай)(?![а-яё])",
     re.IGNORECASE,
@@ -207,9 +207,8 @@ TO_THE_USER: Final = re.compile(
 
 
 def who_or_what_file(text: str) -> bool:
-    """A sentence about the file itself, a persona or advice to the human who uses the
-    assistant: a statement, not an instruction."""
-    return bool(ABOUT_FILE.search(text) or PERSONA.match(text) or TO_THE_USER.search(text))
+    """A sentence about the file itself or a persona: a statement, not an instruction."""
+    return bool(ABOUT_FILE.search(text) or PERSONA.match(text))
 
 
 # An entry that shows an example: "Good: …", "Bad: …", "✅ …", "❌ …".

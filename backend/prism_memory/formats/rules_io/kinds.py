@@ -87,6 +87,8 @@ _USE_TOOL: Final = re.compile(
     r"(?:\s+\([^()\n]{1,30}\))?(?:\*\*|`)?\s+(?:for|to|as|\()",
     re.I,
 )
+# A size limit ("文件 ≤ 260 行", "functions <= 50 lines"): how things are laid out.
+_LIMIT: Final = re.compile(r"(?:≤|⩽|<=)\s*\d")
 _COMPARATIVE: Final = re.compile(r"^[a-z][\w`'\" ./-]{2,60}\s+over\s+\S", re.IGNORECASE)
 _DESCRIPTIVE: Final = re.compile(
     r"^(?:(?:this|these) (?:file|document|repo|repository|project|directory|folder|section"
@@ -106,6 +108,7 @@ _STATEMENT: Final = re.compile(
     re.IGNORECASE,
 )
 _LABEL: Final = re.compile(r"^[\w /&().'-]{1,48}:\s+")
+_BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
 _CLAUSE: Final = re.compile(
     r"^(?:when|whenever|if|before|after|once|while|during|unless|for|in|on|at|to)\b[^,.;:]{1,90},\s*",
@@ -156,7 +159,7 @@ _KIND_HEADINGS: Final[dict[str, MemoruleKind]] = {
 }
 _CORRECTION_HEADING: Final = re.compile(
     r"\b(?:anti-?patterns?|common (?:mistakes|errors|issues)|mistakes|gotchas|pitfalls"
-    r"|corrections|don'?ts)\b",
+    r"|corrections|don'?ts|code smells?)\b|坏味道|代码异味|コードスメル|코드 ?스멜",
     re.IGNORECASE,
 )
 _RULE_HEADING: Final = re.compile(
@@ -315,6 +318,7 @@ def evidence(text: str) -> Evidence:
             or _labelled_command(flat)
             or (_COMPARATIVE.match(bare) and lead not in _IMPERATIVE)
             or grammar.INSTEAD.search(bare)
+            or _LIMIT.search(flat)
         ),
         labelled=_labelled_command(flat),
         descriptive=bool(
@@ -356,6 +360,10 @@ def rule_likeness(
         ev = replace(ev, hard=True)  # "Pas de …", "Nessun …", "No inline styles"
     if not prose(text) or ev.question or cues.placeholder(text) or cues.links_only(text):
         return 0.0  # a question, an unfilled template, a reading list: no instruction
+    if cues.TO_THE_USER.search(prose(text)):
+        return 0.0  # "If you use Copilot Chat, …": advice to the human, not the agent
+    if _BRACKET_LABEL.match(prose(text)):
+        return 0.0  # "【非常重要】", "[IMPORTANT]": a label over what follows
     if cues.vocabulary(text) and not ev.hard:
         return 0.0  # "Types: `feat`, `fix`": the values, not a rule
     score = 0.2
