@@ -335,6 +335,10 @@ def test_the_kind_of_a_rule_in_chinese_or_japanese(text: str, heading: str, kind
         ("Contraintes", 2),
         ("Constraints", 2),
         ("开发约束", 2),
+        ("Principi", 2),
+        ("Cosa fare", 2),
+        ("Cosa non fare", 2),
+        ("Qué no hacer", 2),
         # a heading that describes keeps its entries descriptive
         ("Architettura", 0),
         ("Panoramica del progetto", 0),
@@ -450,6 +454,16 @@ def test_more_spanish_and_italian_imperatives(text: str, hit: bool) -> None:
         ("Refer to `PLAN.md` for the current objectives.", MemoruleKind.BEHAVIORAL_RULE),
         ("Clarify the scope before you start.", MemoruleKind.BEHAVIORAL_RULE),
         ("Refers to the plan file.", None),
+        # an adverb before the verb, a verb after a clause of several commas
+        (
+            "If the scope is unclear, explicitly ask which files to change.",
+            MemoruleKind.BEHAVIORAL_RULE,
+        ),
+        (
+            "When a task is done, and the tests pass, clear the plan file.",
+            MemoruleKind.BEHAVIORAL_RULE,
+        ),
+        ("Early returns keep functions flat.", None),
         # advice to the human who uses the assistant, not to the agent
         ("Si usas GitHub Copilot Chat, escribe tus preguntas en español", None),
         ("If you use Claude in the terminal, paste the logs", None),

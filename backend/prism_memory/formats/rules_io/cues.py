@@ -113,6 +113,9 @@ RULE_HEADING: Final = re.compile(
     # Italian
     r"|regole|regola|norme|linee\s+guida|convenzioni|direttive|requisiti|vincoli|istruzioni"
     r"|buone\s+pratiche|preferenze|stile"
+    # principles, and what to do, in the other languages
+    r"|principios|princípios|principes|principi|prinzipien"
+    r"|cosa\s+fare|qué\s+hacer|à\s+faire|o\s+que\s+fazer"
     # settings the agent is to use by default ("Default settings", "Parametri di default",
     # "Valores por defecto"): its "Label: value" entries are conventions
     r"|defaults?|predefinit[ei]|por\s+defecto|par\s+défaut|por\s+padrão"
@@ -141,7 +144,9 @@ NEGATING_HEADING: Final = re.compile(
     r"|not allowed|restrictions|when not to|must not|pitfalls)\b"
     r"|禁止|不要|不得|避免|してはいけない|しないこと|禁止事項|避ける|금지|하지 말|피해야|"
     r"\b(?:verboten|nicht erlaubt|interdit|à éviter|ne pas|prohibido|evitar|no hacer"
-    r"|proibido|evite|não faça)\b|(?<![а-яё])(?:запреты|запрещено|нельзя|не делай)(?![а-яё])",
+    r"|proibido|evite|não faça|cosa\s+non\s+fare|qué\s+no\s+hacer|o\s+que\s+não\s+fazer"
+    r"|da\s+evitare|evitare|vietato|non\s+fare)\b"
+    r"|(?<![а-яё])(?:запреты|запрещено|нельзя|не делай)(?![а-яё])",
     re.IGNORECASE,
 )
 DESCRIPTIVE_HEADING: Final = re.compile(

@@ -146,7 +146,7 @@ _IMPERATIVE: Final = frozenset(
     inspect investigate iterate justify leverage maintain modify notify obey omit organize
     organise prepend proceed propose recommend reduce refer reject rely remember resolve
     restrict revert rewrite seek simplify specify submit suggest summarise take translate
-    utilize utilise wait
+    utilize utilise wait clear reset restart
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 _KIND_HEADINGS: Final[dict[str, MemoruleKind]] = {
@@ -229,14 +229,20 @@ def _lead_word(text: str) -> str:
     conditional = _CLAUSE.match(rest) is not None
     rest = _CLAUSE.sub("", rest, count=1)
     words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[:80])
-    while words and words[0].lower() in _FILLER:
-        words.pop(0)
+    while words and (words[0].lower() in _FILLER or _adverb(words[0])):
+        words.pop(0)  # "Then …", "Explicitly ask …"
     lead = words[0].lower() if words else ""
     if conditional and lead not in _IMPERATIVE:  # "If you add X, Y or Z, clean up…"
-        for found in re.finditer(r",\s*([A-Za-z][A-Za-z'-]*)", rest[:200]):
+        for found in re.finditer(r",\s*(?:[A-Za-z]+ly\s+)?([A-Za-z][A-Za-z'-]*)", rest[:240]):
             if found[1].lower() in _IMPERATIVE:
                 return found[1].lower()
     return lead
+
+
+def _adverb(word: str) -> bool:
+    """An adverb before the verb ("Explicitly ask …", "Always …" is a cue of its own)."""
+    low = word.lower()
+    return len(low) >= 5 and low.endswith("ly") and low not in _IMPERATIVE and low != "only"
 
 
 def _commandish(span: str) -> bool:
