@@ -506,3 +506,11 @@ def test_a_hard_or_avoiding_heading_in_chinese_and_a_bracket_label(tmp_path: Pat
 )
 def test_a_size_limit_is_a_convention(text: str, kind: MemoruleKind) -> None:
     assert classify(text, ["规则"]) is kind
+
+
+def test_a_parenthesis_qualifies_a_heading_it_does_not_name_it(tmp_path: Path) -> None:
+    entries = "1. Le moteur tourne en local, sans service externe.\n2. Tenir un journal.\n"
+    qualified = parse(tmp_path, f"## Règles de travail (contexte : tout le dépôt)\n\n{entries}")
+    assert len(rule_texts(qualified)) == 2
+    described = parse(tmp_path, f"## Contexte du dépôt (moteur)\n\n{entries}")
+    assert rule_texts(described) == ["Tenir un journal."]

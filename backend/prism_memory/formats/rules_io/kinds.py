@@ -108,6 +108,7 @@ _STATEMENT: Final = re.compile(
     re.IGNORECASE,
 )
 _LABEL: Final = re.compile(r"^[\w /&().'-]{1,48}:\s+")
+_QUALIFIER: Final = re.compile(r"[(（][^()（）\n]{0,80}[)）]")
 _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
 _CLAUSE: Final = re.compile(
@@ -411,7 +412,10 @@ def rule_headed(headings: Sequence[str]) -> bool:
 
 
 def _descriptive_heading(heading: str) -> bool:
-    return bool(_DESCRIPTIVE_HEADING.search(heading) or cues.DESCRIPTIVE_HEADING.search(heading))
+    # a parenthesis qualifies the heading ("Règles de travail (portée : tout le dépôt)"):
+    # what it names is outside it
+    main = _QUALIFIER.sub(" ", heading).strip() or heading
+    return bool(_DESCRIPTIVE_HEADING.search(main) or cues.DESCRIPTIVE_HEADING.search(main))
 
 
 def negating(heading: str) -> bool:
