@@ -2,9 +2,10 @@
 major languages rule files are written in, and the words of headings that name rules,
 prohibitions, descriptions, examples and procedures.
 
-English has its own, finer cues in :mod:`.kinds` (an imperative verb first, "only when",
-descriptive openers). These are the markers a reader of Chinese, Japanese, Korean, Spanish,
-German, French, Portuguese or Russian relies on: a request form (请, してください, 하세요,
+English has its own, finer cues in :mod:`.english` and :mod:`.kinds` (an imperative verb
+first, "only when", descriptive openers). These are the markers a reader of Chinese,
+Japanese, Korean, Spanish, German, French, Portuguese or Russian relies on: a request form
+(请, してください, 하세요,
 imperative endings), a hard modal (必须, 必ず, 반드시, debe, muss, doit, deve, должен), a
 prohibition (禁止, 不要, しない, 금지, nunca, niemals, jamais, nunca, никогда), a soft modal
 (应该, べき, 해야, debería, sollte, devrait, deveria, следует) and a preference (优先, 推奨,
