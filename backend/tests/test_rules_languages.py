@@ -5,7 +5,11 @@ alone (descriptions in those languages, English lines that only look like them).
 round: a second-person imperative before an article and an instruction after a short label
 ("Analizar: Investiga el problema"), a workflow heading in other languages, a checklist as
 one rule, a heading that asks why, Korean nouns that instruct, and the kinds a recommending
-or coding-standards heading, a tool named for a task and "if possible" give.
+or coding-standards heading, a tool named for a task and "if possible" give. The sixth
+round: headings that name rules in Italian and the words the other languages lacked
+(constraints, standards, defaults), a bold "Label: value" setting as a convention, a
+negation without a verb as a prohibition, an imperative after a when-clause, more
+imperatives, English verbs the list lacked, and advice to the human who uses the assistant.
 
 Every cue has a case it must catch and a case it must leave alone. Every fixture is
 written here; none is copied from a third-party file.
@@ -313,3 +317,200 @@ def test_the_kind_a_heading_or_a_phrase_gives(text: str, heading: str, kind: str
 )
 def test_the_kind_of_a_rule_in_chinese_or_japanese(text: str, heading: str, kind: str) -> None:
     assert classify(text, [heading]) is MemoruleKind(kind)
+
+
+# -- the sixth round ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("heading", "rules"),
+    [
+        # headings that name rules in Italian, the other languages' missing words, and
+        # settings to use by default: their entries are rules
+        ("Regole", 2),
+        ("Vincoli del progetto", 2),
+        ("Linee guida", 2),
+        ("Impostazioni predefinite", 2),
+        ("Estándares técnicos", 2),
+        ("Contraintes", 2),
+        ("Constraints", 2),
+        ("开发约束", 2),
+        ("Principi", 2),
+        ("Cosa fare", 2),
+        ("Cosa non fare", 2),
+        ("Qué no hacer", 2),
+        # a heading that describes keeps its entries descriptive
+        ("Architettura", 0),
+        ("Panoramica del progetto", 0),
+    ],
+)
+def test_a_heading_that_names_rules_in_more_languages(
+    tmp_path: Path, heading: str, rules: int
+) -> None:
+    entries = "- Moduli piccoli e indipendenti\n- Tipi espliciti ovunque\n"
+    parsed = parse(tmp_path, f"## {heading}\n\n{entries}")
+    assert len(rule_texts(parsed)) == rules
+
+
+def test_a_bold_setting_under_a_rule_heading_is_a_convention(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Impostazioni predefinite\n\n"
+        "- **Lingua:** Italiano\n"
+        "- **Framework**: FastAPI\n"
+        "- **Formato date**: ISO 8601\n",
+    )
+    kinds = [u.kind for u in parsed.units if u.kind is not None]
+    assert kinds == [MemoruleKind.CONVENTION] * 3
+
+
+def test_a_setting_that_describes_or_that_a_heading_forbids_is_no_convention(
+    tmp_path: Path,
+) -> None:
+    described = parse(
+        tmp_path,
+        "## Architettura\n\n- **Backend:** FastAPI\n- **Frontend:** React\n- **DB:** Postgres\n",
+    )
+    assert rule_texts(described) == []
+    # under a heading that says what to do with them the values are its objects
+    assert classify("**Librerie:** Moment.js", ["Evita queste librerie"]) is not (
+        MemoruleKind.CONVENTION
+    )
+    # a value that is no name ("conciso e diretto") says how to behave, not what to use
+    assert classify("**Tono:** conciso e diretto", ["Regole"]) is MemoruleKind.BEHAVIORAL_RULE
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("Pas de dépendances nouvelles sans accord", True),
+        ("Aucune clé d'API en dur", True),
+        ("Nessun commento superfluo nel codice", True),
+        ("Niente `print` nei moduli di libreria", True),
+        ("Sin punto y coma al final de la línea", True),
+        ("Nada de `console.log` en producción", True),
+        ("Sem `any` no código novo", True),
+        ("No inline styles", True),
+        ("Sin embargo, el equipo usa Docker", False),  # "however"
+        ("No longer supported after v2", False),
+        ("No offline mode yet", False),  # not there yet: a description
+        ("Nessun file è ancora pronto", False),
+        ("No. 1 priority is stability", False),
+    ],
+)
+def test_a_negation_without_a_verb(text: str, hit: bool) -> None:
+    assert grammar.verbless_negation(text) is hit
+
+
+def test_a_list_entry_that_negates_without_a_verb_is_a_prohibition(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Note\n\n"
+        "- Pas de fonctionnalités non demandées\n\n"
+        "## Architecture\n\n"
+        "- Pas de cache côté serveur\n",
+    )
+    assert rule_texts(parsed) == ["Pas de fonctionnalités non demandées"]
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        # an imperative right after a clause that says when, also one with a parenthesis
+        ("Al final de cada plan, lista las preguntas abiertas", True),
+        ("Quando appare un avviso in inglese, traduci il testo", True),
+        ("Prima di ogni commit (codice, documenti), spiega cosa cambia", True),
+        ("Cuando falla la red, aparece un aviso en pantalla", False),  # what happens
+        ("Quando il server parte, viene mostrato un log", False),
+        # an Italian infinitive with its small words; a Spanish "-ar"/"-ir" one with one
+        ("Usare nomi brevi per le variabili", True),
+        ("Registrar cada cambio en `CHANGELOG.md`.", True),
+        ("Sidebar en la parte izquierda", False),  # an English noun in "-ar"
+        ("Controller updates en masse", False),  # "-er" with one small word: English
+    ],
+)
+def test_an_instruction_by_grammar_sixth_round(text: str, hit: bool) -> None:
+    assert grammar.instruction(text) is hit
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("Rispondi in modo conciso", True),
+        ("Spiega ogni scelta non ovvia", True),
+        ("Haz commits pequeños y frecuentes", True),
+        ("Lista de archivos generados por el build", False),  # "lista", a noun
+        ("Muestra de datos para las pruebas", False),
+    ],
+)
+def test_more_spanish_and_italian_imperatives(text: str, hit: bool) -> None:
+    assert (cues.IMPERATIVE.search(text) is not None) is hit
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # English verbs the list did not know
+        ("Refer to `PLAN.md` for the current objectives.", MemoruleKind.BEHAVIORAL_RULE),
+        ("Clarify the scope before you start.", MemoruleKind.BEHAVIORAL_RULE),
+        ("Refers to the plan file.", None),
+        # an adverb before the verb, a verb after a clause of several commas
+        (
+            "If the scope is unclear, explicitly ask which files to change.",
+            MemoruleKind.BEHAVIORAL_RULE,
+        ),
+        (
+            "When a task is done, and the tests pass, clear the plan file.",
+            MemoruleKind.BEHAVIORAL_RULE,
+        ),
+        ("Early returns keep functions flat.", None),
+        # advice to the human who uses the assistant, not to the agent
+        ("Si usas GitHub Copilot Chat, escribe tus preguntas en español", None),
+        ("If you use Claude in the terminal, paste the logs", None),
+        ("Si el usuario pide una explicación, responde en español", MemoruleKind.BEHAVIORAL_RULE),
+    ],
+)
+def test_what_an_english_verb_or_the_reader_gives(text: str, kind: MemoruleKind | None) -> None:
+    assert guess_kind(text, "Notes") is kind
+
+
+def test_a_hard_or_avoiding_heading_in_chinese_and_a_bracket_label(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 执行策略（硬性）\n\n"
+        "- 先小后大：先在单个模块上验证\n\n"
+        "## 坏味道（必须避免）\n\n"
+        "【重要】\n\n"
+        "1. 冗余：同一段逻辑出现在多处\n"
+        "2. 晦涩：命名看不出意图\n\n"
+        "## 项目结构\n\n"
+        "- 模块：按功能划分\n",
+    )
+    rules = [u for u in parsed.units if u.kind is not None]
+    assert [u.text.split("\n")[-1] for u in rules] == [
+        "先小后大：先在单个模块上验证",
+        "冗余：同一段逻辑出现在多处",
+        "晦涩：命名看不出意图",
+    ]
+    # code smells name what not to write: corrections
+    assert [u.kind for u in rules[1:]] == [MemoruleKind.CORRECTION] * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("单个源文件 ≤ 300 行", MemoruleKind.CONVENTION),  # a size limit: layout
+        ("Functions <= 40 lines", MemoruleKind.CONVENTION),
+        ("单个源文件超过 300 行时拆分", MemoruleKind.BEHAVIORAL_RULE),
+    ],
+)
+def test_a_size_limit_is_a_convention(text: str, kind: MemoruleKind) -> None:
+    assert classify(text, ["规则"]) is kind
+
+
+def test_a_parenthesis_qualifies_a_heading_it_does_not_name_it(tmp_path: Path) -> None:
+    entries = "1. Le moteur tourne en local, sans service externe.\n2. Tenir un journal.\n"
+    qualified = parse(tmp_path, f"## Règles de travail (contexte : tout le dépôt)\n\n{entries}")
+    assert len(rule_texts(qualified)) == 2
+    described = parse(tmp_path, f"## Contexte du dépôt (moteur)\n\n{entries}")
+    assert rule_texts(described) == ["Tenir un journal."]

@@ -2,9 +2,10 @@
 major languages rule files are written in, and the words of headings that name rules,
 prohibitions, descriptions, examples and procedures.
 
-English has its own, finer cues in :mod:`.kinds` (an imperative verb first, "only when",
-descriptive openers). These are the markers a reader of Chinese, Japanese, Korean, Spanish,
-German, French, Portuguese or Russian relies on: a request form (请, してください, 하세요,
+English has its own, finer cues in :mod:`.english` and :mod:`.kinds` (an imperative verb
+first, "only when", descriptive openers). These are the markers a reader of Chinese,
+Japanese, Korean, Spanish, German, French, Portuguese or Russian relies on: a request form
+(请, してください, 하세요,
 imperative endings), a hard modal (必须, 必ず, 반드시, debe, muss, doit, deve, должен), a
 prohibition (禁止, 不要, しない, 금지, nunca, niemals, jamais, nunca, никогда), a soft modal
 (应该, べき, 해야, debería, sollte, devrait, deveria, следует) and a preference (优先, 推奨,
@@ -77,6 +78,8 @@ IMPERATIVE: Final = re.compile(
     r"|^(?:usa|use|utiliza|utilice|usar|utilizar|mantén|mantener|escribe|escriba|escrever"
     r"|agrega|añade|incluye|indica|resume|actualiza|responde|explica|realiza|sigue|seguir"
     r"|pregunta|justifica|reutiliza|verifica|revisa|ejecuta|crea|documenta|comenta"
+    r"|haz|pon|elimina|borra|lee|define|separa|aplica|instala|traduce|sugiere|propón|limita"
+    r"|valida|comprueba|prioriza|asegura|guarda"
     r"|nutze|verwende|halte|ergänze|schreibe|prüfe|dokumentiere|teste|beachte|stelle|führe"
     r"|utiliser|utilise|utilisez|écrire|écris|lire|lis|ajouter|ajoute|indiquer|indique"
     r"|proposer|regrouper|préserver|limiter|répondre|maintenir|tenir|vérifier|commenter"
@@ -85,6 +88,9 @@ IMPERATIVE: Final = re.compile(
     r"|descreva|resuma|indique|sugira|crie|leia|faça|altere|rode|explique|remova|atualize"
     r"|respeite|utilize|confirme|pergunte|informe|revise|instale|consulte|aplique|valide"
     r"|usa|utilizza|mantieni|scrivi|esegui|evita|aggiungi|aggiorna|controlla|segui|leggi"
+    r"|spiega|traduci|fornisci|rispondi|mostra|chiedi|elenca|descrivi|includi|preferisci"
+    r"|proponi|suggerisci|dividi|rimuovi|evidenzia|applica|imposta|definisci|riassumi"
+    r"|riutilizza|ricorda|conferma|sii|fai|metti|usare|utilizzare|evitare|preferire"
     r"|используй|используйте|запускай|запускайте|указывай|выполняй|выполняйте|пиши"
     r"|пишите|проверяй|соблюдать|соблюдай|не)\b"
     r"|^(?:не\s+)?[а-яё]{3,}(?:ать|ять|ить|еть|уть)(?:ся)?(?![а-яё])",  # "Запускать перед …"
@@ -93,14 +99,28 @@ IMPERATIVE: Final = re.compile(
 # Headings: sections of rules, of prohibitions, of descriptions, of examples, of steps.
 RULE_HEADING: Final = re.compile(
     r"规则|规范|要求|指南|约定|原则|标准|注意|守则|规约"
-    r"|ルール|規約|規則|指針|方針|推奨|注意|ガイドライン|基本設定|遵守|原則|命令"
-    r"|규칙|지침|원칙|규약|주의|가이드|컨벤션"
+    r"|约束|准则|偏好|默认设置|硬性"
+    r"|ルール|規約|規則|指針|方針|推奨|注意|ガイドライン|基本設定|遵守|原則|命令|制約"
+    r"|규칙|지침|원칙|규약|주의|가이드|컨벤션|제약|규정"
     r"|\b(?:reglas|normas|convenciones|directrices|requisitos|estilo|calidad|seguridad"
+    r"|pautas|lineamientos|restricciones|est[áa]ndares|buenas\s+pr[áa]cticas|preferencias"
     r"|regeln|richtlinien|konventionen|grundprinzipien|vorgaben|präzision|erlaubt|allowed"
+    r"|einschränkungen|vorschriften|standards|präferenzen"
     r"|permitted|autorisé|permitido|允许|許可|허용|разрешено"
-    r"|règles|conventions|consignes|directives|exigences|instructions"
-    r"|regras|convenções|diretrizes|requisitos|padrões|estilo"
-    r"|правила|соглашения|требования|стандарты|запреты|принципы)\b",
+    r"|règles|conventions|consignes|directives|exigences|instructions|normes|contraintes"
+    r"|bonnes\s+pratiques|préférences"
+    r"|regras|convenções|diretrizes|requisitos|padrões|estilo|restrições|boas\s+práticas"
+    r"|preferências"
+    # Italian
+    r"|regole|regola|norme|linee\s+guida|convenzioni|direttive|requisiti|vincoli|istruzioni"
+    r"|buone\s+pratiche|preferenze|stile"
+    # principles, and what to do, in the other languages
+    r"|principios|princípios|principes|principi|prinzipien"
+    r"|cosa\s+fare|qué\s+hacer|à\s+faire|o\s+que\s+fazer"
+    # settings the agent is to use by default ("Default settings", "Parametri di default",
+    # "Valores por defecto"): its "Label: value" entries are conventions
+    r"|defaults?|predefinit[ei]|por\s+defecto|par\s+défaut|por\s+padrão"
+    r"|правила|соглашения|требования|стандарты|запреты|принципы|ограничения)\b",
     re.IGNORECASE,
 )
 # A heading that names conventions or a style ("Code style", "Code-Stil", "코딩 규칙"): its
@@ -123,9 +143,11 @@ RECOMMEND_HEADING: Final = re.compile(
 NEGATING_HEADING: Final = re.compile(
     r"\b(?:do not|don'?ts?|never|avoid|what to avoid|anti-?patterns?|forbidden|prohibited"
     r"|not allowed|restrictions|when not to|must not|pitfalls)\b"
-    r"|禁止|不要|不得|してはいけない|しないこと|禁止事項|금지|하지 말|"
+    r"|禁止|不要|不得|避免|してはいけない|しないこと|禁止事項|避ける|금지|하지 말|피해야|"
     r"\b(?:verboten|nicht erlaubt|interdit|à éviter|ne pas|prohibido|evitar|no hacer"
-    r"|proibido|evite|não faça)\b|(?<![а-яё])(?:запреты|запрещено|нельзя|не делай)(?![а-яё])",
+    r"|proibido|evite|não faça|cosa\s+non\s+fare|qué\s+no\s+hacer|o\s+que\s+não\s+fazer"
+    r"|da\s+evitare|evitare|vietato|non\s+fare)\b"
+    r"|(?<![а-яё])(?:запреты|запрещено|нельзя|не делай)(?![а-яё])",
     re.IGNORECASE,
 )
 DESCRIPTIVE_HEADING: Final = re.compile(
@@ -177,6 +199,15 @@ ABOUT_FILE: Final = re.compile(
 PERSONA: Final = re.compile(
     r"^\W*(?:你是|您是|(?:you are|you're) an?\b|du bist eine?\b|(?:tú )?eres una?\b"
     r"|tu es une?\b|vous êtes une?\b|você é uma?\b|sei una?\b)",
+    re.IGNORECASE,
+)
+
+
+# A sentence to the human who uses the assistant ("If you use Copilot Chat, ask in
+# Spanish", "Si usas GitHub Copilot, …"): advice to the reader, not to the agent.
+TO_THE_USER: Final = re.compile(
+    r"\b(?:you\s+use|usas|utilizas|usi|utilizzi|utilisez|utilises|nutzt|verwendest|você\s+usa)"
+    r"\s+(?:github\s+)?(?:copilot|claude|cursor|chatgpt|gemini|windsurf|cline|codex)\b",
     re.IGNORECASE,
 )
 

@@ -17,7 +17,8 @@ from uuid import UUID
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.domain.validation import MEMORULE_BODY_MIN as BODY_MIN
 from prism_memory.formats.rules_io.blocks import Line, Node, comment_lines
-from prism_memory.formats.rules_io.kinds import classify, negating, rule_likeness
+from prism_memory.formats.rules_io.headings import negating
+from prism_memory.formats.rules_io.kinds import classify, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Location, Marker, Unit
 
 _SCOPE_TITLE: Final = re.compile(r"^(?:Global|Organisation|Project|Persona) rules\b")

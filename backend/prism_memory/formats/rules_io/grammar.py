@@ -14,10 +14,18 @@ instruction in German, Spanish, Portuguese, French, Italian and Chinese.
 - "X en lugar de Y" / "statt" / "au lieu de" / "em vez de" / "invece di" states which way
   is the project's, as "X over Y" does in English: a convention ("plutôt que", rather than,
   weighs one against the other: a preference, see :mod:`.cues`).
+- After a Spanish, Portuguese or Italian clause that says when (a parenthesis in it may
+  hold commas), the main clause opens with its verb: a word ending like a second-person
+  imperative there is one ("Al final de cada plan, lista …", "Quando …, traduci …").
+- A list entry that opens with a negation and no verb is a prohibition: "Pas de …",
+  "Aucun …", "Nessun …", "Niente …", "Sin …", "Nada de …", "Sem …", "No …"
+  (:func:`verbless_negation`).
 
 A word is read as an infinitive or imperative only with the language's own small words
 around it (articles, prepositions), so an English line ("Docker runs the stack", "Other
-files …") is never read as Spanish or French. Every pattern is linear in its text.
+files …") is never read as Spanish or French; a Spanish or Portuguese "-ar"/"-ir" word,
+which English rarely ends a word with (the few nouns that do are listed), needs only one.
+Every pattern is linear in its text.
 """
 
 from __future__ import annotations
@@ -48,7 +56,8 @@ _FRENCH: Final = re.compile(
     re.IGNORECASE,
 )
 _ITALIAN: Final = re.compile(
-    r"\b(?:il|lo|gli|della|delle|degli|dei|con|che|non|una|nel|nella|sempre|mai|di)\b",
+    r"\b(?:il|lo|gli|della|delle|degli|dei|con|che|non|una|nel|nella|sempre|mai|di|per|le|la"
+    r"|un|del|al|ai|alla|da|dal|sul|sulla|ogni|questo|questa|solo|anche|più|tra|fra|ed)\b",
     re.IGNORECASE,
 )
 
@@ -57,7 +66,7 @@ _NUMBER: Final = re.compile(r"^\d{1,3}[.)]\s+")
 _CLAUSE: Final = re.compile(
     r"^(?:antes\s+de|después\s+de|al|cuando|si|mientras|avant\s+de|après|quand|lorsque"
     r"|pour|depois\s+de|após|quando|se|ao|bevor|nachdem|wenn|falls|sobald|bei|vor|nach"
-    r"|prima\s+di|dopo)\b[^,.;:!?\n]{1,90},\s*",
+    r"|prima\s+di|dopo)\b(?:[^,.;:!?\n()]|\([^()\n]{0,60}\)){1,90},\s*",
     re.IGNORECASE,
 )
 _ZH_WHEN: Final = re.compile(
@@ -119,6 +128,14 @@ _ROMANCE_NOT_VERB: Final = frozenset(
     whether later rather ever however whenever wherever order number layer better clear
     year per her their our your for or are were where there here more before core store
     future feature structure architecture software hardware share care sure compare
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+_ENGLISH_AR: Final = frozenset(
+    """
+    calendar grammar sugar dollar solar cellular modular tabular scalar radar sidebar
+    toolbar navbar avatar webinar seminar pillar polar circular linear nuclear familiar
+    peculiar singular lunar vinegar collar cedar guitar star car bar war far sir stir affair
+    repair despair chair hair pair air fair stair
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 _FIRST_WORD: Final = re.compile(rf"^(?:(?:no|não|ne\s+pas|ne\s+jamais|non)\s+)?([{_L}]+)(\s*:?)")
@@ -205,10 +222,40 @@ def _spoken(context: re.Pattern[str], text: str, after: str = "") -> bool:
 
 def _second_person(text: str) -> bool:
     found = _IMPERATIVE_BEFORE.match(text)
-    if found is None or found.group(1).lower() in _NOT_IMPERATIVE:
+    if found is None or found.group(1).lower() in _NOT_IMPERATIVE | _HAPPENS:
         return False
     after = text[len(found.group(1)) :].lstrip()
     return _spoken(_IBERIAN, text, after) or _spoken(_ITALIAN, text, after)
+
+
+# After a Spanish, Portuguese or Italian clause that says when, the main clause opens with
+# its verb ("Al final de cada plan, lista las preguntas", "Quando …, traduci …"): a word
+# ending like a second-person imperative there is one, unless it is a determiner or one of
+# the verbs that describe what happens ("Cuando falla, aparece un aviso").
+_ROMANCE_WHEN: Final = re.compile(
+    r"^(?:antes\s+de|después\s+de|al|cuando|si|mientras|depois\s+de|após|quando|se|ao"
+    r"|prima\s+di|dopo)\b",
+    re.IGNORECASE,
+)
+_VERB_AFTER_WHEN: Final = re.compile(rf"^([{_L}]{{3,}}[aei])\b")
+_HAPPENS: Final = frozenset(
+    """
+    viene vengono tiene tienen puede pueden pode podem existe existen parece sembra rimane
+    queda fica aparece appare esiste resulta risulta sucede succede ocurre accade
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+
+
+def _after_when(text: str) -> bool:
+    """An imperative right after a Spanish, Portuguese or Italian clause that says when."""
+    line = _LABEL.sub("", _NUMBER.sub("", text.strip(), count=1), count=1)
+    clause = _CLAUSE.match(line)
+    if clause is None or not _ROMANCE_WHEN.match(line):
+        return False
+    verb = _VERB_AFTER_WHEN.match(line[clause.end() :].lower())
+    if verb is None or verb[1] in _NOT_IMPERATIVE or verb[1] in _HAPPENS:
+        return False
+    return _spoken(_IBERIAN, line) or _spoken(_ITALIAN, line)
 
 
 def _romance_instruction(text: str) -> bool:
@@ -217,18 +264,49 @@ def _romance_instruction(text: str) -> bool:
     first = _FIRST_WORD.match(text.lower())
     if first is None or first.group(2).strip() == ":" or first.group(1) in _ROMANCE_NOT_VERB:
         return False
+    if first.group(1) in _ENGLISH_AR:  # "Sidebar en la parte …": a noun
+        return False
     word, after = first.group(1), text[first.end() :].lstrip()
+    # an "-ar"/"-ir" word is no English one ("Controller … en masse" ends in "-er"): one
+    # Spanish or Portuguese small word beside it is enough ("Documentar todo en …")
+    iberian = bool(_IBERIAN_INFINITIVE.match(word))
     return bool(
-        (_IBERIAN_INFINITIVE.match(word) and _spoken(_IBERIAN, text, after))
+        (iberian and _spoken(_IBERIAN, text, after))
+        or (iberian and not word.endswith("er") and len(_IBERIAN.findall(text)) == 1)
         or (_FRENCH_INFINITIVE.match(word) and _spoken(_FRENCH, text, after))
         or (_ITALIAN_INFINITIVE.match(word) and _spoken(_ITALIAN, text, after))
     )
 
 
+# A list entry that opens with a negation and no verb ("Pas de dépendances nouvelles",
+# "Nessun commento superfluo", "Sin punto y coma", "Sem `any`", "No inline styles"): what
+# must not be there. "Sin embargo" (however), "no longer", "no one" and an entry that says
+# something is not there yet ("No offline mode yet") are not.
+_VERBLESS_NO: Final = re.compile(
+    r"^(?:pas\s+(?:de\s|d['’])|aucune?\s|nessun[oa]?\s|nessun['’]|niente\s|nada\s+de\s"
+    r"|ningún\s|ninguna\s|sin\s(?!embargo\b)|sem\s|nenhuma?\s"
+    r"|no\s(?!longer\b|one\b|matter\b|need\b|more\b|doubt\b|problem\b|later\b|less\b"
+    r"|sooner\b|further\b|sé\b|es\b|está\b|hay\b|se\b|lo\b|la\b|le\b|[\d.,:;!?)]))",
+    re.IGNORECASE,
+)
+_NOT_YET: Final = re.compile(
+    r"\b(?:yet|planned|todavía|aún|ancora|encore|ainda|noch|pour l'instant|por ahora|per ora)\b",
+    re.IGNORECASE,
+)
+
+
+def verbless_negation(text: str) -> bool:
+    """``text`` (a list entry) opens with a negation and a noun, no verb: a prohibition
+    ("Pas de …", "Aucun …", "Nessun …", "Niente …", "Sin …", "Nada de …", "Sem …",
+    "No …")."""
+    main = _LABEL.sub("", _NUMBER.sub("", text.strip(), count=1), count=1)
+    return bool(_VERBLESS_NO.match(main)) and not _NOT_YET.search(main)
+
+
 def instruction(text: str) -> bool:
     """``text`` (a rule's opening, without its label) opens with an instruction in one of
     the languages above, after an optional clause that says when."""
-    if _ZH_WHEN.match(text.strip()):
+    if _ZH_WHEN.match(text.strip()) or _after_when(text):
         return True
     main = _main_clause(text)
     if not main or main == text.strip():

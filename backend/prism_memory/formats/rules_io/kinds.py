@@ -1,12 +1,16 @@
 """Is a piece of a rule file a rule, and which kind: a deterministic classifier (no model).
 
 Evidence, not one keyword. :func:`evidence` reads a text's mood and cues — an imperative
-verb first (after "When X, …", "Then", "Label:"), hard modals (always, never, must, do not,
-only, required), soft ones (should, ensure, avoid), preference words (prefer, ideally,
-where possible), convention cues (naming, layout, formatting, the tool or command used),
-correction cues (deprecated, anti-pattern, pitfall) and descriptive openers ("This file…",
-"The X is…", "See …"); the heading path adds what the author's headings say ("Code style",
-"Anti-patterns", "Overview") and the file's dialect a small prior.
+verb first (after "When X, …", "Then", "Label:"; :mod:`.english`), hard modals (always,
+never, must, do not, only, required), soft ones (should, ensure, avoid), preference words
+(prefer, ideally, where possible), convention cues (naming, layout, formatting, the tool or
+command used), correction cues (deprecated, anti-pattern, pitfall) and descriptive openers
+("This file…", "The X is…", "See …"); the heading path adds what the author's headings say
+("Code style", "Anti-patterns", "Overview"; :mod:`.headings`) and the file's dialect a small
+prior. A list entry that opens with a negation and no verb ("No inline styles", "Pas de …")
+is a prohibition unless a heading above it describes; a bold "**Label:** value" entry whose
+value names what to use ("**Lingua:** Italiano", "**Framework**: FastAPI") is a convention
+(:func:`setting`).
 
 - :func:`rule_likeness` turns that into a score in [0, 1]; 0.5 and up reads as a rule.
   It is public so that ranking can reuse it as a prior.
@@ -20,11 +24,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.formats.rules_io import cues, grammar
+from prism_memory.formats.rules_io.english import ACTIONS, IMPERATIVE, LABEL, lead_word
+from prism_memory.formats.rules_io.headings import (
+    correcting,
+    describes,
+    kind_of_heading,
+    names_rules,
+    negating,
+)
 
 RULE_THRESHOLD: Final = 0.5
 
@@ -84,6 +96,8 @@ _USE_TOOL: Final = re.compile(
     r"(?:\s+\([^()\n]{1,30}\))?(?:\*\*|`)?\s+(?:for|to|as|\()",
     re.I,
 )
+# A size limit ("文件 ≤ 260 行", "functions <= 50 lines"): how things are laid out.
+_LIMIT: Final = re.compile(r"(?:≤|⩽|<=)\s*\d")
 _COMPARATIVE: Final = re.compile(r"^[a-z][\w`'\" ./-]{2,60}\s+over\s+\S", re.IGNORECASE)
 _DESCRIPTIVE: Final = re.compile(
     r"^(?:(?:this|these) (?:file|document|repo|repository|project|directory|folder|section"
@@ -102,65 +116,8 @@ _STATEMENT: Final = re.compile(
     r"|o|os|as|um|uma)\s",
     re.IGNORECASE,
 )
-_LABEL: Final = re.compile(r"^[\w /&().'-]{1,48}:\s+")
+_BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
-_CLAUSE: Final = re.compile(
-    r"^(?:when|whenever|if|before|after|once|while|during|unless|for|in|on|at|to)\b[^,.;:]{1,90},\s*",
-    re.IGNORECASE,
-)
-# An instruction led by one of these is an action to take, even when it mentions a style
-# ("Run `make format` before committing" is a step, not a formatting convention).
-_ACTIONS: Final = frozenset(
-    {"follow", "read", "consult", "run", "execute", "push", "call", "check", "confirm"}
-)
-_FILLER: Final = frozenset(
-    {"then", "also", "and", "finally", "next", "first", "please", "but", "so"}
-)
-_IMPERATIVE: Final = frozenset(
-    """
-    add aim annotate apply ask attach author avoid await batch be benchmark build bump cache
-    call cap catch cd check choose cite clean clone close collapse comment commit confirm
-    configure consult copy create declare default define delete deploy describe disable do
-    document don't double-check emit enable encode enforce ensure escalate escape execute
-    explain export expose extend extract familiarize favor favour fetch find fix focus follow
-    format generate get give go grep group guard handle hash hide implement import include
-    inject inline install invoke isolate keep leave let limit lint list load localize
-    localise lock log look make mark match measure mention merge migrate minimize minimise
-    mirror mock move name never note open optimize parse pass patch pick pin place plan
-    prefer prefix preserve prevent print prioritize profile prompt provide publish pull push
-    quote
-    put raise read rebase refactor reference refresh regenerate register release reload
-    remove rename render replace reply report reproduce require respect respond retry return
-    reuse review run sanitize save search select send separate serialize set show sign skip
-    sort split squash start stay stick stop store strive structure stub summarize support
-    surround tag target tell test think throw track treat try type update upgrade use
-    validate verify warn watch wrap write
-    """.split()  # noqa: SIM905 - a word list reads better as words
-)
-_KIND_HEADINGS: Final[dict[str, MemoruleKind]] = {
-    "behavioral rules": MemoruleKind.BEHAVIORAL_RULE,
-    "behavioural rules": MemoruleKind.BEHAVIORAL_RULE,
-    "conventions": MemoruleKind.CONVENTION,
-    "preferences": MemoruleKind.PREFERENCE,
-    "corrections": MemoruleKind.CORRECTION,
-    "feedback": MemoruleKind.FEEDBACK,
-}
-_CORRECTION_HEADING: Final = re.compile(
-    r"\b(?:anti-?patterns?|common (?:mistakes|errors|issues)|mistakes|gotchas|pitfalls"
-    r"|corrections|don'?ts)\b",
-    re.IGNORECASE,
-)
-_RULE_HEADING: Final = re.compile(
-    r"\b(?:rules?|guidelines?|instructions?|requirements?|standards?|conventions?|style"
-    r"|practices|workflow|checklist|criteria|principles|do not|must|policy|naming)\b",
-    re.IGNORECASE,
-)
-_DESCRIPTIVE_HEADING: Final = re.compile(
-    r"\b(?:overview|architecture|structure|about|what is|purpose|background|introduction"
-    r"|references?|database|key (?:files|classes|components)|glossary|scope|design"
-    r"|how it works|project map|examples?|future|roadmap|planned|upcoming)\b",
-    re.IGNORECASE,
-)
 _DIRECTIVE_LEAD: Final = re.compile(
     r"\b(?:must|should|need(?:s)? to|require[sd]?|always|never|rules?|done when|complete when"
     r"|ready when|checklist|criteria|minimum|maximum|thresholds?|follow|ensure|you should)\b",
@@ -205,27 +162,6 @@ def prose(text: str) -> str:
     return " ".join(" ".join(lines).replace("**", "").split())
 
 
-def _lead_word(text: str) -> str:
-    """The first word of the instruction: after a label, a leading clause and fillers."""
-    rest = re.sub(r"^[^\w`\"'(\[]+", "", text)
-    label = _LABEL.match(rest)
-    if label and not _CLAUSE.match(rest):
-        words = re.findall(r"[A-Za-z][A-Za-z'-]*", label.group())
-        if not words or words[0].lower() not in _IMPERATIVE:  # "Testing: run…", not "Run X:"
-            rest = rest[label.end() :]
-    conditional = _CLAUSE.match(rest) is not None
-    rest = _CLAUSE.sub("", rest, count=1)
-    words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[:80])
-    while words and words[0].lower() in _FILLER:
-        words.pop(0)
-    lead = words[0].lower() if words else ""
-    if conditional and lead not in _IMPERATIVE:  # "If you add X, Y or Z, clean up…"
-        for found in re.finditer(r",\s*([A-Za-z][A-Za-z'-]*)", rest[:200]):
-            if found[1].lower() in _IMPERATIVE:
-                return found[1].lower()
-    return lead
-
-
 def _commandish(span: str) -> bool:
     inner = span.strip("`")
     script = re.search(r"(?:^|/)[\w.-]+\.(?:sh|bat|ps1|cmd|py)$", inner)
@@ -248,14 +184,49 @@ def _labelled_command(text: str) -> bool:
     return commandish and len(words) <= 3
 
 
+# A setting: "Lingua: Italiano", "**Framework**: FastAPI", "Tone: concise, direct" — a
+# short label and a value with no verb of its own (see :func:`setting`).
+_SETTING: Final = re.compile(
+    r"^(?P<label>[^\W\d][\w./&()+-]*(?: [\w./&()+-]+){0,3}):\s+(?P<value>[^\n]{1,80})$"
+)
+_SETTING_WORDS: Final = 6
+# The words of a value that names a thing: a name (capitalised), a number, code, a path,
+# or a word that joins names ("React, Vite y Tailwind").
+_NAMING: Final = re.compile(
+    r"^(?:[`(\[\"']*[A-ZÀ-Ý0-9@.`]|[a-z][\w-]*[./][\w./-]*|(?:and|or|y|e|o|et|ou|und|oder|&|\+|/|-|—|–)$)"
+)
+_BOLD_LABEL: Final = re.compile(
+    r"^(?:[-*+]\s+|\d{1,3}[.)]\s+)?\*\*[^*\n]{1,40}?(?:\*\*\s*[:：]|[:：]\s*\*\*)"
+)
+# Chinese, Japanese and Korean state an instruction with a noun ("…만 사용"): their own
+# cues read them, not this one.
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def setting(text: str) -> bool:
+    """``text`` is one "Label: value" line whose value (a few words) names what to use, not
+    what to do ("Lingua: Italiano", "Framework: FastAPI", "Tone: concise, direct"): a
+    convention."""
+    if "\n" in text.strip() or not _BOLD_LABEL.match(text.strip()):
+        return False
+    found = _SETTING.match(prose(text))
+    if found is None or _CJK.search(found["value"]):
+        return False
+    words = found["value"].rstrip(". ").split()
+    if len(words) > _SETTING_WORDS or not all(_NAMING.match(w) for w in words):
+        return False
+    value = evidence(found["value"])
+    return not (value.imperative or value.grammatical or value.hard or value.soft)
+
+
 def evidence(text: str) -> Evidence:
     """The cues of a text (its first sentence weighs most for mood)."""
     flat = prose(text)
     bare = _CODE.sub("code", flat)
-    lead = _lead_word(flat)
-    opening = re.sub(r"^[^\w`]+", "", _LABEL.sub("", bare, count=1))
+    lead = lead_word(flat)
+    opening = re.sub(r"^[^\w`]+", "", LABEL.sub("", bare, count=1))
     return Evidence(
-        imperative=lead in _IMPERATIVE
+        imperative=lead in IMPERATIVE
         or bool(cues.IMPERATIVE.search(opening) or cues.IMPERATIVE.search(bare)),
         grammatical=grammar.instruction(opening),
         hard=bool(_HARD.search(bare) or cues.HARD.search(bare)) or grammar.prohibition(bare),
@@ -268,22 +239,23 @@ def evidence(text: str) -> Evidence:
             or _TOOL_STATEMENT.match(flat)
             or _USE_TOOL.match(flat)
             or _labelled_command(flat)
-            or (_COMPARATIVE.match(bare) and lead not in _IMPERATIVE)
+            or (_COMPARATIVE.match(bare) and lead not in IMPERATIVE)
             or grammar.INSTEAD.search(bare)
+            or _LIMIT.search(flat)
         ),
         labelled=_labelled_command(flat),
         descriptive=bool(
             _DESCRIPTIVE.match(re.sub(r"^[^\w`]+", "", flat)) or cues.who_or_what_file(flat)
         ),
         question=flat.rstrip().endswith("?"),
-        follow=lead in _ACTIONS,
+        follow=lead in ACTIONS,
     )
 
 
 def _later_imperative(text: str) -> bool:
     """A sentence after the first that starts with an imperative verb."""
     sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`*])", prose(text))
-    return any(_lead_word(s) in _IMPERATIVE for s in sentences[1:])
+    return any(lead_word(s) in IMPERATIVE for s in sentences[1:])
 
 
 def rule_likeness(
@@ -306,8 +278,15 @@ def rule_likeness(
         among_rules: most of the other entries of its list read as rules.
     """
     ev = evidence(text)
+    heading = headings[-1] if headings else ""
+    if list_entry and grammar.verbless_negation(prose(text)) and not describes(heading):
+        ev = replace(ev, hard=True)  # "Pas de …", "Nessun …", "No inline styles"
     if not prose(text) or ev.question or cues.placeholder(text) or cues.links_only(text):
         return 0.0  # a question, an unfilled template, a reading list: no instruction
+    if cues.TO_THE_USER.search(prose(text)):
+        return 0.0  # "If you use Copilot Chat, …": advice to the human, not the agent
+    if _BRACKET_LABEL.match(prose(text)):
+        return 0.0  # "【非常重要】", "[IMPORTANT]": a label over what follows
     if cues.vocabulary(text) and not ev.hard:
         return 0.0  # "Types: `feat`, `fix`": the values, not a rule
     score = 0.2
@@ -318,23 +297,22 @@ def rule_likeness(
     score += 0.35 if ev.convention else 0.0
     score += 0.35 if ev.correction or ev.feedback else 0.0
     score -= 0.5 if ev.descriptive and not ev.hard else 0.0
-    heading = headings[-1] if headings else ""
     if heading and cues.EXAMPLE_LEAD.match(heading.rstrip(":：")) and not ev.hard:
         return 0.0  # the entries under "Examples" / "Types:" illustrate, they do not rule
     if cues.EXAMPLE_ENTRY.match(prose(text)) and not re.match(r"(?i)\W*do(?:n'?t)?\s*:", text):
         return 0.0  # "Good: `parallel-tasks`" / "Bad: …" show the rule before them
-    if heading and (_CORRECTION_HEADING.search(heading) or cues.NEGATING_HEADING.search(heading)):
+    if heading and (negating(heading)):
         score += 0.3
-    elif heading and _descriptive_heading(heading) and not (ev.imperative or ev.hard):
+    elif heading and describes(heading) and not (ev.imperative or ev.hard):
         score -= 0.6 if ev.grammatical else 0.25  # "Objectif: Décrire …" states a goal
-    elif any(_RULE_HEADING.search(h) or cues.RULE_HEADING.search(h) for h in headings):
+    elif any(names_rules(h) for h in headings):
         score += 0.35 if list_entry else 0.15
     elif list_entry:
         score += 0.15  # structure: an entry of a list in a rule file leans towards a rule
     if list_entry and among_rules and not ev.descriptive and not _STATEMENT.match(prose(text)):
         score += 0.2
     if (lead_in and _DIRECTIVE_LEAD.search(lead_in)) or (
-        lead_in and _lead_word(lead_in) in _IMPERATIVE
+        lead_in and lead_word(lead_in) in IMPERATIVE
     ):
         score += 0.4
     if file_format in ("cursor", "copilot"):
@@ -342,32 +320,18 @@ def rule_likeness(
     return max(0.0, min(1.0, score))
 
 
-def rule_headed(headings: Sequence[str]) -> bool:
-    """A heading of the path names rules, a style or a prohibition."""
-    return any(
-        _RULE_HEADING.search(h) or cues.RULE_HEADING.search(h) or negating(h) for h in headings
-    )
-
-
-def _descriptive_heading(heading: str) -> bool:
-    return bool(_DESCRIPTIVE_HEADING.search(heading) or cues.DESCRIPTIVE_HEADING.search(heading))
-
-
-def negating(heading: str) -> bool:
-    """A heading that negates the entries under it ("What to avoid", "Verboten", "禁止事項")."""
-    return bool(cues.NEGATING_HEADING.search(heading) or _CORRECTION_HEADING.search(heading))
-
-
-def kind_of_heading(heading: str) -> MemoruleKind | None:
-    """The kind a heading names outright ("Conventions"), or None."""
-    return _KIND_HEADINGS.get(prose(heading).strip(" :").lower())
+def _led_by_heading(headings: Sequence[str]) -> bool:
+    """A heading above says what to do with the entries ("Avoid:", "DO NOT use
+    high-cardinality attributes:"): a "Label: value" entry there is its object, not a
+    setting."""
+    return any(negating(h) or rule_likeness(h) >= RULE_THRESHOLD for h in headings)
 
 
 def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
     """The kind of a text already judged a rule (see the module doc for the order)."""
     ev = evidence(text)
     heading = headings[-1] if headings else ""
-    if ev.correction or (heading and _CORRECTION_HEADING.search(heading)):
+    if ev.correction or (heading and correcting(heading)):
         return MemoruleKind.CORRECTION
     if ev.feedback:
         return MemoruleKind.FEEDBACK
@@ -380,6 +344,7 @@ def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
     if (
         ev.labelled
         or (ev.convention and not ev.follow)
+        or (setting(text) and not _led_by_heading(headings))
         or (heading and cues.CONVENTION_HEADING.search(heading))
     ):
         return MemoruleKind.CONVENTION

@@ -34,7 +34,8 @@ from prism_memory.formats.rules_io import cues
 from prism_memory.formats.rules_io.blocks import Node, item_lines
 from prism_memory.formats.rules_io.cues import COLON, ENUMERATING_LEAD
 from prism_memory.formats.rules_io.drafts import join
-from prism_memory.formats.rules_io.kinds import evidence, rule_headed, rule_likeness
+from prism_memory.formats.rules_io.headings import rule_headed
+from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
 from prism_memory.formats.rules_io.sentences import sentence_spans
 
 _TERM: Final = re.compile(

@@ -61,8 +61,9 @@ from prism_memory.formats.rules_io.drafts import (
     without_imports,
 )
 from prism_memory.formats.rules_io.exceptions import attach_exception, exception_paragraph
+from prism_memory.formats.rules_io.headings import kind_of_heading
 from prism_memory.formats.rules_io.imports import imports_in
-from prism_memory.formats.rules_io.kinds import evidence, kind_of_heading, rule_likeness
+from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
 from prism_memory.formats.rules_io.lists import describing, is_lead, objects_only
 from prism_memory.formats.rules_io.records import FileWarning, Marker
 from prism_memory.formats.rules_io.sentences import points_back, sentence_spans
