@@ -31,6 +31,7 @@ HARD: Final = re.compile(
     r"hagas|rompas|incluyas|reformatees|agregues|modifiques|crees))\b"
     r"|\b(?:immer|niemals|nie|muss|müssen|darf|dürfen|verboten|keine?n?|nur|ausschließlich)\b"
     r"|\b(?:toujours|jamais|doit|doivent|obligatoire|interdit|uniquement|exclusivement)\b"
+    r"|\b(?:devono|dobbiamo|obbligatori[oa]|vietat[oa])\b"  # Italian ("deve" is below)
     r"|\bne\s+\w+\s+pas\b|\bn'\w+\s+pas\b"
     r"|\b(?:sempre|nunca|deve|devem|obrigatório|proibido|não)\b"
     r"|(?<![а-яё])(?:всегда|никогда|нельзя|запрещено|запрещается|обязательно|должен|должна"
@@ -47,6 +48,7 @@ SOFT: Final = re.compile(
     r"|\bstelle\s+sicher\b|\bil faut\b"
     r"|\b(?:devrait|devraient|assure|assurez|assurer|éviter|évite|évitez|veiller)\b"
     r"|\b(?:deveria|deveriam|garanta|garantir|certifique|evitar|mantenha)\b"
+    r"|\b(?:dovrebbe|dovrebbero|assicurati|assicurarsi)\b"
     r"|(?<![а-яё])(?:следует|нужно|необходимо|убедись|убедитесь|избегай|избегайте"
     r"|избегать)(?![а-яё])",
     re.IGNORECASE,
@@ -108,7 +110,7 @@ RULE_HEADING: Final = re.compile(
     r"|einschränkungen|vorschriften|standards|präferenzen"
     r"|permitted|autorisé|permitido|允许|許可|허용|разрешено"
     r"|règles|conventions|consignes|directives|exigences|instructions|normes|contraintes"
-    r"|bonnes\s+pratiques|préférences"
+    r"|bonnes\s+pratiques|préférences|préférée?s?|preferit[aoei]|preferid[ao]s?|bevorzugte?"
     r"|regras|convenções|diretrizes|requisitos|padrões|estilo|restrições|boas\s+práticas"
     r"|preferências"
     # Italian
@@ -154,10 +156,12 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"概要|概述|简介|介绍|背景|架构|项目结构|目录结构|技术栈|参考|プロジェクト概要|概要|背景"
     r"|アーキテクチャ|構成|技術スタック|参考|개요|소개|배경|아키텍처|기술 스택|참고"
     r"|\b(?:übersicht|hintergrund|architektur|projektstruktur|aperçu|contexte|objectif|portée"
+    # what the project aims at ("Obiettivo del Progetto", "Goals"): a goal, no rule
+    r"|obiettiv[oi]|objetivos?|objectifs|goals?|ziele?|목표"
     r"|visión general|descripción|arquitectura|estructura|visão geral|arquitetura|estrutura"
     r"|referencias|références|referências|zukunft|zukünftige?|feuille de route|hoja de ruta"
     r"|roteiro|à compléter|a completar|por completar|zu ergänzen)\b"
-    r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵"
+    r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵|目标|目標"
     r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])"
     # a heading that asks why ("왜 이런 규칙이 필요한가?", "Warum?"): the reasons for the
     # rules above it
@@ -175,6 +179,11 @@ EXAMPLE_LEAD: Final = re.compile(
 )
 PROCEDURE_HEADING: Final = re.compile(
     r"\b(?:workflow|procedure|process|steps|flow|how to|routine|checklist)\b"
+    # setting a project up is one task in every language ("Setup Rápido", "Installation",
+    # "Como rodar o projeto", "セットアップ")
+    r"|\b(?:set-?up|set up|install|installation|getting started|quick ?start|instalación"
+    r"|instalação|installazione|einrichtung|mise en place|como rodar|cómo ejecutar"
+    r"|come avviare)\b|セットアップ|安装步骤|설치"
     r"|流程|步骤|手順|フロー|工程|절차|단계|순서|ablauf|schritte|vorgehen|processus|étapes"
     r"|proceso|pasos|processo|etapas|(?<![а-яё])(?:процесс|порядок|шаги)(?![а-яё])"
     # "Flujo de trabajo", "Flux de travail", "Flusso di lavoro", "Fluxo de trabalho"; a data

@@ -326,7 +326,11 @@ def prohibition(text: str) -> bool:
         if verb in _ROMANCE_NOT_VERB:
             continue
         if no.lower() == "non":
-            if _spoken(_ITALIAN, text):
+            # "NON eseguire …" opening the instruction is the Italian negative imperative
+            # itself; elsewhere the line must read as Italian
+            main = _main_clause(text).lower()
+            opening = main.startswith(f"non {verb}") and verb.endswith(("are", "ere", "ire"))
+            if opening or _spoken(_ITALIAN, text):
                 return True
         elif not verb.endswith("er") or _spoken(_IBERIAN, text) or no.lower() == "não":
             return True  # "no longer", "no other": English, unless the line is Spanish

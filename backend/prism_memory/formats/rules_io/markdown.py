@@ -375,7 +375,10 @@ def _ends_with_colon(state: State, node: Node) -> bool:
 
 
 def _procedure_heading(state: State) -> bool:
-    return bool(state.headings) and bool(PROCEDURE_HEADING.search(state.headings[-1][1]))
+    """The last heading names a task, or leads in like a paragraph ending in ':' does."""
+    heading = state.headings[-1][1].rstrip() if state.headings else ""
+    lead = heading.endswith(COLON) and not RULES_LEAD.search(heading)
+    return bool(PROCEDURE_HEADING.search(heading)) or lead
 
 
 def _checklist(state: State, node: Node) -> bool:
