@@ -286,9 +286,22 @@ ENUMERATING_LEAD: Final = re.compile(
 # A lead-in that names what follows as rules ("Follow these rules for all commits:",
 # "以下のルール："): a numbered list after it is independent rules, not the steps of a task.
 RULES_LEAD: Final = re.compile(
-    r"\b(?:rules|guidelines|principles|conventions|requirements|constraints)\b"
+    r"\b(?:rules|guidelines|principles|conventions|requirements|constraints|principes"
+    r"|principi|principios|princípios|prinzipien|regole)\b"
     r"|ルール|規則|規約|原則|规则|规范|原则|규칙|원칙|\b(?:reglas|normas|regeln|richtlinien|règles"
     r"|consignes|regras|diretrizes)\b|(?<![а-яё])(?:правила|требования)(?![а-яё])",
+    re.IGNORECASE,
+)
+# A lead-in that ends in a modal and "be" ("Every output must be:", "Ogni output dell'AI
+# deve essere:", "Le code doit être :"): its entries are predicates, each a requirement of
+# its own, not the objects of one rule ("Il codice deve essere scritto pensando a:").
+PREDICATE_LEAD: Final = re.compile(
+    r"(?:\b(?:must|should|shall|needs?\s+to|has\s+to)\s+(?:always\s+)?be"
+    r"|\b(?:deve|devono|dovrebbe|dovrebbero)\s+(?:sempre\s+)?essere"
+    r"|\b(?:doit|doivent|devrait|devraient)\s+(?:toujours\s+)?être"
+    r"|\b(?:debe|deben|debería|deberían|deve|devem|deveria)\s+(?:siempre\s+|sempre\s+)?ser"
+    r"|\b(?:muss|müssen|sollte|sollten|soll|sollen)\s+(?:immer\s+)?sein"
+    r"|\b(?:sein|sein\s+muss|sein\s+müssen))\s*[:：]\s*$",
     re.IGNORECASE,
 )
 _VOCABULARY: Final = re.compile(

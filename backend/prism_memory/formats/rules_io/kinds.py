@@ -120,7 +120,11 @@ _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
 _DIRECTIVE_LEAD: Final = re.compile(
     r"\b(?:must|should|need(?:s)? to|require[sd]?|always|never|rules?|done when|complete when"
-    r"|ready when|checklist|criteria|minimum|maximum|thresholds?|follow|ensure|you should)\b",
+    r"|ready when|checklist|criteria|minimum|maximum|thresholds?|follow|ensure|you should"
+    # the same in the other languages: a modal, or a lead that names rules or principles
+    r"|deve|devono|dovrebbe|doit|doivent|debe|deben|devem|muss|müssen|sollte|sollten"
+    r"|principles|principes|principi|principios|princípios|prinzipien|règles|regole|reglas"
+    r"|regras|regeln)\b",
     re.IGNORECASE,
 )
 KIND_TITLES: Final[dict[MemoruleKind, str]] = {

@@ -44,6 +44,7 @@ from prism_memory.formats.rules_io.blocks import (
 from prism_memory.formats.rules_io.cues import (
     COLON,
     EXAMPLE_LEAD,
+    PREDICATE_LEAD,
     PROCEDURE_HEADING,
     RULES_LEAD,
 )
@@ -266,7 +267,12 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
         return
     entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
     rules = sum(1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= 0.5)
-    if rule_likeness(lead, state.context(), state.fmt) >= 0.5 and 2 * rules < len(entries):
+    predicates = PREDICATE_LEAD.search(lead) is not None  # "… deve essere:": each entry rules
+    if (
+        not predicates
+        and rule_likeness(lead, state.context(), state.fmt) >= 0.5
+        and 2 * rules < len(entries)
+    ):
         # a rule of its own ("…each may only import from layers below it:") over entries
         # that mostly describe: the paragraph is one rule, the entries stand alone
         _paragraph(state, para)
@@ -371,7 +377,7 @@ def _code(state: State, node: Node) -> None:
 
 def _ends_with_colon(state: State, node: Node) -> bool:
     text = strip_comments(join(span(state, node)), comments_in(node.inline))
-    return text.rstrip().endswith(COLON)
+    return text.rstrip().rstrip("*_").rstrip().endswith(COLON)  # "**Principes :**" too
 
 
 def _procedure_heading(state: State) -> bool:
