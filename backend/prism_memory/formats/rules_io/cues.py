@@ -139,7 +139,8 @@ CONVENTION_HEADING: Final = re.compile(
 # entries are preferences unless they say must.
 RECOMMEND_HEADING: Final = re.compile(
     r"\b(?:recommend\w*|recommand\w*|empfohlen\w*|empfehlung\w*|recomendad\w*"
-    r"|recomendaç\w*|raccomandat\w*)|推奨|推荐|建议|권장|(?<![а-яё])рекоменд",
+    r"|recomendaç\w*|raccomandat\w*|preferred|preferit[aoei]|preferid[ao]s?|préférée?s?"
+    r"|bevorzugte?)|推奨|推荐|建议|권장|(?<![а-яё])рекоменд",
     re.I,
 )
 NEGATING_HEADING: Final = re.compile(

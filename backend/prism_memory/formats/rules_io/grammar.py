@@ -57,7 +57,8 @@ _FRENCH: Final = re.compile(
 )
 _ITALIAN: Final = re.compile(
     r"\b(?:il|lo|gli|della|delle|degli|dei|con|che|non|una|nel|nella|sempre|mai|di|per|le|la"
-    r"|un|del|al|ai|alla|da|dal|sul|sulla|ogni|questo|questa|solo|anche|più|tra|fra|ed)\b",
+    r"|un|del|al|ai|alla|da|dal|sul|sulla|ogni|questo|questa|solo|anche|più|tra|fra|ed"
+    r"|senza|prima|dopo|oppure)\b",
     re.IGNORECASE,
 )
 
@@ -326,11 +327,7 @@ def prohibition(text: str) -> bool:
         if verb in _ROMANCE_NOT_VERB:
             continue
         if no.lower() == "non":
-            # "NON eseguire …" opening the instruction is the Italian negative imperative
-            # itself; elsewhere the line must read as Italian
-            main = _main_clause(text).lower()
-            opening = main.startswith(f"non {verb}") and verb.endswith(("are", "ere", "ire"))
-            if opening or _spoken(_ITALIAN, text):
+            if _spoken(_ITALIAN, text):
                 return True
         elif not verb.endswith("er") or _spoken(_IBERIAN, text) or no.lower() == "não":
             return True  # "no longer", "no other": English, unless the line is Spanish
