@@ -609,3 +609,18 @@ def test_a_bold_lead_in_that_names_principles_leads_its_list(tmp_path: Path) -> 
         "Codice chiaro: nomi che dicono cosa sono",
         "2. Aggiorna la versione",  # a bold lead-in that names no rules: the steps of one task
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("Instalar dependências: `npm ci`", True),  # the label is the task
+        ("Avviare il server: `npm start`", True),  # Italian, with its small word
+        ("Middleware: `express`", False),  # an English noun in "-are"
+        ("Sidebar: `Nav.tsx`", False),  # an English noun in "-ar"
+        ("Compiler: `tsc`", False),
+    ],
+)
+def test_an_infinitive_label_over_its_command_instructs(text: str, hit: bool) -> None:
+    assert grammar.infinitive_label(text) is hit
+    assert (guess_kind(f"**{text.replace(':', '**:', 1)}", "Notes") is not None) is hit

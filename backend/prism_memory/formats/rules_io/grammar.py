@@ -304,6 +304,19 @@ def verbless_negation(text: str) -> bool:
     return bool(_VERBLESS_NO.match(main)) and not _NOT_YET.search(main)
 
 
+def infinitive_label(text: str) -> bool:
+    """A label that is itself the task over only its command ("Instalar dependências:
+    `npm install`", "Avviare il server: `npm start`"): a Spanish or Portuguese "-ar"/"-ir"
+    infinitive that no English noun is, or an Italian one with an Italian small word
+    ("Middleware: `express`" is English)."""
+    label = _NUMBER.sub("", text.strip(), count=1).split(":", 1)[0]
+    word = label.split()[0].lower() if label.split() else ""
+    if word in _ENGLISH_AR or word in _ROMANCE_NOT_VERB or word.endswith("er"):
+        return False
+    italian = _ITALIAN_INFINITIVE.match(word) and _ITALIAN.search(label)
+    return bool(_IBERIAN_INFINITIVE.match(word) or italian)
+
+
 def instruction(text: str) -> bool:
     """``text`` (a rule's opening, without its label) opens with an instruction in one of
     the languages above, after an optional clause that says when."""

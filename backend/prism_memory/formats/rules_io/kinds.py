@@ -232,7 +232,8 @@ def evidence(text: str) -> Evidence:
     return Evidence(
         imperative=lead in IMPERATIVE
         or bool(cues.IMPERATIVE.search(opening) or cues.IMPERATIVE.search(bare)),
-        grammatical=grammar.instruction(opening),
+        grammatical=grammar.instruction(opening)
+        or (opening.startswith("code") and grammar.infinitive_label(bare)),
         hard=bool(_HARD.search(bare) or cues.HARD.search(bare)) or grammar.prohibition(bare),
         soft=bool(_SOFT.search(bare) or cues.SOFT.search(bare)),
         prefer=bool(_PREFER.search(bare) or cues.PREFER.search(bare)),

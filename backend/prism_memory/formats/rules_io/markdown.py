@@ -122,7 +122,7 @@ def _blocks(state: State, nodes: list[Node]) -> None:
                 i += 1
             else:
                 _paragraph(state, node)
-        elif node.kind == "ordered_list" and _procedure_heading(state):
+        elif node.kind == "ordered_list" and _procedure_heading(state, node):
             _procedure(state, [], node, "")
         elif _checklist(state, node):
             _procedure(state, [], node, "", boxes=True)
@@ -380,11 +380,17 @@ def _ends_with_colon(state: State, node: Node) -> bool:
     return text.rstrip().rstrip("*_").rstrip().endswith(COLON)  # "**Principes :**" too
 
 
-def _procedure_heading(state: State) -> bool:
-    """The last heading names a task, or leads in like a paragraph ending in ':' does."""
+def _procedure_heading(state: State, lst: Node) -> bool:
+    """The last heading names a task, or leads in like a paragraph ending in ':' does
+    ("Como rodar o projeto localmente:"), unless it names rules or most entries carry a
+    hard modal ("**ALWAYS** check …", "**NEVER** run …"): rules of their own."""
     heading = state.headings[-1][1].rstrip() if state.headings else ""
-    lead = heading.endswith(COLON) and not RULES_LEAD.search(heading)
-    return bool(PROCEDURE_HEADING.search(heading)) or lead
+    if PROCEDURE_HEADING.search(heading):
+        return True
+    if not heading.endswith(COLON) or RULES_LEAD.search(heading):
+        return False
+    entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
+    return 2 * sum(1 for e in entries if evidence(e).hard) <= len(entries)
 
 
 def _checklist(state: State, node: Node) -> bool:
