@@ -624,3 +624,18 @@ def test_a_bold_lead_in_that_names_principles_leads_its_list(tmp_path: Path) -> 
 def test_an_infinitive_label_over_its_command_instructs(text: str, hit: bool) -> None:
     assert grammar.infinitive_label(text) is hit
     assert (guess_kind(f"**{text.replace(':', '**:', 1)}", "Notes") is not None) is hit
+
+
+def test_a_description_column_describes_unless_it_says_must(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Comandi\n\n| Comando | Descrizione |\n|---|---|\n"
+        "| `/deploy` | Pubblica la build sul server |\n"
+        "| `/reset` | Non usare mai in produzione |\n\n"
+        "## Strumenti\n\n| Strumento | Quando |\n|---|---|\n"
+        "| `ruff` | Esegui il lint prima di ogni commit |\n",
+    )
+    assert rule_texts(parsed) == [
+        "| `/reset` | Non usare mai in produzione |",  # a hard modal still rules
+        "| `ruff` | Esegui il lint prima di ogni commit |",  # advice, not a description
+    ]
