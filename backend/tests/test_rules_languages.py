@@ -639,3 +639,15 @@ def test_a_description_column_describes_unless_it_says_must(tmp_path: Path) -> N
         "| `/reset` | Non usare mai in produzione |",  # a hard modal still rules
         "| `ruff` | Esegui il lint prima di ogni commit |",  # advice, not a description
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("保持接口文档与代码同步", True),  # keep …
+        ("遵循仓库已有的命名方式", True),  # follow …
+        ("接口文档保存在 docs 目录", False),  # a statement: where the docs are
+    ],
+)
+def test_a_chinese_entry_opening_with_an_instructing_verb(text: str, hit: bool) -> None:
+    assert (cues.IMPERATIVE.search(text) is not None) is hit

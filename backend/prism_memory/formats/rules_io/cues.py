@@ -73,6 +73,8 @@ PREFER: Final = re.compile(
 IMPERATIVE: Final = re.compile(
     r"^请|请[使用务]|[てで]ください|ください[。．:：]?$|すること[。．]?$|ること[。．]?$|こと[。．]?$"
     r"|とする[。．]?$"
+    # a Chinese entry opening with a verb that only instructs (keep, follow, adopt)
+    r"|^(?:保持|遵循|遵守|采用)"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
     r"|(?:작성|준수|중단|종료)(?:할 것|하기)?[.]?$"  # "주석은 한국어로 작성", a noun that instructs
     r"|(?:を|に|で|は)(?:使用|実施|生成|排除|記述|整理|確認|作成|追加|修正|実装|削除|採用|重視"
