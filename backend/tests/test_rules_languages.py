@@ -651,3 +651,28 @@ def test_a_description_column_describes_unless_it_says_must(tmp_path: Path) -> N
 )
 def test_a_chinese_entry_opening_with_an_instructing_verb(text: str, hit: bool) -> None:
     assert (cues.IMPERATIVE.search(text) is not None) is hit
+
+
+def test_a_column_of_when_to_update_makes_each_filled_row_a_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Documenti\n\n| File | Ruolo | Aggiornamento |\n|---|---|---|\n"
+        "| `STORIA.md` | Cronologia | Dopo ogni rilascio |\n"
+        "| `BOZZE.md` | Appunti | |\n\n"
+        "## Hook\n\n| Hook | Quando |\n|---|---|\n| `pre-push` | Prima di ogni push |\n",
+    )
+    assert rule_texts(parsed) == ["| `STORIA.md` | Cronologia | Dopo ogni rilascio |"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Les messages de commit sont en anglais.", MemoruleKind.CONVENTION),
+        ("I commenti sono scritti in italiano", MemoruleKind.CONVENTION),
+        ("Le serveur est en panne le dimanche.", None),  # "en" but no language
+    ],
+)
+def test_the_language_a_thing_is_written_in_is_a_convention(
+    text: str, kind: MemoruleKind | None
+) -> None:
+    assert guess_kind(text, "Notes") is kind

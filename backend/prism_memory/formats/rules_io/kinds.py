@@ -80,7 +80,15 @@ _CONVENTION: Final = re.compile(
     r"|(?:are|is) (?:marked|named|prefixed|suffixed|kept|stored|placed|located)"
     r" (?:with|in|under|as)"
     r"|(?:lives?|located|goes|reside|resides) (?:in|under|at)|is the \w+ command"
-    r"|commands?\b[^.]{0,200}?\b(?:run|executed|invoked)\b)",
+    r"|commands?\b[^.]{0,200}?\b(?:run|executed|invoked)\b"
+    # which language a thing is written in ("Commits are in English", "Le code et les
+    # commits sont en anglais", "I commenti sono in italiano"): a convention
+    r"|(?:is|are|est|sont|es|son|é|são|è|sono|ist|sind)\s+(?:written\s+|rédigés?\s+|escritos?\s+"
+    r"|scritti?\s+|geschrieben\s+)?(?:in|en|em|auf)\s+(?:english|anglais|inglés|inglese"
+    r"|englisch|inglês|french|français|francés|francese|französisch|francês|spanish|espagnol"
+    r"|español|spagnolo|spanisch|espanhol|italian|italien|italiano|italienisch|german"
+    r"|allemand|alemán|tedesco|deutsch|alemão|portuguese|portugais|portugués|portoghese"
+    r"|portugiesisch|português)\b)",
     re.IGNORECASE,
 )
 _TOOL_STATEMENT: Final = re.compile(

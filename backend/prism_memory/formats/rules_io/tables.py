@@ -6,7 +6,9 @@ reads as a rule (the row as a whole, or its advice cell alone: "Использу
 the cells naming the tool) is one rule, its text the row as written; a cell that is only a
 value ("`.test.ts`") gives no advice, and a cell under a header that names a description
 ("Description", "Rôle", "说明") says what its thing is or does, so it instructs only with a
-hard modal ("| `/commit` | Commit avec message français |" describes the command). The
+hard modal ("| `/commit` | Commit avec message français |" describes the command). A
+column headed "when to update" ("MAJ", "Update", "Aggiornamento", "更新") says when to
+update the row's file: each row with a cell there is a rule, however short the cell. The
 header and the other rows stay descriptive stretches, so nothing of the table is left out.
 """
 
@@ -28,6 +30,12 @@ _DESCRIPTION_HEADER: Final = re.compile(
     re.IGNORECASE,
 )
 
+_UPDATE_HEADER: Final = re.compile(
+    r"^\W*(?:(?:when\s+to\s+)?update[sd]?(?:\s+when)?|maj|mise\s+à\s+jour|aggiornamento"
+    r"|actualización|atualização|aktualisierung|更新(?:时机|タイミング)?|업데이트)\W*$",
+    re.IGNORECASE,
+)
+
 
 def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
@@ -40,6 +48,7 @@ def table(state: State, node: Node) -> None:
     context, run = state.context(), lines[:2]
     header = _cells(lines[0][1]) if lines else []
     describing = {i for i, h in enumerate(header) if _DESCRIPTION_HEADER.match(h)}
+    updating = {i for i, h in enumerate(header) if i > 0 and _UPDATE_HEADER.match(h)}
     for number, row in lines[2:]:
         cells = _cells(row)
         advice = [
@@ -55,11 +64,15 @@ def table(state: State, node: Node) -> None:
                 )
             )
         ]
-        # the row as a whole, or its advice cell alone ("Используй `x` для …" after the
-        # cells that name the tool): either reads as a rule
-        if advice and any(
-            rule_likeness(text, context, state.fmt, list_entry=True) >= 0.5
-            for text in (" ".join(cells), *advice)
+        # when to update the row's file, or the row as a whole, or its advice cell alone
+        # ("Используй `x` для …" after the cells that name the tool): each reads as a rule
+        update = any(cells[i].strip("`* ") for i in updating if i < len(cells))
+        if update or (
+            advice
+            and any(
+                rule_likeness(text, context, state.fmt, list_entry=True) >= 0.5
+                for text in (" ".join(cells), *advice)
+            )
         ):
             if run:
                 add(state, run, context, None, descriptive=True)
