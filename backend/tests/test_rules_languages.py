@@ -676,3 +676,13 @@ def test_the_language_a_thing_is_written_in_is_a_convention(
     text: str, kind: MemoruleKind | None
 ) -> None:
     assert guess_kind(text, "Notes") is kind
+
+
+def test_a_procedure_trims_its_line_ends_as_an_entry_does(tmp_path: Path) -> None:
+    # the export writes the body back as entry lines, which are read trimmed: a trailing
+    # space kept here would make the re-import of an unchanged export a new version
+    parsed = parse(
+        tmp_path, "## Setup\n\n1. **Configurare**: \n   - `make db`\n2. Avviare `make run`\n"
+    )
+    [text] = rule_texts(parsed)
+    assert text == "1. **Configurare**:\n   - `make db`\n2. Avviare `make run`"

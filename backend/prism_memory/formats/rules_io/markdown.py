@@ -411,6 +411,6 @@ def _procedure(
     first line. A checklist is a rule however its boxes are worded ("- [ ] Tests pass"):
     they are what to check."""
     lines = [*lead_lines, *span(state, lst)]
-    body = join(span(state, lst))
+    body = strip_comments(join(span(state, lst)), [])  # line ends trimmed, as an entry's
     text = f"{lead}\n{body}" if lead else body
     add(state, lines, state.context(), None, text, list_entry=True, force=boxes)
