@@ -10,6 +10,10 @@ round: headings that name rules in Italian and the words the other languages lac
 (constraints, standards, defaults), a bold "Label: value" setting as a convention, a
 negation without a verb as a prohibition, an imperative after a when-clause, more
 imperatives, English verbs the list lacked, and advice to the human who uses the assistant.
+The seventh round: a setup section and a heading that leads in with ":" hold one procedure,
+a goal describes, a "preferred" heading names preferences, Italian plural modals and
+"non" + infinitive with "senza", a lead-in ending in a modal and "be" over predicates, and
+a bold lead-in that names principles.
 
 Every cue has a case it must catch and a case it must leave alone. Every fixture is
 written here; none is copied from a third-party file.
@@ -514,3 +518,171 @@ def test_a_parenthesis_qualifies_a_heading_it_does_not_name_it(tmp_path: Path) -
     assert len(rule_texts(qualified)) == 2
     described = parse(tmp_path, f"## Contexte du dépôt (moteur)\n\n{entries}")
     assert rule_texts(described) == ["Tenir un journal."]
+
+
+# -- the seventh round ------------------------------------------------------------------
+
+
+def test_a_setup_section_holds_one_procedure_and_a_rules_section_does_not(
+    tmp_path: Path,
+) -> None:
+    steps = "1. Clona il repository\n2. Esegui `make install`\n3. Avvia `make dev`\n"
+    setup = parse(tmp_path, f"## Installazione\n\n{steps}")
+    assert rule_texts(setup) == [steps.rstrip("\n")]
+    rules = parse(tmp_path, f"## Regole\n\n{steps}")
+    assert len(rule_texts(rules)) == 3
+
+
+def test_a_heading_that_leads_in_with_a_colon_holds_one_procedure(tmp_path: Path) -> None:
+    steps = "1. **Installare**: `npm ci`\n2. **Avviare**: `npm start`\n"
+    lead = parse(tmp_path, f"### Per avviare il server in locale:\n\n{steps}")
+    assert rule_texts(lead) == [steps.rstrip("\n")]
+    # a heading that names rules leads in to rules, one per entry
+    named = parse(tmp_path, "### Regole del progetto:\n\n1. Scrivi i test\n2. Usa nomi brevi\n")
+    assert rule_texts(named) == ["Scrivi i test", "Usa nomi brevi"]
+
+
+@pytest.mark.parametrize("heading", ["Obiettivo", "Objetivos del proyecto", "Goals", "目标"])
+def test_a_goal_heading_describes(tmp_path: Path, heading: str) -> None:
+    parsed = parse(tmp_path, f"## {heading}\n\n- Creare una libreria per leggere CSV\n")
+    assert rule_texts(parsed) == []
+
+
+def test_an_entry_beside_a_goal_heading_still_rules(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Note\n\n- Creare un test per ogni funzione pubblica\n")
+    assert rule_texts(parsed) == ["Creare un test per ogni funzione pubblica"]
+
+
+def test_a_preferred_heading_names_preferences(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Librerie preferite\n\n- Pydantic per i modelli\n- httpx per le chiamate\n\n"
+        "## Dipendenze\n\n- Pydantic 2.7\n- httpx 0.27\n",
+    )
+    rules = [u for u in parsed.units if u.kind is not None]
+    assert [u.text for u in rules] == ["Pydantic per i modelli", "httpx per le chiamate"]
+    assert {u.kind for u in rules} == {MemoruleKind.PREFERENCE}
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("I test devono passare prima del merge", True),
+        ("Il token è obbligatorio per ogni chiamata", True),
+        ("I file vengono generati dal build", False),
+    ],
+)
+def test_italian_plural_and_adjective_modals(text: str, hit: bool) -> None:
+    assert (cues.HARD.search(text) is not None) is hit
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("**Pulizia**: NON eseguire `make clean` senza conferma", True),
+        ("Non square tiles are rejected", False),  # English "non" before an "-are" word
+    ],
+)
+def test_non_and_an_infinitive_with_senza_is_a_prohibition(text: str, hit: bool) -> None:
+    assert grammar.prohibition(text) is hit
+
+
+def test_a_lead_in_ending_in_must_be_holds_one_requirement_per_entry(tmp_path: Path) -> None:
+    predicates = parse(tmp_path, "Ogni risposta deve essere:\n\n- breve,\n- verificabile.\n")
+    assert len(rule_texts(predicates)) == 2
+    english = parse(tmp_path, "Every commit message must be:\n\n- short,\n- tied to an issue.\n")
+    assert len(rule_texts(english)) == 2
+    # the objects of one rule stay with it
+    objects = parse(tmp_path, "Il codice va scritto pensando a:\n\n- leggibilità,\n- sicurezza.\n")
+    assert len(objects.units) == 1
+
+
+def test_a_bold_lead_in_that_names_principles_leads_its_list(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Note\n\n**Principi:**\n\n1. Meno è meglio: una funzione fa una cosa\n"
+        "2. Codice chiaro: nomi che dicono cosa sono\n\n"
+        "**Passi:**\n\n1. Apri il file\n2. Aggiorna la versione\n",
+    )
+    assert [t.split("\n")[-1] for t in rule_texts(parsed)] == [
+        "Meno è meglio: una funzione fa una cosa",
+        "Codice chiaro: nomi che dicono cosa sono",
+        "2. Aggiorna la versione",  # a bold lead-in that names no rules: the steps of one task
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("Instalar dependências: `npm ci`", True),  # the label is the task
+        ("Avviare il server: `npm start`", True),  # Italian, with its small word
+        ("Middleware: `express`", False),  # an English noun in "-are"
+        ("Sidebar: `Nav.tsx`", False),  # an English noun in "-ar"
+        ("Compiler: `tsc`", False),
+    ],
+)
+def test_an_infinitive_label_over_its_command_instructs(text: str, hit: bool) -> None:
+    assert grammar.infinitive_label(text) is hit
+    assert (guess_kind(f"**{text.replace(':', '**:', 1)}", "Notes") is not None) is hit
+
+
+def test_a_description_column_describes_unless_it_says_must(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Comandi\n\n| Comando | Descrizione |\n|---|---|\n"
+        "| `/deploy` | Pubblica la build sul server |\n"
+        "| `/reset` | Non usare mai in produzione |\n\n"
+        "## Strumenti\n\n| Strumento | Quando |\n|---|---|\n"
+        "| `ruff` | Esegui il lint prima di ogni commit |\n",
+    )
+    assert rule_texts(parsed) == [
+        "| `/reset` | Non usare mai in produzione |",  # a hard modal still rules
+        "| `ruff` | Esegui il lint prima di ogni commit |",  # advice, not a description
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("保持接口文档与代码同步", True),  # keep …
+        ("遵循仓库已有的命名方式", True),  # follow …
+        ("接口文档保存在 docs 目录", False),  # a statement: where the docs are
+    ],
+)
+def test_a_chinese_entry_opening_with_an_instructing_verb(text: str, hit: bool) -> None:
+    assert (cues.IMPERATIVE.search(text) is not None) is hit
+
+
+def test_a_column_of_when_to_update_makes_each_filled_row_a_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Documenti\n\n| File | Ruolo | Aggiornamento |\n|---|---|---|\n"
+        "| `STORIA.md` | Cronologia | Dopo ogni rilascio |\n"
+        "| `BOZZE.md` | Appunti | |\n\n"
+        "## Hook\n\n| Hook | Quando |\n|---|---|\n| `pre-push` | Prima di ogni push |\n",
+    )
+    assert rule_texts(parsed) == ["| `STORIA.md` | Cronologia | Dopo ogni rilascio |"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Les messages de commit sont en anglais.", MemoruleKind.CONVENTION),
+        ("I commenti sono scritti in italiano", MemoruleKind.CONVENTION),
+        ("Le serveur est en panne le dimanche.", None),  # "en" but no language
+    ],
+)
+def test_the_language_a_thing_is_written_in_is_a_convention(
+    text: str, kind: MemoruleKind | None
+) -> None:
+    assert guess_kind(text, "Notes") is kind
+
+
+def test_a_procedure_trims_its_line_ends_as_an_entry_does(tmp_path: Path) -> None:
+    # the export writes the body back as entry lines, which are read trimmed: a trailing
+    # space kept here would make the re-import of an unchanged export a new version
+    parsed = parse(
+        tmp_path, "## Setup\n\n1. **Configurare**: \n   - `make db`\n2. Avviare `make run`\n"
+    )
+    [text] = rule_texts(parsed)
+    assert text == "1. **Configurare**:\n   - `make db`\n2. Avviare `make run`"

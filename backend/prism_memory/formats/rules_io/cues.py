@@ -31,6 +31,7 @@ HARD: Final = re.compile(
     r"hagas|rompas|incluyas|reformatees|agregues|modifiques|crees))\b"
     r"|\b(?:immer|niemals|nie|muss|müssen|darf|dürfen|verboten|keine?n?|nur|ausschließlich)\b"
     r"|\b(?:toujours|jamais|doit|doivent|obligatoire|interdit|uniquement|exclusivement)\b"
+    r"|\b(?:devono|dobbiamo|obbligatori[oa]|vietat[oa])\b"  # Italian ("deve" is below)
     r"|\bne\s+\w+\s+pas\b|\bn'\w+\s+pas\b"
     r"|\b(?:sempre|nunca|deve|devem|obrigatório|proibido|não)\b"
     r"|(?<![а-яё])(?:всегда|никогда|нельзя|запрещено|запрещается|обязательно|должен|должна"
@@ -47,6 +48,7 @@ SOFT: Final = re.compile(
     r"|\bstelle\s+sicher\b|\bil faut\b"
     r"|\b(?:devrait|devraient|assure|assurez|assurer|éviter|évite|évitez|veiller)\b"
     r"|\b(?:deveria|deveriam|garanta|garantir|certifique|evitar|mantenha)\b"
+    r"|\b(?:dovrebbe|dovrebbero|assicurati|assicurarsi)\b"
     r"|(?<![а-яё])(?:следует|нужно|необходимо|убедись|убедитесь|избегай|избегайте"
     r"|избегать)(?![а-яё])",
     re.IGNORECASE,
@@ -71,6 +73,8 @@ PREFER: Final = re.compile(
 IMPERATIVE: Final = re.compile(
     r"^请|请[使用务]|[てで]ください|ください[。．:：]?$|すること[。．]?$|ること[。．]?$|こと[。．]?$"
     r"|とする[。．]?$"
+    # a Chinese entry opening with a verb that only instructs (keep, follow, adopt)
+    r"|^(?:保持|遵循|遵守|采用)"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
     r"|(?:작성|준수|중단|종료)(?:할 것|하기)?[.]?$"  # "주석은 한국어로 작성", a noun that instructs
     r"|(?:を|に|で|は)(?:使用|実施|生成|排除|記述|整理|確認|作成|追加|修正|実装|削除|採用|重視"
@@ -108,7 +112,7 @@ RULE_HEADING: Final = re.compile(
     r"|einschränkungen|vorschriften|standards|präferenzen"
     r"|permitted|autorisé|permitido|允许|許可|허용|разрешено"
     r"|règles|conventions|consignes|directives|exigences|instructions|normes|contraintes"
-    r"|bonnes\s+pratiques|préférences"
+    r"|bonnes\s+pratiques|préférences|préférée?s?|preferit[aoei]|preferid[ao]s?|bevorzugte?"
     r"|regras|convenções|diretrizes|requisitos|padrões|estilo|restrições|boas\s+práticas"
     r"|preferências"
     # Italian
@@ -137,7 +141,8 @@ CONVENTION_HEADING: Final = re.compile(
 # entries are preferences unless they say must.
 RECOMMEND_HEADING: Final = re.compile(
     r"\b(?:recommend\w*|recommand\w*|empfohlen\w*|empfehlung\w*|recomendad\w*"
-    r"|recomendaç\w*|raccomandat\w*)|推奨|推荐|建议|권장|(?<![а-яё])рекоменд",
+    r"|recomendaç\w*|raccomandat\w*|preferred|preferit[aoei]|preferid[ao]s?|préférée?s?"
+    r"|bevorzugte?)|推奨|推荐|建议|권장|(?<![а-яё])рекоменд",
     re.I,
 )
 NEGATING_HEADING: Final = re.compile(
@@ -154,10 +159,12 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"概要|概述|简介|介绍|背景|架构|项目结构|目录结构|技术栈|参考|プロジェクト概要|概要|背景"
     r"|アーキテクチャ|構成|技術スタック|参考|개요|소개|배경|아키텍처|기술 스택|참고"
     r"|\b(?:übersicht|hintergrund|architektur|projektstruktur|aperçu|contexte|objectif|portée"
+    # what the project aims at ("Obiettivo del Progetto", "Goals"): a goal, no rule
+    r"|obiettiv[oi]|objetivos?|objectifs|goals?|ziele?|목표"
     r"|visión general|descripción|arquitectura|estructura|visão geral|arquitetura|estrutura"
     r"|referencias|références|referências|zukunft|zukünftige?|feuille de route|hoja de ruta"
     r"|roteiro|à compléter|a completar|por completar|zu ergänzen)\b"
-    r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵"
+    r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵|目标|目標"
     r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])"
     # a heading that asks why ("왜 이런 규칙이 필요한가?", "Warum?"): the reasons for the
     # rules above it
@@ -175,6 +182,11 @@ EXAMPLE_LEAD: Final = re.compile(
 )
 PROCEDURE_HEADING: Final = re.compile(
     r"\b(?:workflow|procedure|process|steps|flow|how to|routine|checklist)\b"
+    # setting a project up is one task in every language ("Setup Rápido", "Installation",
+    # "Como rodar o projeto", "セットアップ")
+    r"|\b(?:set-?up|set up|install|installation|getting started|quick ?start|instalación"
+    r"|instalação|installazione|einrichtung|mise en place|como rodar|cómo ejecutar"
+    r"|come avviare)\b|セットアップ|安装步骤|설치"
     r"|流程|步骤|手順|フロー|工程|절차|단계|순서|ablauf|schritte|vorgehen|processus|étapes"
     r"|proceso|pasos|processo|etapas|(?<![а-яё])(?:процесс|порядок|шаги)(?![а-яё])"
     # "Flujo de trabajo", "Flux de travail", "Flusso di lavoro", "Fluxo de trabalho"; a data
@@ -277,9 +289,22 @@ ENUMERATING_LEAD: Final = re.compile(
 # A lead-in that names what follows as rules ("Follow these rules for all commits:",
 # "以下のルール："): a numbered list after it is independent rules, not the steps of a task.
 RULES_LEAD: Final = re.compile(
-    r"\b(?:rules|guidelines|principles|conventions|requirements|constraints)\b"
+    r"\b(?:rules|guidelines|principles|conventions|requirements|constraints|principes"
+    r"|principi|principios|princípios|prinzipien|regole)\b"
     r"|ルール|規則|規約|原則|规则|规范|原则|규칙|원칙|\b(?:reglas|normas|regeln|richtlinien|règles"
     r"|consignes|regras|diretrizes)\b|(?<![а-яё])(?:правила|требования)(?![а-яё])",
+    re.IGNORECASE,
+)
+# A lead-in that ends in a modal and "be" ("Every output must be:", "Ogni output dell'AI
+# deve essere:", "Le code doit être :"): its entries are predicates, each a requirement of
+# its own, not the objects of one rule ("Il codice deve essere scritto pensando a:").
+PREDICATE_LEAD: Final = re.compile(
+    r"(?:\b(?:must|should|shall|needs?\s+to|has\s+to)\s+(?:always\s+)?be"
+    r"|\b(?:deve|devono|dovrebbe|dovrebbero)\s+(?:sempre\s+)?essere"
+    r"|\b(?:doit|doivent|devrait|devraient)\s+(?:toujours\s+)?être"
+    r"|\b(?:debe|deben|debería|deberían|deve|devem|deveria)\s+(?:siempre\s+|sempre\s+)?ser"
+    r"|\b(?:muss|müssen|sollte|sollten|soll|sollen)\s+(?:immer\s+)?sein"
+    r"|\b(?:sein|sein\s+muss|sein\s+müssen))\s*[:：]\s*$",
     re.IGNORECASE,
 )
 _VOCABULARY: Final = re.compile(

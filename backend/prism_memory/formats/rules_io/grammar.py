@@ -57,7 +57,8 @@ _FRENCH: Final = re.compile(
 )
 _ITALIAN: Final = re.compile(
     r"\b(?:il|lo|gli|della|delle|degli|dei|con|che|non|una|nel|nella|sempre|mai|di|per|le|la"
-    r"|un|del|al|ai|alla|da|dal|sul|sulla|ogni|questo|questa|solo|anche|più|tra|fra|ed)\b",
+    r"|un|del|al|ai|alla|da|dal|sul|sulla|ogni|questo|questa|solo|anche|più|tra|fra|ed"
+    r"|senza|prima|dopo|oppure)\b",
     re.IGNORECASE,
 )
 
@@ -301,6 +302,19 @@ def verbless_negation(text: str) -> bool:
     "No …")."""
     main = _LABEL.sub("", _NUMBER.sub("", text.strip(), count=1), count=1)
     return bool(_VERBLESS_NO.match(main)) and not _NOT_YET.search(main)
+
+
+def infinitive_label(text: str) -> bool:
+    """A label that is itself the task over only its command ("Instalar dependências:
+    `npm install`", "Avviare il server: `npm start`"): a Spanish or Portuguese "-ar"/"-ir"
+    infinitive that no English noun is, or an Italian one with an Italian small word
+    ("Middleware: `express`" is English)."""
+    label = _NUMBER.sub("", text.strip(), count=1).split(":", 1)[0]
+    word = label.split()[0].lower() if label.split() else ""
+    if word in _ENGLISH_AR or word in _ROMANCE_NOT_VERB or word.endswith("er"):
+        return False
+    italian = _ITALIAN_INFINITIVE.match(word) and _ITALIAN.search(label)
+    return bool(_IBERIAN_INFINITIVE.match(word) or italian)
 
 
 def instruction(text: str) -> bool:

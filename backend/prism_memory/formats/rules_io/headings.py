@@ -31,7 +31,7 @@ CORRECTION_HEADING: Final = re.compile(
 _RULE_HEADING: Final = re.compile(
     r"\b(?:rules?|guidelines?|instructions?|requirements?|standards?|conventions?|style"
     r"|practices|workflow|checklist|criteria|principles|do not|must|policy|policies|naming"
-    r"|constraints|guardrails|do'?s|expectations|preferences)\b",
+    r"|constraints|guardrails|do'?s|expectations|preferences|preferred)\b",
     re.IGNORECASE,
 )
 _DESCRIPTIVE_HEADING: Final = re.compile(

@@ -80,7 +80,15 @@ _CONVENTION: Final = re.compile(
     r"|(?:are|is) (?:marked|named|prefixed|suffixed|kept|stored|placed|located)"
     r" (?:with|in|under|as)"
     r"|(?:lives?|located|goes|reside|resides) (?:in|under|at)|is the \w+ command"
-    r"|commands?\b[^.]{0,200}?\b(?:run|executed|invoked)\b)",
+    r"|commands?\b[^.]{0,200}?\b(?:run|executed|invoked)\b"
+    # which language a thing is written in ("Commits are in English", "Le code et les
+    # commits sont en anglais", "I commenti sono in italiano"): a convention
+    r"|(?:is|are|est|sont|es|son|é|são|è|sono|ist|sind)\s+(?:written\s+|rédigés?\s+|escritos?\s+"
+    r"|scritti?\s+|geschrieben\s+)?(?:in|en|em|auf)\s+(?:english|anglais|inglés|inglese"
+    r"|englisch|inglês|french|français|francés|francese|französisch|francês|spanish|espagnol"
+    r"|español|spagnolo|spanisch|espanhol|italian|italien|italiano|italienisch|german"
+    r"|allemand|alemán|tedesco|deutsch|alemão|portuguese|portugais|portugués|portoghese"
+    r"|portugiesisch|português)\b)",
     re.IGNORECASE,
 )
 _TOOL_STATEMENT: Final = re.compile(
@@ -120,7 +128,11 @@ _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
 _DIRECTIVE_LEAD: Final = re.compile(
     r"\b(?:must|should|need(?:s)? to|require[sd]?|always|never|rules?|done when|complete when"
-    r"|ready when|checklist|criteria|minimum|maximum|thresholds?|follow|ensure|you should)\b",
+    r"|ready when|checklist|criteria|minimum|maximum|thresholds?|follow|ensure|you should"
+    # the same in the other languages: a modal, or a lead that names rules or principles
+    r"|deve|devono|dovrebbe|doit|doivent|debe|deben|devem|muss|müssen|sollte|sollten"
+    r"|principles|principes|principi|principios|princípios|prinzipien|règles|regole|reglas"
+    r"|regras|regeln)\b",
     re.IGNORECASE,
 )
 KIND_TITLES: Final[dict[MemoruleKind, str]] = {
@@ -228,7 +240,8 @@ def evidence(text: str) -> Evidence:
     return Evidence(
         imperative=lead in IMPERATIVE
         or bool(cues.IMPERATIVE.search(opening) or cues.IMPERATIVE.search(bare)),
-        grammatical=grammar.instruction(opening),
+        grammatical=grammar.instruction(opening)
+        or (opening.startswith("code") and grammar.infinitive_label(bare)),
         hard=bool(_HARD.search(bare) or cues.HARD.search(bare)) or grammar.prohibition(bare),
         soft=bool(_SOFT.search(bare) or cues.SOFT.search(bare)),
         prefer=bool(_PREFER.search(bare) or cues.PREFER.search(bare)),

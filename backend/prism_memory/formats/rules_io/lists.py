@@ -85,6 +85,8 @@ def is_lead(text: str) -> bool:
 def objects_only(lines: dict[int, str], lst: Node, lead: str) -> bool:
     """Entries that are only the objects of the line before them, no rules: short ones, or
     any that read as no rule when that line is itself an instruction ("Check X for:")."""
+    if cues.PREDICATE_LEAD.search(lead):
+        return False  # "… deve essere:" over "completo", "accurato": a requirement each
     instruction = rule_likeness(lead) >= 0.5
     enumerating = ENUMERATING_LEAD.search(lead) is not None
     for item in lst.children:

@@ -44,6 +44,7 @@ from prism_memory.formats.rules_io.blocks import (
 from prism_memory.formats.rules_io.cues import (
     COLON,
     EXAMPLE_LEAD,
+    PREDICATE_LEAD,
     PROCEDURE_HEADING,
     RULES_LEAD,
 )
@@ -121,7 +122,7 @@ def _blocks(state: State, nodes: list[Node]) -> None:
                 i += 1
             else:
                 _paragraph(state, node)
-        elif node.kind == "ordered_list" and _procedure_heading(state):
+        elif node.kind == "ordered_list" and _procedure_heading(state, node):
             _procedure(state, [], node, "")
         elif _checklist(state, node):
             _procedure(state, [], node, "", boxes=True)
@@ -266,7 +267,12 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
         return
     entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
     rules = sum(1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= 0.5)
-    if rule_likeness(lead, state.context(), state.fmt) >= 0.5 and 2 * rules < len(entries):
+    predicates = PREDICATE_LEAD.search(lead) is not None  # "… deve essere:": each entry rules
+    if (
+        not predicates
+        and rule_likeness(lead, state.context(), state.fmt) >= 0.5
+        and 2 * rules < len(entries)
+    ):
         # a rule of its own ("…each may only import from layers below it:") over entries
         # that mostly describe: the paragraph is one rule, the entries stand alone
         _paragraph(state, para)
@@ -371,11 +377,20 @@ def _code(state: State, node: Node) -> None:
 
 def _ends_with_colon(state: State, node: Node) -> bool:
     text = strip_comments(join(span(state, node)), comments_in(node.inline))
-    return text.rstrip().endswith(COLON)
+    return text.rstrip().rstrip("*_").rstrip().endswith(COLON)  # "**Principes :**" too
 
 
-def _procedure_heading(state: State) -> bool:
-    return bool(state.headings) and bool(PROCEDURE_HEADING.search(state.headings[-1][1]))
+def _procedure_heading(state: State, lst: Node) -> bool:
+    """The last heading names a task, or leads in like a paragraph ending in ':' does
+    ("Como rodar o projeto localmente:"), unless it names rules or most entries carry a
+    hard modal ("**ALWAYS** check …", "**NEVER** run …"): rules of their own."""
+    heading = state.headings[-1][1].rstrip() if state.headings else ""
+    if PROCEDURE_HEADING.search(heading):
+        return True
+    if not heading.endswith(COLON) or RULES_LEAD.search(heading):
+        return False
+    entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
+    return 2 * sum(1 for e in entries if evidence(e).hard) <= len(entries)
 
 
 def _checklist(state: State, node: Node) -> bool:
@@ -396,6 +411,6 @@ def _procedure(
     first line. A checklist is a rule however its boxes are worded ("- [ ] Tests pass"):
     they are what to check."""
     lines = [*lead_lines, *span(state, lst)]
-    body = join(span(state, lst))
+    body = strip_comments(join(span(state, lst)), [])  # line ends trimmed, as an entry's
     text = f"{lead}\n{body}" if lead else body
     add(state, lines, state.context(), None, text, list_entry=True, force=boxes)

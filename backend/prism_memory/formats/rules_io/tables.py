@@ -4,8 +4,12 @@ A row whose cells (past the first, which names the thing) instruct — an impera
 hard or soft modal, a preference, in any of the languages :mod:`.cues` knows — and that
 reads as a rule (the row as a whole, or its advice cell alone: "Используй `x` для …" after
 the cells naming the tool) is one rule, its text the row as written; a cell that is only a
-value ("`.test.ts`") gives no advice. The header and the other rows stay descriptive
-stretches, so nothing of the table is left out.
+value ("`.test.ts`") gives no advice, and a cell under a header that names a description
+("Description", "Rôle", "说明") says what its thing is or does, so it instructs only with a
+hard modal ("| `/commit` | Commit avec message français |" describes the command). A
+column headed "when to update" ("MAJ", "Update", "Aggiornamento", "更新") says when to
+update the row's file: each row with a cell there is a rule, however short the cell. The
+header and the other rows stay descriptive stretches, so nothing of the table is left out.
 """
 
 from __future__ import annotations
@@ -20,6 +24,21 @@ from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
 _CODE: Final = re.compile(r"`+[^`]*`+")
 _WORD: Final = re.compile(r"[^\W\d_]{2,}")
 ADVICE_WORDS: Final = 2  # a cell of advice says something beyond a value (`.test.ts`)
+_DESCRIPTION_HEADER: Final = re.compile(
+    r"^\W*(?:descriptions?|what it does|purpose|meaning|rôle|role|descripción|descrição"
+    r"|descrizione|beschreibung|bedeutung|описание|назначение|说明|描述|説明|설명)\W*$",
+    re.IGNORECASE,
+)
+
+_UPDATE_HEADER: Final = re.compile(
+    r"^\W*(?:(?:when\s+to\s+)?update[sd]?(?:\s+when)?|maj|mise\s+à\s+jour|aggiornamento"
+    r"|actualización|atualização|aktualisierung|更新(?:时机|タイミング)?|업데이트)\W*$",
+    re.IGNORECASE,
+)
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
 def table(state: State, node: Node) -> None:
@@ -27,25 +46,33 @@ def table(state: State, node: Node) -> None:
     other rows, with the header, stay descriptive stretches."""
     lines = span(state, node)
     context, run = state.context(), lines[:2]
+    header = _cells(lines[0][1]) if lines else []
+    describing = {i for i, h in enumerate(header) if _DESCRIPTION_HEADER.match(h)}
+    updating = {i for i, h in enumerate(header) if i > 0 and _UPDATE_HEADER.match(h)}
     for number, row in lines[2:]:
-        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        cells = _cells(row)
         advice = [
             cell
-            for cell in cells[1:]
-            if len(_WORD.findall(_CODE.sub("", cell))) >= ADVICE_WORDS  # not a bare value
+            for i, cell in enumerate(cells)
+            if i > 0
+            and len(_WORD.findall(_CODE.sub("", cell))) >= ADVICE_WORDS  # not a bare value
             and (
-                (ev := evidence(cell)).imperative
-                or ev.grammatical
-                or ev.hard
-                or ev.soft
-                or ev.prefer
+                (ev := evidence(cell)).hard
+                or (
+                    i not in describing
+                    and (ev.imperative or ev.grammatical or ev.soft or ev.prefer)
+                )
             )
         ]
-        # the row as a whole, or its advice cell alone ("Используй `x` для …" after the
-        # cells that name the tool): either reads as a rule
-        if advice and any(
-            rule_likeness(text, context, state.fmt, list_entry=True) >= 0.5
-            for text in (" ".join(cells), *advice)
+        # when to update the row's file, or the row as a whole, or its advice cell alone
+        # ("Используй `x` для …" after the cells that name the tool): each reads as a rule
+        update = any(cells[i].strip("`* ") for i in updating if i < len(cells))
+        if update or (
+            advice
+            and any(
+                rule_likeness(text, context, state.fmt, list_entry=True) >= 0.5
+                for text in (" ".join(cells), *advice)
+            )
         ):
             if run:
                 add(state, run, context, None, descriptive=True)
