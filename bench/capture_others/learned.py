@@ -139,7 +139,7 @@ def recall_at_precision(score: Array, y: Array, floor: float) -> float:
     for i in np.argsort(-score):
         tp, fp = tp + int(y[i]), fp + int(not y[i])
         if tp / (tp + fp) >= floor:
-            best = max(best, tp / y.sum())
+            best = max(best, tp / max(1.0, y.sum()))
     return best
 
 

@@ -28,17 +28,17 @@ already carries them and the second pass (without ``we have``) changes nothing.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from learned import fit, recall_at_precision  # the same fit as the learned attempt
+from score import transcript_for  # the same transcripts as the scorer
 
 from prism_memory.capture import cues, detector
 from prism_memory.capture.detector import Detection, clean, detect
@@ -54,17 +54,6 @@ SEED = 20261206
 FOLDS = 5
 Array = npt.NDArray[np.float64]
 
-
-def _bench_transcript() -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
-    spec = importlib.util.spec_from_file_location("capture_bench", HERE.parent / "capture.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    built: Callable[[dict[str, Any]], list[dict[str, Any]]] = module.transcript_for
-    return built
-
-
-transcript_for = _bench_transcript()
 
 # Client-made text inside a user entry: IDE context tags and a blocked hook's message.
 _CLIENT_TAG = re.compile(r"<(ide_[a-z_]+|task-notification)>.*?</\1>", re.S)
@@ -242,26 +231,6 @@ def features(found: Detection | None, sc: Scope, after_action: bool) -> list[flo
     ]
 
 
-def fit(x: Array, y: Array, lam: float) -> tuple[Array, float]:
-    """L2-regularised, class-balanced logistic regression by Newton's method."""
-    n, k = x.shape
-    w, b = np.zeros(k), 0.0
-    weight = np.where(y == 1, (n - y.sum()) / max(1.0, y.sum()), 1.0)
-    for _ in range(100):
-        p = 1 / (1 + np.exp(-(x @ w + b)))
-        grad = np.append(x.T @ (weight * (p - y)) + lam * w, np.sum(weight * (p - y)))
-        curv = weight * p * (1 - p)
-        hess = np.zeros((k + 1, k + 1))
-        hess[:k, :k] = (x.T * curv) @ x + lam * np.eye(k)
-        hess[:k, k] = hess[k, :k] = x.T @ curv
-        hess[k, k] = curv.sum() + 1e-9
-        step = np.linalg.solve(hess, grad)
-        w, b = w - step[:k], b - step[k]
-        if np.abs(step).max() < 1e-8:
-            break
-    return w, b
-
-
 def threshold_for(score: Array, y: Array, floor: float) -> float:
     """The lowest threshold whose precision on these items is still >= floor (else +inf)."""
     best = float("inf")
@@ -291,16 +260,6 @@ def cross_validated(
         score[test] = ((x[test] - mu) / sd) @ w + b
         decide[test] = score[test] >= cut
     return score, decide
-
-
-def recall_at_precision(score: Array, y: Array, floor: float) -> float:
-    tp = fp = 0
-    best = 0.0
-    for i in np.argsort(-score):
-        tp, fp = tp + int(y[i]), fp + int(not y[i])
-        if tp / (tp + fp) >= floor:
-            best = max(best, tp / max(1.0, y.sum()))
-    return best
 
 
 # ---------------------------------------------------------------- running it
