@@ -378,3 +378,23 @@ def test_exported_files_get_the_umask_mode_and_keep_an_existing_files_mode(tmp_p
         assert stat.S_IMODE((tmp_path / "o" / "AGENTS.md").stat().st_mode) == 0o604
     finally:
         os.umask(previous)
+
+
+def test_a_byte_order_mark_before_the_front_matter_is_no_part_of_it(
+    services: Services, make_ctx: ContextFactory, tmp_path: Path
+) -> None:
+    """An editor that writes a BOM must not cost a file its front matter, either way."""
+    ctx = make_ctx(persona="donna")
+    folder = tmp_path / ".windsurf" / "rules"
+    folder.mkdir(parents=True)
+    text = "---\ntitle: Git\ntrigger: always_on\n---\n\n# Git\n\n- Always squash commits.\n"
+    (folder / "git.md").write_bytes(("\ufeff" + text).encode("utf-8"))
+    report = run_import(services, ctx, tmp_path, ".windsurf/rules/git.md")
+    assert report.counts()["written"] == 1
+    assert not [w for w in report.warnings if w.code == "hidden_unicode"]
+    [exported] = export_text(services, ctx, ExportFormat.WINDSURF_RULES)
+    assert exported.text.startswith("---\ntrigger: always_on\ntitle: Git\n---\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    again = run_import(services, ctx, tmp_path, *[f"out/{n}" for n in write_files(out, [exported])])
+    assert again.counts()["unchanged"] == 1 and sum(again.counts().values()) == 1

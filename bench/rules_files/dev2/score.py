@@ -234,7 +234,7 @@ def round_trip(base: Path, path: str, score: Score) -> None:
             files = render(fmt, _applicable(first, ctx), ctx)
             source_front = None
             if fmt.tool.reads_front_matter:
-                text = (base / path).read_text(encoding="utf-8")
+                text = (base / path).read_text(encoding="utf-8-sig")  # a BOM is no part of the text
                 source_front = _front(parse_front_matter(text.split("\n")).values)
                 score.front_total += 1
             out = tmp / "export"
