@@ -101,3 +101,11 @@ def test_a_blocked_hooks_report_is_never_read_as_the_operators() -> None:
         },
     }
     assert read_lines([json.dumps(entry)]) == []
+
+
+def test_a_rule_about_the_linter_is_not_mistaken_for_the_linters_report() -> None:
+    """A bare "the linter" used to mark a sentence as reported speech, so no rule that named
+    the linter was ever proposed; only what the linter says or reports is someone else's."""
+    found = detect("From now on, always run the linter before you commit.", after_action=True)
+    assert found is not None and found.kind is MemoruleKind.BEHAVIORAL_RULE
+    assert detect("The linter reports: always use f-strings.", after_action=True) is None

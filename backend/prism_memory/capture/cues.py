@@ -58,7 +58,7 @@ RAW: dict[str, str] = {
         r"(?<!you )(?<!i )\b(says|said|wrote|writes|complains|has this line|paste from|"
         r"from the style guide|"
         r"the error says|the error is|here's the error|here is the error|error:|"
-        r"here's the stack trace|here is the hook output|the test says|the linter)\b"
+        r"here's the stack trace|here is the hook output|the test says|the linter (says|reports))\b"
     ),
     "preference": (
         r"(\bi (really |much |generally |personally |tend to |do )?(prefer|like|love|hate|"
