@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import learned
 import numpy as np
 import numpy.typing as npt
-from learned import fit, recall_at_precision  # the same fit as the learned attempt
+from learned import PARTS, fit, recall_at_precision  # the learned attempt's parts and fit
 from score import transcript_for  # the same transcripts as the scorer
 
 from prism_memory.capture import cues, detector
@@ -45,11 +46,6 @@ from prism_memory.capture.detector import Detection, clean, detect
 from prism_memory.capture.transcript import read_lines
 
 HERE = Path(__file__).resolve().parent
-PARTS = {
-    "tune": HERE.parent / "capture" / "tune.jsonl",
-    "dev": HERE / "dev.jsonl",
-    "dev2": HERE / "dev2.jsonl",
-}
 SEED = 20261206
 FOLDS = 5
 Array = npt.NDArray[np.float64]
@@ -272,20 +268,12 @@ def possession_dropped() -> None:
 
 
 def load() -> list[dict[str, Any]]:
-    items = []
-    for part, path in PARTS.items():
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    item = json.loads(line)
-                    item["part"] = part
-                    item["group"] = item.get("source") or f"ours:{item['id']}"
-                    messages = read_lines([json.dumps(e) for e in transcript_for(item)])
-                    item["_found"] = (
-                        detect(messages[0].text, messages[0].after_action) if messages else None
-                    )
-                    item["_scope"] = scope_of(item["text"])
-                    items.append(item)
+    """``learned.load``'s items, each with the detector's finding and its time scope."""
+    items = learned.load()
+    for item in items:
+        messages = read_lines([json.dumps(e) for e in transcript_for(item)])
+        item["_found"] = detect(messages[0].text, messages[0].after_action) if messages else None
+        item["_scope"] = scope_of(item["text"])
     return items
 
 

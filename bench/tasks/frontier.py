@@ -38,7 +38,6 @@ TOP_KS = (3, 5, 8, 10, 15, 20)
 
 def gather(split: str) -> list[dict[str, Any]]:
     """Per task: the file's rule keys, its tier keys, the title's ranking and the labels."""
-    from prism_memory.domain.contract.recall import RecallCreate
     from prism_memory.services.brief_service import about_every_change, must_include
 
     sources = [
@@ -62,22 +61,16 @@ def gather(split: str) -> list[dict[str, Any]]:
                 if must_include(m) or about_every_change(m):
                     tiers.update(keys)
             for task in source["tasks"]:
-                result = access.recall(
-                    me.key,
-                    me.ctx,
-                    RecallCreate.parse(
-                        {"query": task["title"], "top_k": 100, "source_type": "memorule"}
-                    ),
-                )
-                label = labels[task["ref"]]
+                result = run.title_ranking(access, me, task["title"])
+                must, relevant = run.label_sets(labels[task["ref"]])
                 tasks.append(
                     {
                         "ref": task["ref"],
                         "file": every,
                         "tiers": tiers,
                         "ranked": run.as_keys([str(m.memory.id) for m in result.matches], key_of),
-                        "must": set(label["must"]),
-                        "relevant": set(label["must"]) | set(label["useful"]),
+                        "must": must,
+                        "relevant": relevant,
                     }
                 )
     return tasks

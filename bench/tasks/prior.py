@@ -45,7 +45,6 @@ REST_SIZES = (0, 5, 10, 15)
 def gather() -> list[dict[str, Any]]:
     """Per repository: its rules (labelled keys, tier, written position, text) and tasks
     (labels, the title's ranking with scores)."""
-    from prism_memory.domain.contract.recall import RecallCreate
     from prism_memory.services.brief_service import about_every_change, must_include
 
     sources = json.loads((HERE / "sources.json").read_text())["repos"]
@@ -70,18 +69,12 @@ def gather() -> list[dict[str, Any]]:
             ]
             tasks = []
             for task in source["tasks"]:
-                result = access.recall(
-                    me.key,
-                    me.ctx,
-                    RecallCreate.parse(
-                        {"query": task["title"], "top_k": 100, "source_type": "memorule"}
-                    ),
-                )
-                label = labels[task["ref"]]
+                result = run.title_ranking(access, me, task["title"])
+                must, relevant = run.label_sets(labels[task["ref"]])
                 tasks.append(
                     {
-                        "must": set(label["must"]),
-                        "relevant": set(label["must"]) | set(label["useful"]),
+                        "must": must,
+                        "relevant": relevant,
                         "ranked": [(str(m.memory.id), m.score) for m in result.matches],
                     }
                 )

@@ -231,6 +231,21 @@ def recaller(db: Path) -> Any:
     return recall
 
 
+def title_ranking(access: Any, me: Any, title: str) -> Any:
+    """``semantic_recall`` of a task title over the project's rules, every rule ranked (top 100):
+    what the studies (``frontier.py``, ``prior.py``) read the title's ranking from."""
+    from prism_memory.domain.contract.recall import RecallCreate
+
+    request = RecallCreate.parse({"query": title, "top_k": 100, "source_type": "memorule"})
+    return access.recall(me.key, me.ctx, request)
+
+
+def label_sets(label: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """A task's must-follow keys and its relevant ones (must-follow or useful)."""
+    must = set(label["must"])
+    return must, must | set(label["useful"])
+
+
 def mean_se(values: list[float]) -> dict[str, float]:
     n = len(values)
     if n == 0:
