@@ -11,6 +11,10 @@ distractors. For each task (a pull-request title of that repository):
   the hand labels (``labels.txt``): recall of must-follow rules, precision (share of the
   delivered rules labelled must-follow or useful), tokens (characters / 4, as the brief
   counts them), rules the prompt hook added.
+* **touched** (``--touch``) — then ``PreToolUse`` for an ``Edit`` of each file the task's
+  own change touched (``touched.json``, the first :data:`TOUCHED_MAX` in git's order), as
+  the agent's first touch of each: what those hooks add is delivered too; their tokens are
+  counted apart (``touch_tokens``; ``tokens`` stays session start + prompt).
 * **ranking** — ``semantic_recall(query=title, source_type='memorule', top_k=10)`` in the
   project: nDCG@10 (gain 2 must-follow, 1 useful) and recall@5 of the must-follow rules.
 
@@ -42,7 +46,17 @@ from lib.paired import paired  # noqa: E402
 
 ID = re.compile(r"id `([0-9a-f-]{36})`")
 CHARS_PER_TOKEN = 4
-METRICS = ("recall", "precision", "tokens", "prompt_added", "ndcg10", "recall5")
+METRICS = (
+    "recall",
+    "precision",
+    "tokens",
+    "prompt_added",
+    "touch_added",
+    "touch_tokens",
+    "ndcg10",
+    "recall5",
+)
+TOUCHED_MAX = 10  # files per task given to the PreToolUse hook (bench/tasks/README.md)
 
 
 def slug(repo: str) -> str:
@@ -266,6 +280,12 @@ def main() -> None:
         help="an extra flag for both hook commands, e.g. --hook-arg=--token-budget=800",
     )
     parser.add_argument("--compare", type=Path, help="an earlier --out to pair against")
+    parser.add_argument(
+        "--touch",
+        action="store_true",
+        help="after the prompt, a PreToolUse hook for an Edit of each file the task's own change "
+        f"touched (touched.json, at most {TOUCHED_MAX} per task)",
+    )
     parser.add_argument("--no-ranking", action="store_true", help="skip semantic_recall")
     parser.add_argument(
         "--one-project",
@@ -289,6 +309,7 @@ def main() -> None:
     if args.split:
         sources = [s for s in sources if s["split"] == args.split]
     labels = load_labels()
+    touched = json.loads((HERE / "touched.json").read_text()) if args.touch else {}
     load_start = os.getloadavg()
     started = time.time()
     rows = []
@@ -324,9 +345,27 @@ def main() -> None:
                     {**base, "hook_event_name": "UserPromptSubmit", "prompt": task["title"]},
                     args.hook_arg,
                 )
+                touch_ctx = ""
+                for path in touched.get(task["ref"], [])[:TOUCHED_MAX]:
+                    context, _ = hook(
+                        args.prism,
+                        db,
+                        project,
+                        state,
+                        cwd,
+                        {
+                            **base,
+                            "hook_event_name": "PreToolUse",
+                            "tool_name": "Edit",
+                            "tool_input": {"file_path": str(cwd / path)},
+                        },
+                        args.hook_arg,
+                    )
+                    touch_ctx += context
                 briefed = as_keys(ID.findall(start_ctx), key_of)
                 added = as_keys(ID.findall(prompt_ctx), key_of)
-                delivered = set(briefed) | set(added)
+                by_touch = as_keys(ID.findall(touch_ctx), key_of)
+                delivered = set(briefed) | set(added) | set(by_touch)
                 must, useful = set(label["must"]), label["useful"]
                 row: dict[str, Any] = {
                     "ref": task["ref"],
@@ -342,6 +381,11 @@ def main() -> None:
                     else 0.0,
                     "tokens": math.ceil((len(start_ctx) + len(prompt_ctx)) / CHARS_PER_TOKEN),
                     "prompt_added": len(added),
+                    "touched": by_touch,
+                    "touch_added": len(by_touch) if args.touch else None,
+                    "touch_tokens": math.ceil(len(touch_ctx) / CHARS_PER_TOKEN)
+                    if args.touch
+                    else None,
                     "prompt_stderr": prompt_err.strip()[-300:],
                 }
                 if recall is not None:
@@ -366,6 +410,7 @@ def main() -> None:
         )
     result = {
         "hook_args": args.hook_arg,
+        "touch": args.touch,
         "one_project": args.one_project,
         "in_process": args.in_process,
         "load_average": {"start": load_start, "end": os.getloadavg()},
