@@ -146,8 +146,6 @@ def ask_server(flags: dict[str, Any], raw: bytes, deadline_s: float) -> bool:
         HookSkipped: the hook input is not one to answer (as in-process), or a file the
             session touched before (known before the server is looked for).
     """
-    from prism_memory.locations import store_location
-    from prism_memory.services import local_serve
     from prism_memory.services.briefed_state import BriefedState, default_state_dir
     from prism_memory.services.project_config import (
         find_project_config,
@@ -164,6 +162,9 @@ def ask_server(flags: dict[str, Any], raw: bytes, deadline_s: float) -> bool:
         asked_in = claude_hook.given_session(flags.get("session_id"), claude_session)
         if asked_in is not None:
             claude_hook.first_touch(data, hook, asked_in, state)
+    from prism_memory.locations import store_location
+    from prism_memory.services import local_serve
+
     db, url = store_location(flags)
     server = local_serve.discover(db, url)
     if server is None:
