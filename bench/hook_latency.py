@@ -15,6 +15,12 @@ each hook event:
 - ``*_http_only``: the server's share, the same request sent from the benchmark's own
   process (no hook process): what a hook waits for.
 
+With ``--events PreToolUse`` (a file's first touch, ``prism hooks install claude-code
+--on-touch``) each round also touches the same file again in the same session
+(``PreToolUse_repeat_*``: known from the session's briefed state, nothing loaded, no server
+looked for), and times the bare hook start: the same command fed a ``Bash`` tool call, which
+it reads and declines (``PreToolUse_bare``).
+
 The cases run interleaved (one of each per round) so all see the same load; the first round
 warms caches and is not counted. Per case: p50/p95/p99 wall time, the child's CPU time and
 its peak RSS (GNU ``time``'s ``%M``), how often a server run fell back, and whether both
@@ -22,6 +28,8 @@ paths printed the same answer. The 1-minute load average is taken before and aft
 part of the tests.
 
     python bench/hook_latency.py --rules 1000 --runs 30 --out bench/results/hook_latency.json
+    python bench/hook_latency.py --events PreToolUse --runs 30 \
+        --out bench/results/touch_latency.json
 """
 
 from __future__ import annotations
@@ -46,6 +54,9 @@ from brief_latency import PERSONA, SURFACE, TASK, build_store, environment
 from lib.common import BACKEND, machine_info, pct, progress, save_report, summary_ms
 
 HOOK = ["-P", "-m", "prism_memory", "brief", "--hook", "claude-code"]
+EVENTS = ("UserPromptSubmit", "SubagentStart", "SessionStart", "PreToolUse")
+TOUCH_CWD = "/home/dev/shop"
+TOUCH_FILE = "backend/app/migrations/versions/0042_audit_table.py"
 FELL_BACK = "answering in-process"
 TIME = "/usr/bin/time"  # GNU time
 
@@ -67,13 +78,24 @@ class Case:
     def stdin(self, session: str) -> str | None:
         if self.event == "none":
             return None
+        event, _, variant = self.event.partition("_")
         data: dict[str, Any] = {
             "session_id": session,
             "transcript_path": "/nonexistent/transcript.jsonl",
             "cwd": "/",
-            "hook_event_name": self.event,
+            "hook_event_name": event,
         }
-        if self.event == "SessionStart":
+        if event == "PreToolUse":
+            # a session of its own, so the round's SessionStart brief does not replace it
+            data["session_id"] = str(uuid.uuid5(uuid.UUID(session), "touch"))
+            data["cwd"] = TOUCH_CWD
+            data["tool_name"] = "Bash" if variant == "bare" else "Read"
+            data["tool_input"] = (
+                {"command": "ls"}
+                if variant == "bare"
+                else {"file_path": f"{TOUCH_CWD}/{TOUCH_FILE}"}
+            )
+        elif self.event == "SessionStart":
             data["source"] = "startup"
         elif self.event == "UserPromptSubmit":
             data["prompt"] = TASK
@@ -143,9 +165,10 @@ class HttpOnly:
         found = local_serve.discover(self.db, None)
         if found is None:
             raise SystemExit("no discovery file beside the served store")
+        texts = {"UserPromptSubmit": TASK, "PreToolUse": TOUCH_FILE}
         body = {
             "event": self.event,
-            "text": TASK if self.event == "UserPromptSubmit" else "database migration reviewer",
+            "text": texts.get(self.event, "database migration reviewer"),
             "store": found.store,
             "context": {
                 "persona": PERSONA,
@@ -223,7 +246,15 @@ def main() -> None:
     parser.add_argument("--rules", type=int, default=1000, help="rules in the store")
     parser.add_argument("--runs", type=int, default=30, help="timed processes per case")
     parser.add_argument("--out", type=Path, help="also write the JSON report here")
+    parser.add_argument(
+        "--events",
+        default="UserPromptSubmit,SubagentStart,SessionStart",
+        help=f"the hook events timed, comma-separated, of {', '.join(EVENTS)}",
+    )
     opts = parser.parse_args()
+    events = tuple(e for e in opts.events.split(",") if e)
+    if not events or set(events) - set(EVENTS):
+        parser.error(f"--events takes a comma-separated list of {', '.join(EVENTS)}")
     with tempfile.TemporaryDirectory(prefix="prism-hook-bench-") as tmp:
         served_db = Path(tmp) / "served" / "prism.db"
         alone_db = Path(tmp) / "alone" / "prism.db"
@@ -236,11 +267,14 @@ def main() -> None:
         alone_env = environment(alone_db) | {"PRISM_EMBEDDER": "minilm"}
         server, url = start_server(served_db, served_env)
         try:
-            events = ("UserPromptSubmit", "SubagentStart", "SessionStart")
             cases: dict[str, Case | HttpOnly] = {}
             for event in events:
                 cases[f"{event}_server"] = Case(event, served_env)
                 cases[f"{event}_fallback"] = Case(event, alone_env)
+                if event == "PreToolUse":  # after the first touch, in the same session
+                    cases[f"{event}_repeat_server"] = Case(f"{event}_repeat", served_env)
+                    cases[f"{event}_repeat_fallback"] = Case(f"{event}_repeat", alone_env)
+                    cases[f"{event}_bare"] = Case(f"{event}_bare", alone_env)
             cases["python_only"] = Case("none", alone_env, ["-P", "-c", "pass"])
             for event in events:
                 cases[f"{event}_http_only"] = HttpOnly(event, served_db)
@@ -265,6 +299,8 @@ def main() -> None:
         "rules": written,
         "runs": opts.runs,
         "context": {"persona": PERSONA, "surface": SURFACE, "prompt": TASK},
+        "events": list(events),
+        **({"touched": f"{TOUCH_CWD}/{TOUCH_FILE}"} if "PreToolUse" in events else {}),
         "command": f"python {' '.join(HOOK)}",
         "cases": results,
         "same_answer_both_paths": same,

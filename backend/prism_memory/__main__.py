@@ -4,8 +4,9 @@ Two hook commands are answered without the CLI framework, for they run while the
 the user waits, where importing click alone costs more than the rest of the answer:
 ``python -m prism_memory guard claude-code`` (the ``PreToolUse`` hook ``prism hooks install
 claude-code --guard`` writes) and ``python -m prism_memory brief --hook claude-code`` (the
-``SessionStart``, ``UserPromptSubmit`` and ``SubagentStart`` hooks: it asks the store's
-running ``prism serve`` when there is one, see :mod:`prism_memory.cli.claude_hook_fast`).
+``SessionStart``, ``UserPromptSubmit``, ``SubagentStart`` and first-touch ``PreToolUse``
+hooks: it asks the store's running ``prism serve`` when there is one, see
+:mod:`prism_memory.cli.claude_hook_fast`).
 """
 
 import sys

@@ -303,7 +303,7 @@ def test_the_hook_deadline_ends_before_claude_code_kills_the_hook() -> None:
     [
         ("not json at all", "not JSON"),
         ("[1, 2]", "not a JSON object"),
-        (json.dumps({"session_id": "s", "hook_event_name": "PreToolUse"}), "PreToolUse"),
+        (json.dumps({"session_id": "s", "hook_event_name": "PostToolUse"}), "PostToolUse"),
         (json.dumps({"hook_event_name": "SessionStart"}), "no session_id"),
     ],
 )

@@ -211,6 +211,60 @@ def test_served_receipts_are_recorded_by_the_server_under_the_session(
     assert {m for _, m in found[subagent]} == set(ids)  # four rules fit the subagent's budget
 
 
+def touch_input(session: str, path: str = "/repo/db/migrations/0042_downgrade.py") -> str:
+    return hook_input(
+        "PreToolUse",
+        session_id=session,
+        cwd="/repo",
+        tool_name="Read",
+        tool_input={"file_path": path},
+    )
+
+
+def test_a_first_touch_is_answered_by_the_server_and_a_repeat_asks_nobody(
+    served: tuple[Server, Path, list[str]], tmp_path: Path
+) -> None:
+    server, db, ids = served
+    args = ("--touch-relevance", "0")  # the fake embedder: rank, do not judge
+    path = local_serve.discovery_path(db, None)
+    aside = tmp_path / "aside.json"
+    path.rename(aside)
+    try:
+        alone = hook(db, touch_input("touching"), tmp_path / "alone", *args)
+    finally:
+        aside.rename(path)
+    before = hook_hits(server)
+    asked = hook(db, touch_input("touching"), tmp_path / "asked", *args)
+    assert hook_hits(server) == before + 1
+    assert asked.stderr == "" and asked.stdout == alone.stdout
+    out = json.loads(asked.stdout)["hookSpecificOutput"]
+    assert set(out) == {"hookEventName", "additionalContext"}  # no permission decision
+    assert out["additionalContext"].startswith("## Memorules for db/migrations/0042_downgrade.py")
+    assert state_files(tmp_path / "alone") == state_files(tmp_path / "asked")
+    (state,) = state_files(tmp_path / "asked").values()
+    assert state["touched"] == ["db/migrations/0042_downgrade.py"]
+    assert len(state["briefed"]) == 2 and set(state["briefed"]) <= set(ids)
+    # the same file again: known from the state, the server is not asked
+    again = hook(db, touch_input("touching"), tmp_path / "asked", *args)
+    assert hook_hits(server) == before + 1
+    assert again.stdout == "" and "touched before" in again.stderr
+    # the receipts are the server's, under the session
+    session = session_uuid("claude-code", "touching")
+    services = build_services(load_settings(db=db, embedder="fake", database_url=""))
+    try:
+        ctx = context_of("default", "default", persona="donna")
+        tools: set[str] = set()
+        for _ in range(300):  # written in the background
+            page = services.ledger.served(ctx, ServedFilter(session_id=session))
+            tools = {r.tool for r in page.receipts}
+            if tools:
+                break
+            time.sleep(0.1)
+    finally:
+        services.close()
+    assert tools == {"semantic_recall"}
+
+
 def test_the_hook_route_refuses_a_missing_or_wrong_token_and_api_keys(
     served: tuple[Server, Path, list[str]],
 ) -> None:
@@ -254,7 +308,13 @@ def test_a_bad_hook_request_gets_every_field_error(served: tuple[Server, Path, l
         "event": "Stop",
         "store": found.store,
         "context": {"session_id": "s", "tenant": ""},
-        "options": {"top_k": 0, "min_relevance": 2, "colour": "red"},
+        "options": {
+            "top_k": 0,
+            "min_relevance": 2,
+            "colour": "red",
+            "touch_rules": 11,
+            "touch_relevance": True,
+        },
         "briefed": "all",
         "extra": 1,
     }
@@ -273,6 +333,8 @@ def test_a_bad_hook_request_gets_every_field_error(served: tuple[Server, Path, l
         ("options.colour", "unknown_field"),
         ("options.top_k", "out_of_range"),
         ("options.min_relevance", "out_of_range"),
+        ("options.touch_rules", "out_of_range"),
+        ("options.touch_relevance", "out_of_range"),
         ("briefed", "invalid_format"),
     }
     bad_session = httpx.post(
@@ -432,9 +494,15 @@ def test_the_fast_path_reads_the_brief_flags_and_leaves_the_rest_to_the_cli() ->
     assert parse_flags(
         ["--db", "x.db", "--persona=donna", "--min-relevance", "0.3", "--prompt-rules", "2"]
     ) == {"db": "x.db", "persona": "donna", "min_relevance": 0.3, "prompt_rules": 2}
+    assert parse_flags(["--touch-rules", "0", "--touch-relevance=0.4"]) == {
+        "touch_rules": 0,
+        "touch_relevance": 0.4,
+    }
     for argv in (
         ["--no-such-flag", "1"],  # unknown
         ["--prompt-rules", "11"],  # out of range
+        ["--touch-rules", "11"],
+        ["--touch-relevance", "1.5"],
         ["--top-k", "many"],  # not a number
         ["--persona"],  # no value
         ["--json"],  # a CLI flag the hook does not take
@@ -448,11 +516,11 @@ def test_install_writes_the_fast_form_for_every_brief_hook(tmp_path: Path) -> No
     from prism_memory.cli.main import cli
 
     args = ["hooks", "install", "claude-code", "--project-dir", str(tmp_path)]
-    result = CliRunner().invoke(cli, [*args, "--on-prompt", "--on-subagent"])
+    result = CliRunner().invoke(cli, [*args, "--on-prompt", "--on-subagent", "--on-touch"])
     assert result.exit_code == 0, result.output
     hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
     fast = f"{sys.executable} -P -m prism_memory brief --hook claude-code"
-    for event in ("SessionStart", "UserPromptSubmit", "SubagentStart"):
+    for event in ("SessionStart", "UserPromptSubmit", "SubagentStart", "PreToolUse"):
         assert [h["command"] for g in hooks[event] for h in g["hooks"]] == [fast]
     # --prism names the executable: the brief runs it, as before (updated in place)
     result = CliRunner().invoke(cli, [*args, "--on-prompt", "--prism", "prism"])

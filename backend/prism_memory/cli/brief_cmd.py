@@ -27,6 +27,9 @@ from prism_memory.services.hook_answers import (
     MIN_RELEVANCE_DEFAULT,
     PROMPT_RULES_DEFAULT,
     PROMPT_RULES_MAX,
+    TOUCH_RELEVANCE_DEFAULT,
+    TOUCH_RULES_DEFAULT,
+    TOUCH_RULES_MAX,
 )
 
 HOOK_DEADLINE_DEFAULT_S = claude_hook.HOOK_DEADLINE_DEFAULT_S
@@ -94,6 +97,21 @@ def brief_command() -> click.Command:
         show_default=True,
         help="--hook, SubagentStart: the token budget of a subagent's brief",
     )
+    @click.option(
+        "--touch-rules",
+        type=click.IntRange(0, TOUCH_RULES_MAX),
+        default=TOUCH_RULES_DEFAULT,
+        show_default=True,
+        help="--hook, PreToolUse: add at most this many rules when the session first touches "
+        "a file (0: none)",
+    )
+    @click.option(
+        "--touch-relevance",
+        type=click.FloatRange(0.0, 1.0),
+        default=TOUCH_RELEVANCE_DEFAULT,
+        show_default=True,
+        help="--hook, PreToolUse: only rules at least this relevant to the file's path",
+    )
     @common
     def command(
         rt: Runtime,
@@ -107,6 +125,8 @@ def brief_command() -> click.Command:
         min_relevance: float,
         prompt_rules: int,
         subagent_token_budget: int,
+        touch_rules: int,
+        touch_relevance: float,
     ) -> None:
         """The memorules that apply to you now, grouped by kind, best first, within a budget.
 
@@ -130,6 +150,8 @@ def brief_command() -> click.Command:
                     top_k=top_k,
                     prompt_rules=prompt_rules,
                     subagent_token_budget=subagent_token_budget,
+                    touch_rules=touch_rules,
+                    touch_relevance=touch_relevance,
                 ),
             )
             return

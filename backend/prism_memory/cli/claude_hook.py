@@ -1,13 +1,15 @@
-"""``prism brief --hook claude-code``: Claude Code's ``SessionStart``, ``UserPromptSubmit`` and
-``SubagentStart`` hooks, which put the memorules that apply in front of the model without the
-model asking (the subagent's brief: :mod:`prism_memory.cli.claude_subagent`).
+"""``prism brief --hook claude-code``: Claude Code's ``SessionStart``, ``UserPromptSubmit``,
+``SubagentStart`` and ``PreToolUse`` hooks, which put the memorules that apply in front of the
+model without the model asking (the subagent's brief: :mod:`prism_memory.cli.claude_subagent`;
+a file's first touch: :mod:`prism_memory.cli.claude_touch`).
 
 Contract (Claude Code hooks reference): the hook input JSON arrives on stdin (``session_id``,
 ``transcript_path``, ``cwd``, ``hook_event_name``, and ``source`` for SessionStart,
-``prompt`` for UserPromptSubmit, ``agent_id`` and ``agent_type`` for SubagentStart); on exit
-0, stdout holding
+``prompt`` for UserPromptSubmit, ``agent_id`` and ``agent_type`` for SubagentStart,
+``tool_name`` and ``tool_input`` for PreToolUse); on exit 0, stdout holding
 ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`` adds
-``additionalContext`` to the model's context (capped by Claude Code at 10,000 characters).
+``additionalContext`` to the model's context (capped by Claude Code at 10,000 characters;
+for PreToolUse without a permission decision, so the usual permission flow goes on).
 
 This module answers in the hook's own process (the store and, for a prompt or a subagent's
 task, the embedding model loaded here). The installed command goes first through
@@ -36,6 +38,8 @@ from prism_memory.services.hook_answers import (
     EVENTS,
     PROMPT_RULES_DEFAULT,
     SUBAGENT_TOKEN_BUDGET_DEFAULT,
+    TOUCH_RELEVANCE_DEFAULT,
+    TOUCH_RULES_DEFAULT,
     HookAnswer,
     HookRequest,
 )
@@ -63,6 +67,8 @@ class HookOptions(NamedTuple):
     top_k: int = TOP_K_DEFAULT
     prompt_rules: int = PROMPT_RULES_DEFAULT
     subagent_token_budget: int = SUBAGENT_TOKEN_BUDGET_DEFAULT
+    touch_rules: int = TOUCH_RULES_DEFAULT
+    touch_relevance: float = TOUCH_RELEVANCE_DEFAULT
 
 
 class Deadline:
@@ -175,20 +181,25 @@ def read_input(raw: bytes) -> dict[str, Any]:
 def _answer(
     options: Mapping[str, Any], hook: HookOptions, data: dict[str, Any]
 ) -> dict[str, Any] | None:
+    from prism_memory.services.briefed_state import BriefedState, default_state_dir
+    from prism_memory.services.project_config import session_uuid
+
+    session = session_uuid(CLIENT, data["session_id"])
+    state = BriefedState(hook.state_dir or default_state_dir())
+    if data["hook_event_name"] == "PreToolUse":  # a file touched before: nothing to load
+        asked_in = given_session(options.get("session_id"), session)
+        if asked_in is not None:
+            first_touch(data, hook, asked_in, state)
     from dataclasses import replace
 
     from prism_memory.bootstrap import build_services, context_from
     from prism_memory.cli.acting import as_operator
-    from prism_memory.services.briefed_state import BriefedState, default_state_dir
     from prism_memory.services.hook_answers import answer
-    from prism_memory.services.project_config import session_uuid
     from prism_memory.settings import load_settings
 
-    session = session_uuid(CLIENT, data["session_id"])
     settings = load_settings(**_context_options(options, data, session))
     if not settings.database_url and not settings.db_path().is_file():
         raise HookSkipped(f"no Prism store at {settings.db_path()} (set PRISM_DB or --db)")
-    state = BriefedState(hook.state_dir or default_state_dir())
     ctx = context_from(settings)
     request, own_session = hook_request(data, hook, ctx.session_id, state)
     ctx = replace(ctx, session_id=own_session)
@@ -199,7 +210,7 @@ def _answer(
         result = answer(access, me, request)
     finally:
         services.close()
-    return deliver(data["hook_event_name"], result, state, own_session)
+    return deliver(request, result, state, own_session)
 
 
 def hook_request(
@@ -209,7 +220,8 @@ def hook_request(
     the same in the hook's process and when the hook asks a running server.
 
     Raises:
-        HookSkipped: a SubagentStart input without ``agent_id``.
+        HookSkipped: a SubagentStart input without ``agent_id``; a PreToolUse input that is
+            not a session's first touch of a file (:func:`first_touch`).
     """
     from prism_memory.cli.claude_subagent import subagent_session, subagent_task
 
@@ -226,6 +238,9 @@ def hook_request(
         prompt = data.get("prompt")
         text = prompt[:TASK_MAX] if isinstance(prompt, str) else ""
         briefed = frozenset(state.briefed(session))
+    elif event == "PreToolUse":
+        text = first_touch(data, hook, session, state)
+        briefed = frozenset(state.briefed(session))
     request = HookRequest(
         event=event,
         text=text,
@@ -236,20 +251,63 @@ def hook_request(
         prompt_rules=hook.prompt_rules,
         subagent_token_budget=hook.subagent_token_budget,
         briefed=briefed,
+        touch_rules=hook.touch_rules,
+        touch_relevance=hook.touch_relevance,
     )
     return request, session
 
 
-def deliver(event: str, result: HookAnswer, state: BriefedState, session: UUID) -> dict[str, Any]:
-    """The hook's output for an answer, after recording what the session was given.
+def first_touch(
+    data: Mapping[str, Any], hook: HookOptions, session: UUID, state: BriefedState
+) -> str:
+    """The file a PreToolUse input touches (relative to the session's folder), when the
+    session touches it for the first time. Cheap: no store, no model, no server; both paths
+    ask it before anything else.
+
+    Raises:
+        HookSkipped: not a tool that touches a file, no path, ``--touch-rules 0``, or a file
+            the session touched before.
+    """
+    from prism_memory.cli.claude_touch import NotATouch, touched_file
+
+    try:
+        path = touched_file(data)
+    except NotATouch as exc:
+        raise HookSkipped(str(exc)) from None
+    if hook.touch_rules == 0:
+        raise HookSkipped("added nothing: --touch-rules is 0")
+    if path in state.touched(session):
+        raise HookSkipped(f"added nothing: {path} was touched before in this session")
+    return path
+
+
+def given_session(given: object, session: UUID) -> UUID | None:
+    """The session a hook asks in: ``--session-id`` when given (None when it is not a UUID:
+    the caller's own checks say so), else Claude Code's."""
+    if given is None:
+        return session
+    try:
+        return UUID(str(given))
+    except ValueError:
+        return None
+
+
+def deliver(
+    request: HookRequest, result: HookAnswer, state: BriefedState, session: UUID
+) -> dict[str, Any]:
+    """The hook's output for an answer, after recording what the session was given (and, for
+    a PreToolUse, the file as touched, whether or not rules were added).
 
     Raises:
         HookSkipped: nothing to add (the answer says why).
     """
+    touched = [request.text] if request.event == "PreToolUse" else []
     if result.context is None:
+        if touched:
+            _remember(state, session, [], False, touched)
         raise HookSkipped(result.skipped or "added nothing")
-    _remember(state, session, list(result.served), result.replace)
-    return _output(event, result.context)
+    _remember(state, session, list(result.served), result.replace, touched)
+    return _output(request.event, result.context)
 
 
 def _context_options(
@@ -267,11 +325,13 @@ def _context_options(
     return merged
 
 
-def _remember(state: BriefedState, session: UUID, ids: list[str], replace: bool) -> None:
-    """Record what the session was given; a state folder that cannot be written costs only
-    repeats (said on stderr), never the answer."""
+def _remember(
+    state: BriefedState, session: UUID, ids: list[str], replace: bool, touched: list[str]
+) -> None:
+    """Record what the session was given (and touched); a state folder that cannot be written
+    costs only repeats (said on stderr), never the answer."""
     try:
-        state.record(session, ids, replace=replace)
+        state.record(session, ids, replace=replace, touched=touched)
     except OSError as exc:
         say(f"could not record the briefed rules in {state.folder}: {exc}", "warning")
 

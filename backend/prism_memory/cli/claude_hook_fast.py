@@ -1,7 +1,9 @@
 """``python -P -m prism_memory brief --hook claude-code [FLAGS]``: the hooks' fast path.
 
-Claude Code waits for the ``UserPromptSubmit`` hook before the prompt reaches the model, and
-for ``SubagentStart`` before a subagent starts. Answered in-process, each call loads what the
+Claude Code waits for the ``UserPromptSubmit`` hook before the prompt reaches the model, for
+``SubagentStart`` before a subagent starts, and for ``PreToolUse`` before a tool runs (a
+file's first touch: a file touched before is answered here, from the session's briefed
+state, before any server is looked for). Answered in-process, each call loads what the
 whole CLI loads (click, pydantic, numpy, the store, onnxruntime and the embedding model for a
 prompt). When a ``prism serve`` runs for the hook's store, this path asks it instead
 (``POST /v1/hooks/claude-code``) and imports only the standard library and Prism's light
@@ -40,6 +42,9 @@ from prism_memory.services.hook_answers import (
     PROMPT_RULES_DEFAULT,
     PROMPT_RULES_MAX,
     SUBAGENT_TOKEN_BUDGET_DEFAULT,
+    TOUCH_RELEVANCE_DEFAULT,
+    TOUCH_RULES_DEFAULT,
+    TOUCH_RULES_MAX,
     HookAnswer,
 )
 
@@ -57,10 +62,13 @@ HOOK_FLAGS: Final[dict[str, tuple[float, float] | None]] = {
     "min_relevance": (0.0, 1.0),
     "prompt_rules": (0, PROMPT_RULES_MAX),
     "subagent_token_budget": (TOKEN_BUDGET_MIN, TOKEN_BUDGET_MAX),
+    "touch_rules": (0, TOUCH_RULES_MAX),
+    "touch_relevance": (0.0, 1.0),
     "namespace": None,
     "deadline": None,
     "state_dir": None,
 }
+FRACTION_FLAGS: Final = frozenset({"min_relevance", "touch_relevance"})
 
 
 class NoServer(Exception):
@@ -118,7 +126,7 @@ def parse_flags(argv: list[str]) -> dict[str, Any] | None:
         bounds = HOOK_FLAGS.get(key)
         if bounds is not None:
             try:
-                number: float = float(value) if key == "min_relevance" else int(value)
+                number: float = float(value) if key in FRACTION_FLAGS else int(value)
             except ValueError:
                 return None
             if not bounds[0] <= number <= bounds[1]:
@@ -135,10 +143,9 @@ def ask_server(flags: dict[str, Any], raw: bytes, deadline_s: float) -> bool:
 
     Raises:
         NoServer: no trustworthy server for the store, or it did not answer in time.
-        HookSkipped: the hook input is not one to answer (as in-process).
+        HookSkipped: the hook input is not one to answer (as in-process), or a file the
+            session touched before (known before the server is looked for).
     """
-    from prism_memory.locations import store_location
-    from prism_memory.services import local_serve
     from prism_memory.services.briefed_state import BriefedState, default_state_dir
     from prism_memory.services.project_config import (
         find_project_config,
@@ -147,6 +154,17 @@ def ask_server(flags: dict[str, Any], raw: bytes, deadline_s: float) -> bool:
     )
 
     data = claude_hook.read_input(raw)
+    hook = _hook_options(flags, deadline_s)
+    state_dir = flags.get("state_dir") or os.environ.get("PRISM_HOOK_STATE_DIR")
+    state = BriefedState(Path(state_dir) if state_dir else default_state_dir())
+    claude_session = session_uuid(claude_hook.CLIENT, data["session_id"])
+    if data["hook_event_name"] == "PreToolUse":  # a file touched before: nothing to ask
+        asked_in = claude_hook.given_session(flags.get("session_id"), claude_session)
+        if asked_in is not None:
+            claude_hook.first_touch(data, hook, asked_in, state)
+    from prism_memory.locations import store_location
+    from prism_memory.services import local_serve
+
     db, url = store_location(flags)
     server = local_serve.discover(db, url)
     if server is None:
@@ -159,21 +177,7 @@ def ask_server(flags: dict[str, Any], raw: bytes, deadline_s: float) -> bool:
         name: merged.get(name) or environ.get(f"PRISM_{name.upper()}") or None
         for name in ("tenant", "project", "persona", "surface", "specialization")
     }
-    session = merged.get("session_id") or str(session_uuid(claude_hook.CLIENT, data["session_id"]))
-    state_dir = flags.get("state_dir") or os.environ.get("PRISM_HOOK_STATE_DIR")
-    state = BriefedState(Path(state_dir) if state_dir else default_state_dir())
-    hook = claude_hook.HookOptions(
-        token_budget=int(flags.get("token_budget", TOKEN_BUDGET_DEFAULT)),
-        deadline_s=deadline_s,
-        state_dir=None,
-        min_relevance=float(flags.get("min_relevance", MIN_RELEVANCE_DEFAULT)),
-        namespace=flags.get("namespace"),
-        top_k=int(flags.get("top_k", TOP_K_DEFAULT)),
-        prompt_rules=int(flags.get("prompt_rules", PROMPT_RULES_DEFAULT)),
-        subagent_token_budget=int(
-            flags.get("subagent_token_budget", SUBAGENT_TOKEN_BUDGET_DEFAULT)
-        ),
-    )
+    session = merged.get("session_id") or str(claude_session)
     from uuid import UUID
 
     try:
@@ -193,6 +197,12 @@ def ask_server(flags: dict[str, Any], raw: bytes, deadline_s: float) -> bool:
             "prompt_rules": request.prompt_rules,
             "subagent_token_budget": request.subagent_token_budget,
             **({"namespace": request.namespace} if request.namespace else {}),
+            # only where they count: a server of an earlier version still answers the rest
+            **(
+                {"touch_rules": request.touch_rules, "touch_relevance": request.touch_relevance}
+                if request.event == "PreToolUse"
+                else {}
+            ),
         },
         "briefed": sorted(request.briefed),
     }
@@ -210,13 +220,31 @@ def ask_server(flags: dict[str, Any], raw: bytes, deadline_s: float) -> bool:
         skipped=str(got.get("skipped") or "added nothing"),
     )
     try:
-        out = claude_hook.deliver(request.event, result, state, own_session)
+        out = claude_hook.deliver(request, result, state, own_session)
     except claude_hook.HookSkipped as exc:
         claude_hook.say(str(exc))
         return True
     sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     return True
+
+
+def _hook_options(flags: dict[str, Any], deadline_s: float) -> claude_hook.HookOptions:
+    """The hook's options from the parsed flags, with the CLI's defaults."""
+    return claude_hook.HookOptions(
+        token_budget=int(flags.get("token_budget", TOKEN_BUDGET_DEFAULT)),
+        deadline_s=deadline_s,
+        state_dir=None,
+        min_relevance=float(flags.get("min_relevance", MIN_RELEVANCE_DEFAULT)),
+        namespace=flags.get("namespace"),
+        top_k=int(flags.get("top_k", TOP_K_DEFAULT)),
+        prompt_rules=int(flags.get("prompt_rules", PROMPT_RULES_DEFAULT)),
+        subagent_token_budget=int(
+            flags.get("subagent_token_budget", SUBAGENT_TOKEN_BUDGET_DEFAULT)
+        ),
+        touch_rules=int(flags.get("touch_rules", TOUCH_RULES_DEFAULT)),
+        touch_relevance=float(flags.get("touch_relevance", TOUCH_RELEVANCE_DEFAULT)),
+    )
 
 
 def post_json(

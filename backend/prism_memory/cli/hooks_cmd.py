@@ -2,7 +2,8 @@
 relying on the model, and keep checked-in rule files from going stale.
 
 - ``claude-code`` merges a ``SessionStart`` handler (and, with ``--on-prompt``, a
-  ``UserPromptSubmit`` one; with ``--on-subagent``, a ``SubagentStart`` one) running
+  ``UserPromptSubmit`` one; with ``--on-subagent``, a ``SubagentStart`` one; with
+  ``--on-touch``, a ``PreToolUse`` one for a file's first touch) running
   ``python -P -m prism_memory brief --hook claude-code`` (which asks the store's running
   ``prism serve`` when there is one: :mod:`prism_memory.cli.claude_hook_fast`) into Claude Code's
   ``settings.json`` (:mod:`prism_memory.services.claude_settings`); with ``--capture`` also a
@@ -138,6 +139,12 @@ def _with(options: list[Callable[[F], F]]) -> Callable[[F], F]:
     help="claude-code: also a SubagentStart hook (each subagent's rules for its role and task)",
 )
 @click.option(
+    "--on-touch",
+    is_flag=True,
+    help="claude-code: also a PreToolUse hook giving the rules for a file the session reads "
+    "or edits for the first time (beside --guard's)",
+)
+@click.option(
     "--capture",
     is_flag=True,
     help="claude-code: also a Stop hook capturing the session's corrections (in the background)",
@@ -180,6 +187,7 @@ def install(
     repo: Path | None,
     on_prompt: bool,
     on_subagent: bool,
+    on_touch: bool,
     capture: bool,
     adherence: bool,
     guard: bool,
@@ -198,6 +206,7 @@ def install(
             "settings": ("claude-code", settings),
             "on_prompt": ("claude-code", on_prompt or None),
             "on_subagent": ("claude-code", on_subagent or None),
+            "on_touch": ("claude-code", on_touch or None),
             "capture": ("claude-code", capture or None),
             "adherence": ("claude-code", adherence or None),
             "guard": ("claude-code", guard or None),
@@ -221,6 +230,7 @@ def install(
             capture=options if capture else None,
             adherence=options if adherence else None,
             on_subagent=on_subagent,
+            on_touch=on_touch,
             guard=options if guard else None,
             # the fast path of `python -m prism_memory` unless a prism was named
             guard_runner=None if prism_path else (sys.executable, "-P", "-m", "prism_memory"),

@@ -38,6 +38,10 @@ ADHERENCE_TIMEOUT_S: Final = 10  # likewise: the judging runs detached
 GUARD_EVENT: Final = "PreToolUse"
 GUARD_MATCHER: Final = "Bash|Edit|MultiEdit|Write|NotebookEdit"
 GUARD_TIMEOUT_S: Final = 5
+# The brief hook at a file's first touch: a PreToolUse group of its own, beside the guard's.
+TOUCH_EVENT: Final = "PreToolUse"
+TOUCH_MATCHER: Final = "Read|Edit|MultiEdit|Write|NotebookEdit"
+TOUCH_TIMEOUT_S: Final = 10
 SETTINGS_MAX_BYTES: Final = 4_194_304
 
 Settings = dict[str, Any]
@@ -206,10 +210,12 @@ def install(
     guard: Sequence[str] | None = None,
     guard_runner: Sequence[str] | None = None,
     brief_runner: Sequence[str] | None = None,
+    on_touch: bool = False,
 ) -> SettingsChange:
     """The change that adds Prism's ``SessionStart`` (and, with ``on_prompt``,
-    ``UserPromptSubmit``; with ``on_subagent``, ``SubagentStart``) handlers to the settings
-    file at ``path``; with ``capture`` (the
+    ``UserPromptSubmit``; with ``on_subagent``, ``SubagentStart``; with ``on_touch``, a
+    ``PreToolUse`` group for the tools that touch a file, beside the guard's) handlers to the
+    settings file at ``path``; with ``capture`` (the
     capture command's options, possibly none) also the ``Stop`` handler that captures the
     session's transcript in the background; with ``adherence`` (the adherence command's
     options) also the ``Stop`` handler that judges the session in the background; with
@@ -231,6 +237,8 @@ def install(
         wanted.append(("UserPromptSubmit", None, PROMPT_TIMEOUT_S, "brief", brief))
     if on_subagent:
         wanted.append(("SubagentStart", None, PROMPT_TIMEOUT_S, "brief", brief))
+    if on_touch:
+        wanted.append((TOUCH_EVENT, TOUCH_MATCHER, TOUCH_TIMEOUT_S, "brief", brief))
     if capture is not None:
         command = capture_command(prism, capture)
         wanted.append((CAPTURE_EVENT, None, CAPTURE_TIMEOUT_S, "capture", command))

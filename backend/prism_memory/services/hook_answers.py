@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from prism_memory.domain.records import RecallMatch
     from prism_memory.services.access_service import AccessService
 
-EVENTS: Final = ("SessionStart", "UserPromptSubmit", "SubagentStart")
+EVENTS: Final = ("SessionStart", "UserPromptSubmit", "SubagentStart", "PreToolUse")
 # Claude Code replaces context over 10,000 characters with a file preview; stay under it.
 HOOK_TOKEN_BUDGET_MAX: Final = 2_400
 PROMPT_TOKEN_BUDGET: Final = 300
@@ -36,16 +36,28 @@ PROMPT_RULES_DEFAULT: Final = 8
 PROMPT_TOP_K: Final = 10
 MIN_RELEVANCE_DEFAULT: Final = 0.15
 SUBAGENT_TOKEN_BUDGET_DEFAULT: Final = 600
+# The first touch of a file (PreToolUse): a couple of rules, never more than the prompt hook's
+# room; each tool call may add context, so the count is small.
+TOUCH_RULES_DEFAULT: Final = 2
+TOUCH_RULES_MAX: Final = PROMPT_RULES_MAX
+TOUCH_RELEVANCE_DEFAULT: Final = 0.15
+TOUCH_TOKEN_BUDGET: Final = 300
+TOUCH_TOP_K: Final = 10
+PATH_SEPARATORS: Final = str.maketrans("/_-.\\", "     ")
 
 
 class HookRequest(NamedTuple):
     """One hook call, after the hook has read its input and its settings.
 
     Attributes:
-        event: ``SessionStart``, ``UserPromptSubmit`` or ``SubagentStart``.
-        text: the prompt (UserPromptSubmit) or the subagent's role and task (SubagentStart);
-            empty for SessionStart. Cut to the brief's task limit here.
-        briefed: rule ids the session was given already (the prompt hook skips them).
+        event: ``SessionStart``, ``UserPromptSubmit``, ``SubagentStart`` or ``PreToolUse``.
+        text: the prompt (UserPromptSubmit), the subagent's role and task (SubagentStart),
+            the touched file's path relative to the session's folder (PreToolUse); empty for
+            SessionStart. Cut to the brief's task limit here.
+        briefed: rule ids the session was given already (the prompt and touch hooks skip
+            them).
+        touch_rules: at most this many rules for a file's first touch (0: none).
+        touch_relevance: only rules at least this relevant to the file's path words.
     """
 
     event: str
@@ -57,6 +69,8 @@ class HookRequest(NamedTuple):
     prompt_rules: int = PROMPT_RULES_DEFAULT
     subagent_token_budget: int = SUBAGENT_TOKEN_BUDGET_DEFAULT
     briefed: frozenset[str] = frozenset()
+    touch_rules: int = TOUCH_RULES_DEFAULT
+    touch_relevance: float = TOUCH_RELEVANCE_DEFAULT
 
 
 class HookAnswer(NamedTuple):
@@ -81,6 +95,8 @@ def answer(access: AccessService, caller: Caller, request: HookRequest) -> HookA
     """The hook's answer for ``caller``'s context (its session is the one receipts name)."""
     if request.event == "UserPromptSubmit":
         return _prompt_rules(access, caller, request)
+    if request.event == "PreToolUse":
+        return _touch_rules(access, caller, request)
     subagent = request.event == "SubagentStart"
     budget = request.subagent_token_budget if subagent else request.token_budget
     from prism_memory.domain.contract.recall import BriefCreate
@@ -100,16 +116,91 @@ def answer(access: AccessService, caller: Caller, request: HookRequest) -> HookA
 
 def _prompt_rules(access: AccessService, caller: Caller, request: HookRequest) -> HookAnswer:
     """The few rules most relevant to the prompt that the session has not been given yet."""
-    from prism_memory.services.brief_service import CHARS_PER_TOKEN, bullet
-
     prompt = request.text
     if not prompt.strip():
         return HookAnswer(None, skipped="added nothing: the prompt is empty")
     if request.prompt_rules == 0:
         return HookAnswer(None, skipped="added nothing: --prompt-rules is 0")
+    return _fresh_rules(
+        access,
+        caller,
+        request,
+        _Pick(
+            query=prompt,
+            heading="## Memorules relevant to this prompt",
+            most=request.prompt_rules,
+            floor=request.min_relevance,
+            budget=PROMPT_TOKEN_BUDGET,
+            top_k=PROMPT_TOP_K,
+            what="this prompt",
+            flag="--min-relevance",
+        ),
+    )
+
+
+def path_query(relative_path: str) -> str:
+    """The recall query for a file the session touches: its path in words.
+
+    The path (relative to the session's folder) is split on ``/``, ``_``, ``-``, ``.`` (and
+    ``\\``) into words: ``packages/core/src/tracing/langgraph/index.ts`` is asked as
+    ``packages core src tracing langgraph index ts``. Chosen on the development part of the
+    real-task benchmark (``bench/tasks``), where the path's words did as well as the task's
+    title with the path, and they need no state of the prompt: the hook knows the file, not
+    the conversation.
+    """
+    return " ".join(relative_path.translate(PATH_SEPARATORS).split())
+
+
+def _touch_rules(access: AccessService, caller: Caller, request: HookRequest) -> HookAnswer:
+    """The rules most relevant to a file the session touches for the first time that the
+    session has not been given yet."""
+    if request.touch_rules == 0:
+        return HookAnswer(None, skipped="added nothing: --touch-rules is 0")
+    query = path_query(request.text)
+    if not query:
+        return HookAnswer(None, skipped="added nothing: the file's path has no words")
+    shown = "".join(c if c.isprintable() else "?" for c in request.text)
+    return _fresh_rules(
+        access,
+        caller,
+        request,
+        _Pick(
+            query=query,
+            heading=f"## Memorules for {shown}",
+            most=request.touch_rules,
+            floor=request.touch_relevance,
+            budget=TOUCH_TOKEN_BUDGET,
+            top_k=TOUCH_TOP_K,
+            what="this file's path",
+            flag="--touch-relevance",
+        ),
+    )
+
+
+class _Pick(NamedTuple):
+    """How a prompt or a touched file picks its rules: the query, the heading, at most
+    ``most`` rules at relevance ``floor`` or more within ``budget`` tokens; ``what`` and
+    ``flag`` name them when nothing is added."""
+
+    query: str
+    heading: str
+    most: int
+    floor: float
+    budget: int
+    top_k: int
+    what: str
+    flag: str
+
+
+def _fresh_rules(
+    access: AccessService, caller: Caller, request: HookRequest, pick: _Pick
+) -> HookAnswer:
+    """The few rules most relevant to ``pick.query`` that the session has not been given."""
+    from prism_memory.services.brief_service import CHARS_PER_TOKEN, bullet
+
     raw: dict[str, Any] = {
-        "query": prompt[:TASK_MAX],
-        "top_k": PROMPT_TOP_K,
+        "query": pick.query[:TASK_MAX],
+        "top_k": pick.top_k,
         "source_type": "memorule",
     }
     if request.namespace:
@@ -117,16 +208,14 @@ def _prompt_rules(access: AccessService, caller: Caller, request: HookRequest) -
     from prism_memory.domain.contract.recall import RecallCreate
 
     result = access.recall(caller.key, caller.ctx, RecallCreate.parse(raw))
-    relevant = [m for m in result.matches if _relevance(m) >= request.min_relevance]
+    relevant = [m for m in result.matches if _relevance(m) >= pick.floor]
     fresh = [m for m in relevant if str(m.memory.id) not in request.briefed]
     if not fresh:
-        return HookAnswer(
-            None, skipped=_why_nothing(result.matches, relevant, request.min_relevance)
-        )
-    lines = ["## Memorules relevant to this prompt"]
+        return HookAnswer(None, skipped=_why_nothing(result.matches, relevant, pick))
+    lines = [pick.heading]
     kept: list[str] = []
-    limit = PROMPT_TOKEN_BUDGET * CHARS_PER_TOKEN
-    for match in fresh[: request.prompt_rules]:
+    limit = pick.budget * CHARS_PER_TOKEN
+    for match in fresh[: pick.most]:
         line = bullet(match)
         if sum(len(x) + 1 for x in lines) + len(line) > limit:
             break
@@ -135,7 +224,7 @@ def _prompt_rules(access: AccessService, caller: Caller, request: HookRequest) -
     if not kept:
         return HookAnswer(
             None,
-            skipped=f"added nothing: the most relevant rule is over {PROMPT_TOKEN_BUDGET} tokens",
+            skipped=f"added nothing: the most relevant rule is over {pick.budget} tokens",
         )
     return HookAnswer("\n".join(lines), tuple(kept), replace=False)
 
@@ -144,17 +233,18 @@ def _relevance(match: RecallMatch) -> float:
     return float(match.why.get("relevance", 0.0))
 
 
-def _why_nothing(matches: list[RecallMatch], relevant: list[RecallMatch], floor: float) -> str:
-    """Why the prompt hook adds nothing, said on stderr (Claude Code shows it in debug)."""
+def _why_nothing(matches: list[RecallMatch], relevant: list[RecallMatch], pick: _Pick) -> str:
+    """Why the prompt or touch hook adds nothing, said on stderr (Claude Code shows it in
+    debug)."""
     if not matches:
         return "added nothing: no memorule applies to this context"
     if not relevant:
         best = max(_relevance(m) for m in matches)
         return (
-            f"added nothing: no rule reaches relevance {floor:g} to this prompt "
-            f"(best {best:.2f}; --min-relevance lowers the bar)"
+            f"added nothing: no rule reaches relevance {pick.floor:g} to {pick.what} "
+            f"(best {best:.2f}; {pick.flag} lowers the bar)"
         )
     return (
-        f"added nothing: the {len(relevant)} rules at relevance {floor:g} or more were already "
-        "given in this session"
+        f"added nothing: the {len(relevant)} rules at relevance {pick.floor:g} or more were "
+        "already given in this session"
     )

@@ -10,7 +10,12 @@ from typing import Any, Final
 from prism_memory.domain.characters import forbidden_character
 from prism_memory.domain.contract.bounds import TOKEN_BUDGET_MAX, TOKEN_BUDGET_MIN
 from prism_memory.errors import FieldError, InvalidInput
-from prism_memory.services.hook_answers import EVENTS, PROMPT_RULES_MAX, HookRequest
+from prism_memory.services.hook_answers import (
+    EVENTS,
+    PROMPT_RULES_MAX,
+    TOUCH_RULES_MAX,
+    HookRequest,
+)
 
 STRIPPED: Final = frozenset({"persona", "surface", "specialization"})
 BRIEFED_MAX: Final = 1_000  # ids a request may carry (the briefed state keeps at most this)
@@ -22,7 +27,9 @@ _INTS: Final = {
     "top_k": (1, 100),
     "prompt_rules": (0, PROMPT_RULES_MAX),
     "subagent_token_budget": (TOKEN_BUDGET_MIN, TOKEN_BUDGET_MAX),
+    "touch_rules": (0, TOUCH_RULES_MAX),
 }
+_FRACTIONS: Final = ("min_relevance", "touch_relevance")  # each 0 to 1
 _TOP_LEVEL: Final = frozenset({"event", "text", "store", "context", "options", "briefed"})
 TEXT_MAX: Final = 16_000  # what the hook sends; the answer reads TASK_MAX of it
 
@@ -95,7 +102,7 @@ def _options(raw: Any, errors: list[FieldError]) -> dict[str, Any]:
         errors.append(FieldError("options", "wrong_type", "'options' must be an object"))
         return {}
     out: dict[str, Any] = {}
-    known = {*_INTS, "namespace", "min_relevance"}
+    known = {*_INTS, *_FRACTIONS, "namespace"}
     for name in sorted(set(raw) - known):
         errors.append(FieldError(f"options.{name}", "unknown_field", f"'{name}' is not a key"))
     for name, (low, high) in _INTS.items():
@@ -108,18 +115,18 @@ def _options(raw: Any, errors: list[FieldError]) -> dict[str, Any]:
             )
         else:
             out[name] = value
-    relevance = raw.get("min_relevance")
-    if relevance is not None:
-        if isinstance(relevance, bool) or not isinstance(relevance, int | float):
+    for name in _FRACTIONS:
+        value = raw.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
             ok = False
         else:
-            ok = 0.0 <= float(relevance) <= 1.0
+            ok = 0.0 <= float(value) <= 1.0
         if ok:
-            out["min_relevance"] = float(relevance)
+            out[name] = float(value)
         else:
-            errors.append(
-                FieldError("options.min_relevance", "out_of_range", "'min_relevance' is 0 to 1")
-            )
+            errors.append(FieldError(f"options.{name}", "out_of_range", f"'{name}' is 0 to 1"))
     namespace = raw.get("namespace")
     if namespace is not None:
         if isinstance(namespace, str) and 0 < len(namespace) <= NAMESPACE_MAX:
