@@ -346,7 +346,7 @@ def test_install_on_touch_adds_a_pretooluse_group_beside_the_guard_s_and_the_use
         TOUCH_MATCHER,
         "Bash|Edit|MultiEdit|Write|NotebookEdit",  # the guard's
     ]
-    assert TOUCH_MATCHER == "Read|Edit|MultiEdit|Write|NotebookEdit"
+    assert TOUCH_MATCHER == "Edit|MultiEdit|Write|NotebookEdit"
     (touch_handler,) = groups[1]["hooks"]
     assert (
         touch_handler["command"] == f"{sys.executable} -P -m prism_memory brief --hook claude-code"
