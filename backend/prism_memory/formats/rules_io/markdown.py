@@ -67,7 +67,7 @@ from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
 from prism_memory.formats.rules_io.lists import describing, is_lead, objects_only
 from prism_memory.formats.rules_io.records import FileWarning, Marker
-from prism_memory.formats.rules_io.sentences import points_back, sentence_spans
+from prism_memory.formats.rules_io.sentences import line_spans, points_back, sentence_spans
 from prism_memory.formats.rules_io.tables import table
 
 _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->", re.DOTALL)
@@ -220,16 +220,26 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
         offsets.append(position)
         position += len(line) + 1
     groups: list[tuple[int, int, bool]] = []  # start, end, is_rule
-    for start, end in sentence_spans(text):
-        rule = rule_likeness(text[start:end], context, state.fmt) >= 0.5
-        if groups and (not rule or points_back(text[start:end])):
+    entries = line_spans(text)  # lines written as a list without its marks: one unit each
+    for start, end in entries or sentence_spans(text):
+        piece = text[start:end]
+        rule = rule_likeness(piece, context, state.fmt, list_entry=bool(entries)) >= 0.5
+        if groups and not entries and (not rule or points_back(piece)):
             groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
             groups.append((start, end, rule))
     for start, end, rule in groups:
         first, last = line_at(offsets, start), line_at(offsets, end - 1)
         piece = text[start:end].strip()
-        add(state, lines[first : last + 1], context, None, piece, descriptive=not rule)
+        add(
+            state,
+            lines[first : last + 1],
+            context,
+            None,
+            piece,
+            descriptive=not rule,
+            list_entry=bool(entries),
+        )
 
 
 def _lead_and_list(state: State, para: Node, lst: Node) -> None:
@@ -289,7 +299,10 @@ def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
     items = [i for i in lst.children if i.kind == "list_item"]
     own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
     rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
-    among = len(items) > 1 and 2 * rules >= len(items)
+    worded = sum(
+        1 for t in own if rule_likeness(t, context, state.fmt, lead, True, structure=False) >= 0.5
+    )
+    among = len(items) > 1 and 2 * worded >= len(items)
     marked = state.exported or any("prism:id=" in t for t in own)  # Prism wrote these rules
     if not lead and not marked and describing(own, context, rules):  # a specification
         for item in items:
