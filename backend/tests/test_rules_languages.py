@@ -730,6 +730,7 @@ def test_every_language_of_the_copula_table_reads_a_statement(language: str) -> 
         ("adds the user to the group", True),  # its subject is the lead-in above
         ("[guide.md](docs/guide.md) is the reference", True),
         ("設定ファイルは自動生成される", True),  # Japanese ends a statement with it
+        ("CDP: All calls are typed", True),  # after a label
         ("Server components by default", False),
         ("Zustand for client state", False),
         ("Utiliser des types explicites", False),
@@ -745,6 +746,8 @@ def test_a_statement_has_a_subject_and_a_copula(text: str, hit: bool) -> None:
         ("`feat`: new feature", "`feat`"),
         ("app.go: core application logic", "app.go"),
         ("Backend → Go", "Backend"),
+        ("`web` -> `@acme/shared`", "`web`"),
+        ("[Testing](docs/testing.md) - test types, fixtures", "[Testing](docs/testing.md)"),
         ("`make lint`: run the linters", None),  # a command and what it does
         ("依赖与锁：以 lock 为准", None),  # a label over a Chinese instruction
         ("Server components by default", None),
@@ -836,3 +839,28 @@ def test_a_heading_that_asks_why_describes_even_when_it_names_rules(tmp_path: Pa
 )
 def test_a_name_and_its_version_is_what_the_project_depends_on(text: str, hit: bool) -> None:
     assert statements.versioned(text) is hit
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [("`yarn lint`", True), ("`make db`, `make run`", True), ("Run `yarn lint`", False)],
+)
+def test_an_entry_of_only_code_is_a_value(text: str, hit: bool) -> None:
+    assert statements.code_only(text) is hit
+
+
+def test_a_line_of_two_sentences_keeps_its_rationale_and_splits_its_rules(
+    tmp_path: Path,
+) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Docs\n\nNever create README files. Only edit them when asked.\n"
+        "Keep answers short. Long answers bury the point.\n"
+        "Cite the file you changed.\n",
+    )
+    assert rule_texts(parsed) == [
+        "Never create README files.",
+        "Only edit them when asked.",
+        "Keep answers short. Long answers bury the point.",
+        "Cite the file you changed.",
+    ]

@@ -278,6 +278,7 @@ def _reads_as_description(text: str, ev: Evidence) -> bool:
         or _STATEMENT.match(flat)
         or statements.statement(flat)
         or statements.versioned(flat)
+        or statements.code_only(flat)
     ):
         return True
     found = statements.definition(flat)
@@ -352,7 +353,11 @@ def rule_likeness(
         score += 0.35 if list_entry else 0.15
     elif list_entry:
         flip = structure and not _reads_as_description(text, ev)
-        if lead_in and (cues.who_or_what_file(lead_in) or statements.statement(lead_in)):
+        if lead_in and (
+            cues.who_or_what_file(lead_in)
+            or statements.statement(lead_in)
+            or _STATEMENT.match(prose(lead_in))
+        ):
             flip = False  # the objects of "You are an expert in:" or of a statement
         score += STRUCTURE if flip else LEAN
     if list_entry and among_rules and not ev.descriptive and not _STATEMENT.match(prose(text)):

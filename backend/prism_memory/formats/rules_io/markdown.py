@@ -220,11 +220,21 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
         offsets.append(position)
         position += len(line) + 1
     groups: list[tuple[int, int, bool]] = []  # start, end, is_rule
-    entries = line_spans(text)  # lines written as a list without its marks: one unit each
-    for start, end in entries or sentence_spans(text):
+    # lines written as a list without its marks: each line (its sentences) a unit of its own
+    entries = line_spans(text)
+    spans = (
+        [(b + s, b + e) for b, end in entries for s, e in sentence_spans(text[b:end])]
+        if entries
+        else sentence_spans(text)
+    )
+    for start, end in spans:
         piece = text[start:end]
-        rule = rule_likeness(piece, context, state.fmt, list_entry=bool(entries)) >= 0.5
-        if groups and not entries and (not rule or points_back(piece)):
+        same_line = bool(groups) and line_at(offsets, start) == line_at(offsets, groups[-1][1] - 1)
+        # a line's first sentence is the entry; the ones after it rule by their own wording
+        entry = bool(entries) and not same_line
+        rule = rule_likeness(piece, context, state.fmt, list_entry=entry) >= 0.5
+        joins = bool(groups) and (not entries or same_line)
+        if joins and (not rule or points_back(piece)):
             groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
             groups.append((start, end, rule))
@@ -276,7 +286,9 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
         add(state, lines, state.context(), None, merged, lead_in=lead)
         return
     entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
-    rules = sum(1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= 0.5)
+    rules = sum(
+        1 for e in entries if rule_likeness(e, state.context(), state.fmt, structure=False) >= 0.5
+    )
     predicates = PREDICATE_LEAD.search(lead) is not None  # "… deve essere:": each entry rules
     if (
         not predicates
@@ -284,9 +296,10 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
         and 2 * rules < len(entries)
     ):
         # a rule of its own ("…each may only import from layers below it:") over entries
-        # that mostly describe: the paragraph is one rule, the entries stand alone
+        # that mostly describe: the paragraph is one rule, the entries stand alone, each a
+        # rule only by its own wording (they are the objects of that rule)
         _paragraph(state, para)
-        _list(state, lst, state.context(), "")
+        _list(state, lst, state.context(), "", structure=False)
         return
     if lead_start > 0:
         _paragraph(state, para, upto=lead_start)
@@ -295,14 +308,17 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     _list(state, lst, state.context(), lead)
 
 
-def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
+def _list(
+    state: State, lst: Node, context: tuple[str, ...], lead: str, structure: bool = True
+) -> None:
     items = [i for i in lst.children if i.kind == "list_item"]
     own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
-    rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
-    worded = sum(
+    # the entries that read as rules by their own wording: the structural prior is not
+    # counted twice (it is what "among" and a definition list weigh against)
+    rules = sum(
         1 for t in own if rule_likeness(t, context, state.fmt, lead, True, structure=False) >= 0.5
     )
-    among = len(items) > 1 and 2 * worded >= len(items)
+    among = len(items) > 1 and 2 * rules >= len(items)
     marked = state.exported or any("prism:id=" in t for t in own)  # Prism wrote these rules
     if not lead and not marked and describing(own, context, rules):  # a specification
         for item in items:
@@ -313,7 +329,7 @@ def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
         text = join(whole)
         if state.pending is None and "prism:" not in text and attach_exception(state, whole, text):
             continue  # "Exception: …" qualifies the entry before it
-        _item(state, item, context, lead, among)
+        _item(state, item, context, lead, among, structure)
 
 
 def _nested_lines(item: Node) -> set[int]:
@@ -321,7 +337,12 @@ def _nested_lines(item: Node) -> set[int]:
 
 
 def _item(
-    state: State, item: Node, context: tuple[str, ...], lead: str, among: bool = False
+    state: State,
+    item: Node,
+    context: tuple[str, ...],
+    lead: str,
+    among: bool = False,
+    structure: bool = True,
 ) -> None:
     nested = [c for c in item.children if c.kind in _LISTS]
     comment_blocks = [
@@ -356,7 +377,17 @@ def _item(
             _list(state, lst, (*context, label), carried)
         return
     text = strip_comments(join(whole), comments)
-    add(state, whole, context, None, text, lead=lead, list_entry=True, among_rules=among)
+    add(
+        state,
+        whole,
+        context,
+        None,
+        text,
+        lead=lead,
+        list_entry=True,
+        among_rules=among,
+        structure=structure,
+    )
 
 
 def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:

@@ -14,7 +14,8 @@ language:
   command with what it does ("`make lint`: run the linters") is no definition: it says
   how a task is done.
 
-A third shape is a **dependency**: only names and their versions ("Pydantic 2.7").
+A third shape is a **value**: only names and their versions ("Pydantic 2.7"), or only
+code ("`yarn lint`").
 
 The table has the same structure for every language (a tuple of word forms); a test
 enumerates it. Every pattern is anchored at the start (or end) of one line and reads at
@@ -49,7 +50,7 @@ _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD: Final = r"[^\W\d_][\w'’.-]*|`[^`\n]+`|\*\*[^*\n]+\*\*|\"[^\"\n]+\"|\[[^\]\n]*\]\([^)\n]*\)"
 _ALL: Final = "|".join(sorted({w for ws in COPULAS.values() for w in ws}, key=len, reverse=True))
 _STATEMENT: Final = re.compile(
-    rf"^\W*(?:(?:{_WORD})\s+){{1,{SUBJECT_WORDS}}}(?:{_ALL})(?![\w'’-])", re.IGNORECASE
+    rf"^\W*(?:(?:{_WORD})[,;]?\s+){{1,{SUBJECT_WORDS}}}(?:{_ALL})(?![\w'’-])", re.IGNORECASE
 )
 # A verb in the third person first (its subject the heading or lead-in above: "adds the user
 # to the group"), or after a subject of one to three words ("`@acme/db` exports a client").
@@ -57,6 +58,8 @@ _THIRD_PERSON: Final = re.compile(rf"^\W*(?:(?:{_WORD})\s+){{0,3}}?(?P<verb>[a-z
 _FINAL: Final = re.compile(
     "(?:" + "|".join(w for ws in FINAL_COPULAS.values() for w in ws) + r")[。．.!]?\s*$"
 )
+_LABEL: Final = re.compile(r"^[^:：\n]{1,40}[:：]\s+(?=\S)")
+_CODE_ONLY: Final = re.compile(r"^\W{0,4}(?:`[^`\n]+`[\s,;/|]*)+$")
 _VERSIONED: Final = re.compile(
     r"^\W*[\w@./-]+\s+v?\d+(?:\.[\dx*]+)*\+?"
     r"(?:\s*(?:[,+/&]|and|und|et|e|y)\s*[\w@./-]+\s+v?\d+(?:\.[\dx*]+)*\+?)*\W*$"
@@ -64,8 +67,9 @@ _VERSIONED: Final = re.compile(
 # "term: gloss", "term → gloss", "term - gloss": a term of at most four words or one code
 # span, then the gloss.
 _DEFINITION: Final = re.compile(
-    r"^\W{0,4}(?P<term>`[^`\n]{1,60}`|[^\W\d][\w.&/'’+()-]*(?:\s+[\w.&/'’+()-]+){0,3})"
-    r"\**\s*(?:[:：]|→|=>|\s[-–—]\s)\s*(?P<gloss>\S.*)$"
+    r"^\W{0,4}(?P<term>`[^`\n]{1,60}`|\[[^\]\n]{1,60}\]\([^)\n]*\)"
+    r"|[^\W\d][\w.&/'’+()-]*(?:\s+[\w.&/'’+()-]+){0,3})"
+    r"\**\s*(?:[:：]|→|=>|->|\s[-–—]\s)\s*(?P<gloss>\S.*)$"
 )
 
 
@@ -74,7 +78,8 @@ def statement(text: str) -> bool:
     (Japanese, Korean) ends with one, or (English) opens with a verb in the third person,
     its subject the heading or lead-in above ("adds the user to the group")."""
     first = text.strip().split("\n")[0].replace("**", "")
-    if _STATEMENT.match(first) or _FINAL.search(first):
+    after_label = _LABEL.sub("", first, count=1)  # "CDP: All calls are typed"
+    if _STATEMENT.match(first) or _STATEMENT.match(after_label) or _FINAL.search(first):
         return True
     verb = _THIRD_PERSON.match(first)
     return verb is not None and _english_verb(verb["verb"])
@@ -87,6 +92,12 @@ def _english_verb(word: str) -> bool:
         return True
     stem = word[:-1]
     return stem in IMPERATIVE or (stem.endswith("e") and stem[:-1] in IMPERATIVE)
+
+
+def code_only(text: str) -> bool:
+    """``text`` is only code spans ("`yarn lint`"): a value, no instruction in words."""
+    first = text.strip().split("\n")[0].replace("**", "")
+    return bool(_CODE_ONLY.match(first))
 
 
 def versioned(text: str) -> bool:
