@@ -26,8 +26,9 @@ from pathlib import Path
 import pytest
 
 from prism_memory.domain.records import MemoruleKind
-from prism_memory.formats.rules_io import cues, grammar, sentences, statements
-from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD, classify, guess_kind, rule_likeness
+from prism_memory.formats.rules_io import cues, grammar, sentences
+from prism_memory.formats.rules_io.kinds import classify, guess_kind
+from prism_memory.formats.rules_io.lists import vocabulary_list
 from prism_memory.formats.rules_io.records import ParsedFile
 from prism_memory.formats.rules_io.requests import subject_for
 from prism_memory.services.rules_import import read_rule_files
@@ -688,165 +689,21 @@ def test_a_procedure_trims_its_line_ends_as_an_entry_does(tmp_path: Path) -> Non
     assert text == "1. **Configurare**:\n   - `make db`\n2. Avviare `make run`"
 
 
-# -- the eighth round: structure first, and what reads as a description -----------------
-
-
-def test_a_list_entry_under_a_plain_heading_is_a_rule_without_a_verb_cue(
-    tmp_path: Path,
-) -> None:
-    parsed = parse(
-        tmp_path,
-        "## Frontend\n\n- Server components by default\n- Zustand for client state\n"
-        "- The router is generated at build time\n",
-    )
-    assert rule_texts(parsed) == [
-        "Server components by default",
-        "Zustand for client state",
-    ]  # the third is a statement: a subject and "is"
-
-
-def test_a_list_entry_under_a_descriptive_heading_stays_a_description(tmp_path: Path) -> None:
-    parsed = parse(
-        tmp_path, "## Overview\n\n- Server components by default\n- Zustand for client state\n"
-    )
-    assert rule_texts(parsed) == []
-
-
-@pytest.mark.parametrize("language", sorted(statements.COPULAS))
-def test_every_language_of_the_copula_table_reads_a_statement(language: str) -> None:
-    forms = statements.COPULAS[language]
-    assert len(forms) >= 4 and len(set(forms)) == len(forms)
-    for form in forms:
-        assert statements.statement(f"Modulo `core` {form} qualcosa"), form
-        assert not statements.statement(f"{form}x"), form  # a whole word, not a prefix
-
-
-@pytest.mark.parametrize(
-    ("text", "hit"),
-    [
-        ("Le cache est reconstruit chaque nuit", True),
-        ("Der Dienst wird beim Start geladen", True),
-        ("`@acme/db` exports a typed client", True),  # an English verb in the third person
-        ("adds the user to the group", True),  # its subject is the lead-in above
-        ("[guide.md](docs/guide.md) is the reference", True),
-        ("設定ファイルは自動生成される", True),  # Japanese ends a statement with it
-        ("CDP: All calls are typed", True),  # after a label
-        ("Server components by default", False),
-        ("Zustand for client state", False),
-        ("Utiliser des types explicites", False),
-    ],
-)
-def test_a_statement_has_a_subject_and_a_copula(text: str, hit: bool) -> None:
-    assert statements.statement(text) is hit
-
-
-@pytest.mark.parametrize(
-    ("text", "term"),
-    [
-        ("`feat`: new feature", "`feat`"),
-        ("app.go: core application logic", "app.go"),
-        ("Backend → Go", "Backend"),
-        ("`web` -> `@acme/shared`", "`web`"),
-        ("[Testing](docs/testing.md) - test types, fixtures", "[Testing](docs/testing.md)"),
-        ("`make lint`: run the linters", None),  # a command and what it does
-        ("依赖与锁：以 lock 为准", None),  # a label over a Chinese instruction
-        ("Server components by default", None),
-    ],
-)
-def test_a_definition_is_a_term_and_its_gloss(text: str, term: str | None) -> None:
-    found = statements.definition(text)
-    assert (found[0] if found else None) == term
-
-
-def test_a_list_of_definitions_under_a_plain_heading_is_no_rule(tmp_path: Path) -> None:
-    parsed = parse(
-        tmp_path,
-        "## Types\n\n- `feat`: new feature\n- `fix`: bug fix\n\n"
-        "## Commands\n\n- `make lint`: run the linters\n",
-    )
-    assert rule_texts(parsed) == ["`make lint`: run the linters"]
-
-
-@pytest.mark.parametrize(
-    ("lead", "hit"),
-    [
-        ("Stack:", True),
-        ("You are an expert in:", False),  # a persona: what it is expert in, no rule
-        ("The service is built on:", False),  # a statement over its objects
-    ],
-)
-def test_the_entries_of_a_lead_that_describes_are_not_lifted(lead: str, hit: bool) -> None:
-    score = rule_likeness("Typed Python everywhere", ["Rolle"], "markdown", lead, True)
-    assert (score >= RULE_THRESHOLD) is hit
+# -- the eighth round: lines of a list without marks, a vocabulary under any heading ------
 
 
 def test_lines_written_as_a_list_without_marks_are_a_unit_each(tmp_path: Path) -> None:
     parsed = parse(
         tmp_path,
         "## Code\n\ntoujours parler en français\nkebab-case pour les noms de fichiers\n"
-        "Pas de console.log dans le code final\nUtiliser des types explicites\n",
+        "Le serveur tourne sur Vercel\nUtiliser des types explicites\n",
     )
     assert rule_texts(parsed) == [
         "toujours parler en français",
         "kebab-case pour les noms de fichiers",
-        "Pas de console.log dans le code final",
         "Utiliser des types explicites",
-    ]
-
-
-@pytest.mark.parametrize(
-    "paragraph",
-    [
-        # wrapped prose: some lines end mid-sentence, the last with a stop
-        "The importer reads every file in the folder and\nkeeps the ones whose names match,"
-        "\nthen it writes a report\nof what it skipped.\n",
-        # a folder tree drawn without a code block
-        "src/\n├── api/\n└── core/\n",
-    ],
-)
-def test_wrapped_prose_and_a_drawn_tree_are_not_split_into_lines(paragraph: str) -> None:
-    assert sentences.line_spans(paragraph.rstrip("\n")) is None
-
-
-def test_a_heading_naming_preferences_is_not_descriptive_for_its_structure_word(
-    tmp_path: Path,
-) -> None:
-    parsed = parse(
-        tmp_path,
-        "## Struttura Preferita\n\n- File separati per HTML e CSS\n\n"
-        "## Struttura del progetto\n\n- File separati per HTML e CSS\n",
-    )
-    assert len(rule_texts(parsed)) == 1  # "Struttura" alone describes; "Preferita" names
-
-
-def test_a_heading_that_asks_why_describes_even_when_it_names_rules(tmp_path: Path) -> None:
-    parsed = parse(
-        tmp_path,
-        "## 왜 이런 규칙이 필요한가?\n\n포트 충돌 방지\n설정 누락 방지\n팀 환경의 일관성 유지\n",
-    )
-    assert rule_texts(parsed) == []
-
-
-@pytest.mark.parametrize(
-    ("text", "hit"),
-    [
-        ("Pydantic 2.7", True),
-        ("React 18 + Vite 5.x", True),
-        ("Python 3.11+", True),
-        ("Pin Pydantic to 2.7", False),
-        ("Zustand for client state", False),
-    ],
-)
-def test_a_name_and_its_version_is_what_the_project_depends_on(text: str, hit: bool) -> None:
-    assert statements.versioned(text) is hit
-
-
-@pytest.mark.parametrize(
-    ("text", "hit"),
-    [("`yarn lint`", True), ("`make db`, `make run`", True), ("Run `yarn lint`", False)],
-)
-def test_an_entry_of_only_code_is_a_value(text: str, hit: bool) -> None:
-    assert statements.code_only(text) is hit
+    ]  # the third line states a fact: a unit of its own, no rule
+    assert [u.text for u in parsed.units if u.kind is None] == ["Le serveur tourne sur Vercel"]
 
 
 def test_a_line_of_two_sentences_keeps_its_rationale_and_splits_its_rules(
@@ -864,3 +721,70 @@ def test_a_line_of_two_sentences_keeps_its_rationale_and_splits_its_rules(
         "Keep answers short. Long answers bury the point.",
         "Cite the file you changed.",
     ]
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        # wrapped prose: some lines end mid-sentence, the last with a stop
+        "The importer reads every file in the folder and\nkeeps the ones whose names match,"
+        "\nthen it writes a report\nof what it skipped.\n",
+        # a folder tree drawn without a code block
+        "src/\n├── api/\n└── core/\n",
+        # two lines are no list
+        "Run the tests\nbefore you push\n",
+    ],
+)
+def test_wrapped_prose_and_a_drawn_tree_are_not_split_into_lines(paragraph: str) -> None:
+    assert sentences.line_spans(paragraph.rstrip("\n")) is None
+
+
+def test_wrapped_prose_stays_one_unit(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Notes\n\nAlways run the linter before you push, because the CI\n"
+        "rejects a branch whose files are not formatted, and fixing it\nlater costs a round.\n",
+    )
+    assert len(rule_texts(parsed)) == 1
+
+
+@pytest.mark.parametrize(
+    ("entries", "hit"),
+    [
+        (["`feat`: new feature", "`fix`: bug fix", "`docs`: documentation"], True),
+        (["`feat`: 新功能", "`fix`: 修复问题", "`perf`: 性能优化"], True),
+        (["`lint`: run it before every push", "`fix`: bug fix", "`docs`: documentation"], False),
+        (["`feat`: new feature", "`fix`: bug fix"], False),  # two are no list of values
+        (["`make lint`: the linters", "`make test`: the tests", "`make db`: a database"], False),
+    ],
+)
+def test_a_list_of_code_values_and_glosses_is_a_vocabulary(entries: list[str], hit: bool) -> None:
+    assert vocabulary_list(entries) is hit
+
+
+def test_a_vocabulary_under_a_rules_heading_is_no_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Commit rules\n\n- Write commit messages in English\n- Types:\n"
+        "  - `feat`: new feature\n  - `fix`: bug fix\n  - `docs`: documentation\n",
+    )
+    assert rule_texts(parsed) == ["Write commit messages in English"]
+
+
+def test_lines_without_marks_under_a_heading_that_asks_why_give_no_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 왜 이런 규칙이 필요한가?\n\n포트 충돌 방지\n설정 누락 방지\n팀 환경의 일관성 유지\n",
+    )
+    assert rule_texts(parsed) == []
+
+
+def test_an_italian_statement_is_not_lifted_by_the_rules_around_it(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Progetto\n\n- Esegui i test prima di ogni push\n- Scrivi i commenti in italiano\n"
+        "- Il progetto gira su Vercel\n- Un test per ogni funzione pubblica\n",
+    )
+    texts = rule_texts(parsed)
+    assert "Il progetto gira su Vercel" not in texts  # "il": a statement about a thing
+    assert "Esegui i test prima di ogni push" in texts

@@ -12,8 +12,7 @@ units), ``lists`` (lead-ins, their objects, definition lists that describe), ``e
 across languages), ``grammar`` (instructions by grammar in German and the Romance
 languages), ``english`` (the English imperative), ``headings`` (what a heading says of its
 entries), ``imports`` (CLAUDE.md ``@path`` imports), ``sentences`` (sentences, and lines
-written as a list without marks), ``statements`` (what reads as a description: a
-statement, a definition, a dependency), ``kinds`` (the rule
+written as a list without marks), ``kinds`` (the rule
 classifier and :func:`~prism_memory.formats.rules_io.kinds.rule_likeness`), ``surfaces`` (globs ↔
 surface), ``formats`` (dialects), ``requests`` (subjects, evidence, keys), ``matching``
 (re-import identity), ``records``.

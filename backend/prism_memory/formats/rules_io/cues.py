@@ -163,12 +163,7 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"|obiettiv[oi]|objetivos?|objectifs|goals?|ziele?|목표"
     r"|visión general|descripción|arquitectura|estructura|visão geral|arquitetura|estrutura"
     r"|referencias|références|referências|zukunft|zukünftige?|feuille de route|hoja de ruta"
-    r"|roteiro|à compléter|a completar|por completar|zu ergänzen"
-    # Italian had none; what a project offers and what changed: records, no rules
-    r"|panoramica|architettura|struttura|contesto|descrizione|riferimenti"
-    r"|features|fonctionnalités|funzionalità|funcionalidades|características|funktionen"
-    r"|recent changes|changelog|change log|historique|cronologia|historial|histórico"
-    r"|änderungsprotokoll)\b"
+    r"|roteiro|à compléter|a completar|por completar|zu ergänzen)\b"
     r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵|目标|目標"
     r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])"
     # a heading that asks why ("왜 이런 규칙이 필요한가?", "Warum?"): the reasons for the

@@ -173,7 +173,6 @@ def add(
     list_entry: bool = False,
     among_rules: bool = False,
     force: bool = False,
-    structure: bool = True,
 ) -> None:
     own = text or join(lines)
     if list_entry and not lead and marker is None and context and negating(context[-1]):
@@ -193,7 +192,6 @@ def add(
             lead or lead_in or heading_lead(context),
             list_entry,
             among_rules,
-            structure,
         )
         >= 0.5
     ):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from prism_memory.domain.records import MemoruleKind
-from prism_memory.formats.rules_io import cues, grammar, statements
+from prism_memory.formats.rules_io import cues, grammar
 from prism_memory.formats.rules_io.english import ACTIONS, IMPERATIVE, LABEL, lead_word
 from prism_memory.formats.rules_io.headings import (
     correcting,
@@ -39,11 +39,6 @@ from prism_memory.formats.rules_io.headings import (
 )
 
 RULE_THRESHOLD: Final = 0.5
-# The structural prior: a list entry (or a line of a list written without marks) under a
-# section that neither names rules nor describes reaches the threshold from the base score,
-# unless it reads as a description (:mod:`.statements`); one that does keeps the old lean.
-STRUCTURE: Final = 0.3
-LEAN: Final = 0.15
 
 _CODE: Final = re.compile(r"`+[^`]*`+")
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
@@ -270,24 +265,6 @@ def evidence(text: str) -> Evidence:
     )
 
 
-def _reads_as_description(text: str, ev: Evidence) -> bool:
-    """A statement or a definition (:mod:`.statements`), or a descriptive opener."""
-    flat = prose(text)
-    if (
-        ev.descriptive
-        or _STATEMENT.match(flat)
-        or statements.statement(flat)
-        or statements.versioned(flat)
-        or statements.code_only(flat)
-    ):
-        return True
-    found = statements.definition(flat)
-    if found is None:
-        return False
-    gloss = evidence(found[1])
-    return not (gloss.imperative or gloss.grammatical or gloss.hard or gloss.soft or gloss.prefer)
-
-
 def _later_imperative(text: str) -> bool:
     """A sentence after the first that starts with an imperative verb."""
     sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`*])", prose(text))
@@ -301,7 +278,6 @@ def rule_likeness(
     lead_in: str = "",
     list_entry: bool = False,
     among_rules: bool = False,
-    structure: bool = True,
 ) -> float:
     """How much ``text`` reads as an instruction to an agent, in [0, 1] (0.5 and up: a rule).
 
@@ -313,8 +289,6 @@ def rule_likeness(
         list_entry: it is an entry of a list (under a heading that names rules, an entry
             is a rule unless its wording says otherwise).
         among_rules: most of the other entries of its list read as rules.
-        structure: apply the structural prior (off when counting how many entries of a
-            list read as rules by their own wording, so the prior is not counted twice).
     """
     ev = evidence(text)
     heading = headings[-1] if headings else ""
@@ -342,24 +316,12 @@ def rule_likeness(
         return 0.0  # "Good: `parallel-tasks`" / "Bad: …" show the rule before them
     if heading and (negating(heading)):
         score += 0.3
-    elif (
-        heading
-        and describes(heading)
-        and not (names_rules(heading) and not heading.rstrip().endswith(("?", "？")))
-        and not (ev.imperative or ev.hard)
-    ):
+    elif heading and describes(heading) and not (ev.imperative or ev.hard):
         score -= 0.6 if ev.grammatical else 0.25  # "Objectif: Décrire …" states a goal
     elif any(names_rules(h) for h in headings):
         score += 0.35 if list_entry else 0.15
     elif list_entry:
-        flip = structure and not _reads_as_description(text, ev)
-        if lead_in and (
-            cues.who_or_what_file(lead_in)
-            or statements.statement(lead_in)
-            or _STATEMENT.match(prose(lead_in))
-        ):
-            flip = False  # the objects of "You are an expert in:" or of a statement
-        score += STRUCTURE if flip else LEAN
+        score += 0.15  # structure: an entry of a list in a rule file leans towards a rule
     if list_entry and among_rules and not ev.descriptive and not _STATEMENT.match(prose(text)):
         score += 0.2
     if (lead_in and _DIRECTIVE_LEAD.search(lead_in)) or (

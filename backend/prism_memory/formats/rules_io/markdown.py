@@ -65,7 +65,12 @@ from prism_memory.formats.rules_io.exceptions import attach_exception, exception
 from prism_memory.formats.rules_io.headings import kind_of_heading
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
-from prism_memory.formats.rules_io.lists import describing, is_lead, objects_only
+from prism_memory.formats.rules_io.lists import (
+    describing,
+    is_lead,
+    objects_only,
+    vocabulary_list,
+)
 from prism_memory.formats.rules_io.records import FileWarning, Marker
 from prism_memory.formats.rules_io.sentences import line_spans, points_back, sentence_spans
 from prism_memory.formats.rules_io.tables import table
@@ -286,9 +291,7 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
         add(state, lines, state.context(), None, merged, lead_in=lead)
         return
     entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
-    rules = sum(
-        1 for e in entries if rule_likeness(e, state.context(), state.fmt, structure=False) >= 0.5
-    )
+    rules = sum(1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= 0.5)
     predicates = PREDICATE_LEAD.search(lead) is not None  # "… deve essere:": each entry rules
     if (
         not predicates
@@ -296,10 +299,9 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
         and 2 * rules < len(entries)
     ):
         # a rule of its own ("…each may only import from layers below it:") over entries
-        # that mostly describe: the paragraph is one rule, the entries stand alone, each a
-        # rule only by its own wording (they are the objects of that rule)
+        # that mostly describe: the paragraph is one rule, the entries stand alone
         _paragraph(state, para)
-        _list(state, lst, state.context(), "", structure=False)
+        _list(state, lst, state.context(), "")
         return
     if lead_start > 0:
         _paragraph(state, para, upto=lead_start)
@@ -308,19 +310,15 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     _list(state, lst, state.context(), lead)
 
 
-def _list(
-    state: State, lst: Node, context: tuple[str, ...], lead: str, structure: bool = True
-) -> None:
+def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
     items = [i for i in lst.children if i.kind == "list_item"]
     own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
-    # the entries that read as rules by their own wording: the structural prior is not
-    # counted twice (it is what "among" and a definition list weigh against)
-    rules = sum(
-        1 for t in own if rule_likeness(t, context, state.fmt, lead, True, structure=False) >= 0.5
-    )
+    rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
     among = len(items) > 1 and 2 * rules >= len(items)
     marked = state.exported or any("prism:id=" in t for t in own)  # Prism wrote these rules
-    if not lead and not marked and describing(own, context, rules):  # a specification
+    if not marked and (
+        vocabulary_list(own) or (not lead and describing(own, context, rules))
+    ):  # a vocabulary ("`feat`: new feature"), a specification
         for item in items:
             add(state, span(state, item), context, None, descriptive=True)
         return
@@ -329,7 +327,7 @@ def _list(
         text = join(whole)
         if state.pending is None and "prism:" not in text and attach_exception(state, whole, text):
             continue  # "Exception: …" qualifies the entry before it
-        _item(state, item, context, lead, among, structure)
+        _item(state, item, context, lead, among)
 
 
 def _nested_lines(item: Node) -> set[int]:
@@ -337,12 +335,7 @@ def _nested_lines(item: Node) -> set[int]:
 
 
 def _item(
-    state: State,
-    item: Node,
-    context: tuple[str, ...],
-    lead: str,
-    among: bool = False,
-    structure: bool = True,
+    state: State, item: Node, context: tuple[str, ...], lead: str, among: bool = False
 ) -> None:
     nested = [c for c in item.children if c.kind in _LISTS]
     comment_blocks = [
@@ -377,17 +370,7 @@ def _item(
             _list(state, lst, (*context, label), carried)
         return
     text = strip_comments(join(whole), comments)
-    add(
-        state,
-        whole,
-        context,
-        None,
-        text,
-        lead=lead,
-        list_entry=True,
-        among_rules=among,
-        structure=structure,
-    )
+    add(state, whole, context, None, text, lead=lead, list_entry=True, among_rules=among)
 
 
 def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:
