@@ -21,12 +21,13 @@ written here; none is copied from a third-party file.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from prism_memory.domain.records import MemoruleKind
-from prism_memory.formats.rules_io import cues, grammar, sentences
+from prism_memory.formats.rules_io import cues, grammar, markers, sentences
 from prism_memory.formats.rules_io.kinds import classify, guess_kind
 from prism_memory.formats.rules_io.lists import vocabulary_list
 from prism_memory.formats.rules_io.records import ParsedFile
@@ -788,3 +789,43 @@ def test_an_italian_statement_is_not_lifted_by_the_rules_around_it(tmp_path: Pat
     texts = rule_texts(parsed)
     assert "Il progetto gira su Vercel" not in texts  # "il": a statement about a thing
     assert "Esegui i test prima di ogni push" in texts
+
+
+# -- the modal markers as one table per language ----------------------------------------
+
+_FAMILIES = (("hard", cues.HARD), ("soft", cues.SOFT), ("prefer", cues.PREFER))
+
+
+@pytest.mark.parametrize("language", sorted(markers.MARKERS))
+@pytest.mark.parametrize(("family", "compiled"), _FAMILIES, ids=[f for f, _ in _FAMILIES])
+def test_every_language_has_every_family_of_markers(
+    language: str, family: str, compiled: re.Pattern[str]
+) -> None:
+    forms = getattr(markers.MARKERS[language], family)
+    assert len(forms) >= 4 and len(set(forms)) == len(forms)
+    glue = "яя" if language == "ru" else "zz"
+    for form in forms:
+        word = form.rstrip("*")
+        assert compiled.search(f"- {word} ok"), form  # caught as a word
+        assert not compiled.search(f"- {glue}{word}{glue} ok"), form  # not inside one
+
+
+@pytest.mark.parametrize(
+    ("text", "family"),
+    [
+        ("Non fare mai il push su main", "hard"),
+        ("È necessario aggiornare il changelog", "soft"),
+        ("Preferibilmente usa le f-string", "prefer"),
+        ("É necessário rodar os testes antes do merge", "soft"),
+    ],
+)
+def test_the_italian_and_portuguese_families_are_complete(text: str, family: str) -> None:
+    assert dict(_FAMILIES)[family].search(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Il mais è un cereale", "La mairie ouvre à 9h", "Il preferito della squadra"],
+)
+def test_the_new_italian_markers_leave_other_words_alone(text: str) -> None:
+    assert not any(compiled.search(text) for _, compiled in _FAMILIES)
