@@ -3,7 +3,9 @@
 A sentence ends at ``.``, ``!`` or ``?`` (after optional closing quotes, brackets or emphasis)
 followed by white space and a capital, a digit or an opening mark — but not after a common
 abbreviation ("e.g.", "etc."), a lone number ("1."), or inside an inline code span.
-Every function here is linear in its text (no expression is retried from every offset).
+:func:`line_spans` reads a paragraph whose lines are a list written without its marks
+line by line. Every function here is linear in its text (no expression is retried from
+every offset).
 """
 
 from __future__ import annotations
