@@ -21,13 +21,15 @@ written here; none is copied from a third-party file.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from prism_memory.domain.records import MemoruleKind
-from prism_memory.formats.rules_io import cues, grammar
+from prism_memory.formats.rules_io import cues, grammar, markers, sentences
 from prism_memory.formats.rules_io.kinds import classify, guess_kind
+from prism_memory.formats.rules_io.lists import vocabulary_list
 from prism_memory.formats.rules_io.records import ParsedFile
 from prism_memory.formats.rules_io.requests import subject_for
 from prism_memory.services.rules_import import read_rule_files
@@ -686,3 +688,144 @@ def test_a_procedure_trims_its_line_ends_as_an_entry_does(tmp_path: Path) -> Non
     )
     [text] = rule_texts(parsed)
     assert text == "1. **Configurare**:\n   - `make db`\n2. Avviare `make run`"
+
+
+# -- the eighth round: lines of a list without marks, a vocabulary under any heading ------
+
+
+def test_lines_written_as_a_list_without_marks_are_a_unit_each(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Code\n\ntoujours parler en français\nkebab-case pour les noms de fichiers\n"
+        "Le serveur tourne sur Vercel\nUtiliser des types explicites\n",
+    )
+    assert rule_texts(parsed) == [
+        "toujours parler en français",
+        "kebab-case pour les noms de fichiers",
+        "Utiliser des types explicites",
+    ]  # the third line states a fact: a unit of its own, no rule
+    assert [u.text for u in parsed.units if u.kind is None] == ["Le serveur tourne sur Vercel"]
+
+
+def test_a_line_of_two_sentences_keeps_its_rationale_and_splits_its_rules(
+    tmp_path: Path,
+) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Docs\n\nNever create README files. Only edit them when asked.\n"
+        "Keep answers short. Long answers bury the point.\n"
+        "Cite the file you changed.\n",
+    )
+    assert rule_texts(parsed) == [
+        "Never create README files.",
+        "Only edit them when asked.",
+        "Keep answers short. Long answers bury the point.",
+        "Cite the file you changed.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        # wrapped prose: some lines end mid-sentence, the last with a stop
+        "The importer reads every file in the folder and\nkeeps the ones whose names match,"
+        "\nthen it writes a report\nof what it skipped.\n",
+        # a folder tree drawn without a code block
+        "src/\n├── api/\n└── core/\n",
+        # two lines are no list
+        "Run the tests\nbefore you push\n",
+    ],
+)
+def test_wrapped_prose_and_a_drawn_tree_are_not_split_into_lines(paragraph: str) -> None:
+    assert sentences.line_spans(paragraph.rstrip("\n")) is None
+
+
+def test_wrapped_prose_stays_one_unit(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Notes\n\nAlways run the linter before you push, because the CI\n"
+        "rejects a branch whose files are not formatted, and fixing it\nlater costs a round.\n",
+    )
+    assert len(rule_texts(parsed)) == 1
+
+
+@pytest.mark.parametrize(
+    ("entries", "hit"),
+    [
+        (["`feat`: new feature", "`fix`: bug fix", "`docs`: documentation"], True),
+        (["`feat`: 新功能", "`fix`: 修复问题", "`perf`: 性能优化"], True),
+        (["`lint`: run it before every push", "`fix`: bug fix", "`docs`: documentation"], False),
+        (["`feat`: new feature", "`fix`: bug fix"], False),  # two are no list of values
+        (["`make lint`: the linters", "`make test`: the tests", "`make db`: a database"], False),
+    ],
+)
+def test_a_list_of_code_values_and_glosses_is_a_vocabulary(entries: list[str], hit: bool) -> None:
+    assert vocabulary_list(entries) is hit
+
+
+def test_a_vocabulary_under_a_rules_heading_is_no_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Commit rules\n\n- Write commit messages in English\n- Types:\n"
+        "  - `feat`: new feature\n  - `fix`: bug fix\n  - `docs`: documentation\n",
+    )
+    assert rule_texts(parsed) == ["Write commit messages in English"]
+
+
+def test_lines_without_marks_under_a_heading_that_asks_why_give_no_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 왜 이런 규칙이 필요한가?\n\n포트 충돌 방지\n설정 누락 방지\n팀 환경의 일관성 유지\n",
+    )
+    assert rule_texts(parsed) == []
+
+
+def test_an_italian_statement_is_not_lifted_by_the_rules_around_it(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Progetto\n\n- Esegui i test prima di ogni push\n- Scrivi i commenti in italiano\n"
+        "- Il progetto gira su Vercel\n- Un test per ogni funzione pubblica\n",
+    )
+    texts = rule_texts(parsed)
+    assert "Il progetto gira su Vercel" not in texts  # "il": a statement about a thing
+    assert "Esegui i test prima di ogni push" in texts
+
+
+# -- the modal markers as one table per language ----------------------------------------
+
+_FAMILIES = (("hard", cues.HARD), ("soft", cues.SOFT), ("prefer", cues.PREFER))
+
+
+@pytest.mark.parametrize("language", sorted(markers.MARKERS))
+@pytest.mark.parametrize(("family", "compiled"), _FAMILIES, ids=[f for f, _ in _FAMILIES])
+def test_every_language_has_every_family_of_markers(
+    language: str, family: str, compiled: re.Pattern[str]
+) -> None:
+    forms = getattr(markers.MARKERS[language], family)
+    assert len(forms) >= 4 and len(set(forms)) == len(forms)
+    glue = "яя" if language == "ru" else "zz"
+    for form in forms:
+        word = form.rstrip("*")
+        assert compiled.search(f"- {word} ok"), form  # caught as a word
+        assert not compiled.search(f"- {glue}{word}{glue} ok"), form  # not inside one
+
+
+@pytest.mark.parametrize(
+    ("text", "family"),
+    [
+        ("Non fare mai il push su main", "hard"),
+        ("È necessario aggiornare il changelog", "soft"),
+        ("Preferibilmente usa le f-string", "prefer"),
+        ("É necessário rodar os testes antes do merge", "soft"),
+    ],
+)
+def test_the_italian_and_portuguese_families_are_complete(text: str, family: str) -> None:
+    assert dict(_FAMILIES)[family].search(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Il mais è un cereale", "La mairie ouvre à 9h", "Il preferito della squadra"],
+)
+def test_the_new_italian_markers_leave_other_words_alone(text: str) -> None:
+    assert not any(compiled.search(text) for _, compiled in _FAMILIES)

@@ -9,7 +9,8 @@ Japanese, Korean, Spanish, German, French, Portuguese or Russian relies on: a re
 imperative endings), a hard modal (必须, 必ず, 반드시, debe, muss, doit, deve, должен), a
 prohibition (禁止, 不要, しない, 금지, nunca, niemals, jamais, nunca, никогда), a soft modal
 (应该, べき, 해야, debería, sollte, devrait, deveria, следует) and a preference (优先, 推奨,
-선호, preferir, bevorzugen, préférer, preferir, предпочтительно). Structure does the rest:
+선호, preferir, bevorzugen, préférer, preferir, предпочтительно); the languages written
+with spaces keep theirs in one table each (:mod:`.markers`). Structure does the rest:
 a list entry under a heading that is not descriptive reads as a rule (see
 :func:`.kinds.rule_likeness`).
 
@@ -21,49 +22,28 @@ from __future__ import annotations
 import re
 from typing import Final
 
-# "must", "never", "always", prohibitions.
+from prism_memory.formats.rules_io import markers
+
+# "must", "never", "always", prohibitions: Chinese, Japanese and Korean here, the languages
+# written with spaces from their tables in :mod:`.markers`, and French "ne … pas".
 HARD: Final = re.compile(
     r"必须|必需|务必|一定要|禁止|严禁|不要|不得|不能|不允许|不可以|始终|总是|永远|只能|只允许"
     r"|必ず|常に|絶対|してはいけない|しないでください|しないこと|しない[。．]?$|ないこと"
     r"|ないでください|禁止|必須|厳禁|のみ"
     r"|반드시|항상|절대|금지|하지 ?마|않는다|않도록|말 것|마세요|안 ?됨|필수"
-    r"|\b(?:siempre|nunca|jamás|debe|deben|debes|debemos|obligatorio|prohibido|no\s+(?:uses|utilices|"
-    r"hagas|rompas|incluyas|reformatees|agregues|modifiques|crees))\b"
-    r"|\b(?:immer|niemals|nie|muss|müssen|darf|dürfen|verboten|keine?n?|nur|ausschließlich)\b"
-    r"|\b(?:toujours|jamais|doit|doivent|obligatoire|interdit|uniquement|exclusivement)\b"
-    r"|\b(?:devono|dobbiamo|obbligatori[oa]|vietat[oa])\b"  # Italian ("deve" is below)
-    r"|\bne\s+\w+\s+pas\b|\bn'\w+\s+pas\b"
-    r"|\b(?:sempre|nunca|deve|devem|obrigatório|proibido|não)\b"
-    r"|(?<![а-яё])(?:всегда|никогда|нельзя|запрещено|запрещается|обязательно|должен|должна"
-    r"|должны|только|не)(?![а-яё])",
+    r"|\bne\s+\w+\s+pas\b|\bn'\w+\s+pas\b|" + markers.pattern("hard"),
     re.IGNORECASE | re.MULTILINE,
 )
 # "should", "ensure", "avoid", "need to".
 SOFT: Final = re.compile(
     r"应该|应当|需要|确保|避免|尽量|注意|保证"
     r"|べき|ようにする|ようにしてください|必要があ|確認する|避け|心がけ"
-    r"|해야|하도록|확인|피하|지양"
-    r"|\b(?:debería|deberían|asegúrate|asegurar|evita|evitar|evite|hay que|es necesario)\b"
-    r"|\b(?:sollte|sollten|soll|sollen|sicherstellen|vermeide|vermeiden|achte)\b"
-    r"|\bstelle\s+sicher\b|\bil faut\b"
-    r"|\b(?:devrait|devraient|assure|assurez|assurer|éviter|évite|évitez|veiller)\b"
-    r"|\b(?:deveria|deveriam|garanta|garantir|certifique|evitar|mantenha)\b"
-    r"|\b(?:dovrebbe|dovrebbero|assicurati|assicurarsi)\b"
-    r"|(?<![а-яё])(?:следует|нужно|необходимо|убедись|убедитесь|избегай|избегайте"
-    r"|избегать)(?![а-яё])",
+    r"|해야|하도록|확인|피하|지양|" + markers.pattern("soft"),
     re.IGNORECASE,
 )
 PREFER: Final = re.compile(
-    r"优先|偏好|推荐|建议|尽可能|尽量|優先|推奨|望ましい|できるだけ|なるべく|선호|권장|가능하면"
-    r"|\b(?:prefiere|preferir|prefiera|preferible|preferiblemente|recomendado|recomendable)\b"
-    # "if possible", "when it makes sense" in the other languages
-    r"|\b(?:si es posible|cuando sea posible|siempre que sea posible|si possible"
-    r"|quand c'est pertinent|lorsque c'est pertinent|se possibile|quando possibile"
-    r"|sempre que possível|quando possível|quando fizer sentido|wenn möglich|falls möglich)\b"
-    r"|\b(?:bevorzugt|bevorzuge|bevorzugen|bevorzugte|möglichst|empfohlen|vorzugsweise)\b"
-    r"|\b(?:préférer|préférez|privilégier|privilégiez|recommandé|de préférence|plutôt que)\b"
-    r"|\b(?:prefira|preferencialmente|recomendado|de preferência)\b"
-    r"|(?<![а-яё])(?:предпочт\w*|рекоменд\w*|по возможности|лучше)(?![а-яё])",
+    r"优先|偏好|推荐|建议|尽可能|尽量|優先|推奨|望ましい|できるだけ|なるべく|선호|권장|가능하면|"
+    + markers.pattern("prefer"),
     re.IGNORECASE,
 )
 # A request or imperative form: 请…, …してください, …하세요, and the instruction verbs

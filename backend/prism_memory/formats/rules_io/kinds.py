@@ -120,8 +120,8 @@ _DESCRIPTIVE: Final = re.compile(
 # A statement about a thing ("The -x flag stops…", "Die Datei enthält…"): not carried by
 # the rules around it.
 _STATEMENT: Final = re.compile(
-    r"^\W*(?:the|a|an|this|these|those|its?|le|la|les|un|une|el|los|las|der|die|das|ein|eine"
-    r"|o|os|as|um|uma)\s",
+    r"^\W*(?:(?:the|a|an|this|these|those|its?|le|la|les|un|une|el|los|las|der|die|das|ein|eine"
+    r"|o|os|as|um|uma|il|lo|gli)\s|l['’]\w)",
     re.IGNORECASE,
 )
 _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")

@@ -67,6 +67,27 @@ def describing(entries: Sequence[str], headings: Sequence[str], rules: int) -> b
     return moodless or 2 * rules < len(entries)
 
 
+_CODE_TERM: Final = re.compile(
+    r"^`(?P<code>[^`\s]{1,30})`\s*(?:[:：]|\s[-–—]\s)\s*(?P<gloss>\S.{0,60})$"
+)
+
+
+def vocabulary_list(entries: Sequence[str]) -> bool:
+    """Three entries or more, each one code token and its short gloss ("`feat`: new
+    feature", "`fix`: 修复问题"): the values a convention uses (commit types, labels), no
+    rules, under whatever heading; a gloss with a mood ("`lint`: run it first") is not."""
+    if len(entries) < MIN_ENTRIES:
+        return False
+    for entry in entries:
+        found = _CODE_TERM.match(entry.strip().replace("**", ""))
+        if found is None or "\n" in entry.strip():
+            return False
+        ev = evidence(found["gloss"])
+        if ev.imperative or ev.grammatical or ev.hard or ev.soft or ev.prefer:
+            return False
+    return True
+
+
 def is_lead(text: str) -> bool:
     """A list entry that only introduces the entries under it ("Testing:", "Code Quality")."""
     if "\n" in text.strip() or len(sentence_spans(text)) > 1:

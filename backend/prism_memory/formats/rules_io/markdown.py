@@ -65,9 +65,14 @@ from prism_memory.formats.rules_io.exceptions import attach_exception, exception
 from prism_memory.formats.rules_io.headings import kind_of_heading
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
-from prism_memory.formats.rules_io.lists import describing, is_lead, objects_only
+from prism_memory.formats.rules_io.lists import (
+    describing,
+    is_lead,
+    objects_only,
+    vocabulary_list,
+)
 from prism_memory.formats.rules_io.records import FileWarning, Marker
-from prism_memory.formats.rules_io.sentences import points_back, sentence_spans
+from prism_memory.formats.rules_io.sentences import line_spans, points_back, sentence_spans
 from prism_memory.formats.rules_io.tables import table
 
 _APPLIES: Final = re.compile(r"<!--\s*prism:applies_to\s+(?P<json>\{.*\})\s*-->", re.DOTALL)
@@ -220,16 +225,36 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
         offsets.append(position)
         position += len(line) + 1
     groups: list[tuple[int, int, bool]] = []  # start, end, is_rule
-    for start, end in sentence_spans(text):
-        rule = rule_likeness(text[start:end], context, state.fmt) >= 0.5
-        if groups and (not rule or points_back(text[start:end])):
+    # lines written as a list without its marks: each line (its sentences) a unit of its own
+    entries = line_spans(text)
+    spans = (
+        [(b + s, b + e) for b, end in entries for s, e in sentence_spans(text[b:end])]
+        if entries
+        else sentence_spans(text)
+    )
+    for start, end in spans:
+        piece = text[start:end]
+        same_line = bool(groups) and line_at(offsets, start) == line_at(offsets, groups[-1][1] - 1)
+        # a line's first sentence is the entry; the ones after it rule by their own wording
+        entry = bool(entries) and not same_line
+        rule = rule_likeness(piece, context, state.fmt, list_entry=entry) >= 0.5
+        joins = bool(groups) and (not entries or same_line)
+        if joins and (not rule or points_back(piece)):
             groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
             groups.append((start, end, rule))
     for start, end, rule in groups:
         first, last = line_at(offsets, start), line_at(offsets, end - 1)
         piece = text[start:end].strip()
-        add(state, lines[first : last + 1], context, None, piece, descriptive=not rule)
+        add(
+            state,
+            lines[first : last + 1],
+            context,
+            None,
+            piece,
+            descriptive=not rule,
+            list_entry=bool(entries),
+        )
 
 
 def _lead_and_list(state: State, para: Node, lst: Node) -> None:
@@ -291,7 +316,9 @@ def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
     rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
     among = len(items) > 1 and 2 * rules >= len(items)
     marked = state.exported or any("prism:id=" in t for t in own)  # Prism wrote these rules
-    if not lead and not marked and describing(own, context, rules):  # a specification
+    if not marked and (
+        vocabulary_list(own) or (not lead and describing(own, context, rules))
+    ):  # a vocabulary ("`feat`: new feature"), a specification
         for item in items:
             add(state, span(state, item), context, None, descriptive=True)
         return

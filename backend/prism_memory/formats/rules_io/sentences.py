@@ -3,7 +3,9 @@
 A sentence ends at ``.``, ``!`` or ``?`` (after optional closing quotes, brackets or emphasis)
 followed by white space and a capital, a digit or an opening mark — but not after a common
 abbreviation ("e.g.", "etc."), a lone number ("1."), or inside an inline code span.
-Every function here is linear in its text (no expression is retried from every offset).
+:func:`line_spans` reads a paragraph whose lines are a list written without its marks
+line by line. Every function here is linear in its text (no expression is retried from
+every offset).
 """
 
 from __future__ import annotations
@@ -48,6 +50,35 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         start = end
     if text[start:].strip():
         spans.append((start, len(text.rstrip())))
+    return spans
+
+
+MIN_LINES: Final = 3
+_TREE: Final = re.compile(r"[│├└┌┐┘┤┬┴┼]")
+_LINE_END: Final = re.compile(r"[.!?。！？:：,;]\W{0,3}$")
+_SENTENCE_END: Final = re.compile(r"[.!?。！？][\"')\]*_`」』）]*$")
+
+
+def line_spans(text: str) -> list[tuple[int, int]] | None:
+    """``(start, end)`` of each line of ``text`` when its lines are entries written without
+    list marks, else None: three lines or more, and either none ends with a stop or a comma
+    (short entries, one a line) or every one ends a sentence. Wrapped prose ends some
+    lines mid-sentence and others with a stop, so it is left to :func:`sentence_spans`."""
+    lines = text.split("\n")
+    if len(lines) < MIN_LINES or any(not line.strip() or _TREE.search(line) for line in lines):
+        return None  # a blank line, or a drawing of a folder tree
+    bare = [line.rstrip() for line in lines]
+    if not (
+        all(not _LINE_END.search(line) for line in bare)
+        or all(_SENTENCE_END.search(line) for line in bare)
+    ):
+        return None
+    spans, start = [], 0
+    for line in lines:
+        stripped = line.rstrip()
+        lead = len(stripped) - len(stripped.lstrip())
+        spans.append((start + lead, start + len(stripped)))
+        start += len(line) + 1
     return spans
 
 
