@@ -112,7 +112,7 @@ def test_all_field_errors_come_back_at_once_in_the_one_shape(
         ({"applies_to": {"persona": "p" * 101}}, "applies_to.persona", "too_long"),
         ({"applies_to": {"scope": "galaxy"}}, "applies_to.scope", "invalid_choice"),
         ({"subject": 42}, "subject", "wrong_type"),
-        ({"evidence_signal_id": "e" * 201}, "evidence_signal_id", "too_long"),
+        ({"evidence_signal_id": "e" * 1_001}, "evidence_signal_id", "too_long"),
         ({"namespace": "has space"}, "namespace", "invalid_format"),
         ({"kind": "fact"}, "kind", "invalid_choice"),
         ({"strict": "yes"}, "strict", "wrong_type"),

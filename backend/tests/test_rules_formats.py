@@ -213,7 +213,7 @@ def test_an_edited_front_matter_becomes_a_new_version_and_then_nothing_is_writte
 def test_front_matter_too_long_for_the_evidence_id_is_reported_not_lost_silently(
     services: Services, ctx: SessionContext, tmp_path: Path
 ) -> None:
-    text = f"---\ndescription: {'Very long description of the rules. ' * 6}\n---\n" + RULES
+    text = f"---\ndescription: {'Very long description of the rules. ' * 30}\n---\n" + RULES
     write(tmp_path, ".cursor/rules/long.mdc", text)
     report = run_import(services, ctx, tmp_path, ".cursor/rules/long.mdc")
     assert report.counts()["written"] == 3
@@ -222,6 +222,28 @@ def test_front_matter_too_long_for_the_evidence_id_is_reported_not_lost_silently
     evidence = [s.evidence_signal_id for _, s in applicable_memorules(services.store, ctx)]
     assert all(e and " fm=" not in e for e in evidence)
     assert written(run_import(services, ctx, tmp_path, ".cursor/rules/long.mdc")) == 0
+
+
+def test_a_description_with_several_exact_globs_is_kept_and_written_back(
+    services: Services, ctx: SessionContext, tmp_path: Path
+) -> None:
+    # A rule file about rule files: a description and three globs no surface names (about
+    # 200 characters of front matter, which an evidence id of 200 characters did not hold).
+    head = (
+        "---\ntrigger: glob\n"
+        'description: "How the rule files of this repository are written and reviewed."\n'
+        'globs: ".windsurf/rules/*.md,.windsurf/rules/**/*.md,docs/agents/global_rules.md"\n'
+        "---\n"
+    )
+    name = ".windsurf/rules/authoring.md"
+    write(tmp_path, name, head + RULES)
+    report = run_import(services, ctx, tmp_path, name)
+    assert report.counts()["written"] == 3
+    assert not [w for w in report.warnings if w.code == "front_matter_not_kept"]
+    (exported,) = export(services, ctx, ExportFormat.WINDSURF_RULES)
+    assert front(exported.text) == front(head + "x")
+    write(tmp_path, "out/" + exported.name, exported.text)
+    assert written(run_import(services, ctx, tmp_path, "out/" + exported.name)) == 0
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,9 @@ SUBJECT_MAX: Final = 300
 MEMORULE_BODY_MIN: Final = 10
 BODY_MAX: Final = 16_000
 APPLIES_VALUE_MAX: Final = 100
-EVIDENCE_MAX: Final = 200
+# An evidence id names its source; an imported rule's also keeps its file's front matter
+# (rules_io.records.Front: a description and exact globs), which 200 characters did not hold.
+EVIDENCE_MAX: Final = 1_000
 NAMESPACE_MAX: Final = 100
 IDEMPOTENCY_KEY_MAX: Final = 200
 REASON_MAX: Final = 2_000

@@ -11,7 +11,7 @@ one tool reads; anything else is plain Markdown.
 - Provenance: for a tool that reads front matter, what of it ``applies_to`` does not give
   back (a description, exact globs, a Windsurf trigger, a key the tool ignores) is kept in
   each rule's evidence id (:class:`.records.Front`), so an export in that tool's format
-  writes it again. When it does not fit the evidence id's 200 characters it is not kept,
+  writes it again. When it does not fit the evidence id's 1,000 characters it is not kept,
   and ``front_matter_not_kept`` says so.
 """
 

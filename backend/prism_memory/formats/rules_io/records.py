@@ -20,8 +20,8 @@ _TAG: Final = re.compile(
     r"^file:(?P<path>.+?)#L(?P<start>\d+)-L(?P<end>\d+)"
     r"(?: fm=(?P<tool>[a-z-]+) (?P<front>\{.*\}))?$"
 )
-# Evidence ids are at most 200 characters (validation.EVIDENCE_MAX); the tag's own
-# characters take at most 30 of them.
+# Evidence ids are at most validation.EVIDENCE_MAX characters; the path in the tag is kept
+# short (the tag's own characters take at most 30 more) to leave the rest to front matter.
 PATH_IN_TAG_MAX: Final = 170
 
 
