@@ -183,6 +183,27 @@ def test_a_tool_call_that_touches_no_file_is_refused_with_why(
         touched_file({"cwd": REPO, **data})
 
 
+def test_a_subagent_s_first_touch_is_its_own_whatever_its_parent_touched(
+    db_path: Path, tmp_path: Path, rules: dict[str, str]
+) -> None:
+    # A tool call inside a subagent carries agent_id; the subagent's context window is fresh,
+    # so the parent's touch of the file must not keep the file's rules from it.
+    from prism_memory.cli.claude_subagent import subagent_session
+
+    state = tmp_path / "state"
+    assert ids_in(added(hook(db_path, touch("Edit"), state))) == {rules["tracing"]}
+    inside = touch("Edit", agent_id="agent-7f3a", agent_type="code-reviewer")
+    assert ids_in(added(hook(db_path, inside, state))) == {rules["tracing"]}
+    own = subagent_session("claude-code", CLAUDE_SESSION, "agent-7f3a")
+    assert BriefedState(state).touched(own) == {"packages/core/src/tracing/langgraph/index.ts"}
+    assert (str(own), rules["tracing"], "semantic_recall") in served(db_path)
+    again = hook(db_path, inside, state)
+    assert again.returncode == 0 and again.stdout == ""
+    assert "was touched before in this session" in again.stderr
+    # the parent's own state is its own: one touch, one rule
+    assert BriefedState(state).briefed(SESSION) == {rules["tracing"]}
+
+
 def test_a_first_touch_gives_the_rules_for_the_file_s_path_once(
     db_path: Path, tmp_path: Path, rules: dict[str, str]
 ) -> None:

@@ -239,6 +239,7 @@ def hook_request(
         text = prompt[:TASK_MAX] if isinstance(prompt, str) else ""
         briefed = frozenset(state.briefed(session))
     elif event == "PreToolUse":
+        session = touching_session(data, session)
         text = first_touch(data, hook, session, state)
         briefed = frozenset(state.briefed(session))
     request = HookRequest(
@@ -276,9 +277,23 @@ def first_touch(
         raise HookSkipped(str(exc)) from None
     if hook.touch_rules == 0:
         raise HookSkipped("added nothing: --touch-rules is 0")
-    if path in state.touched(session):
+    if path in state.touched(touching_session(data, session)):
         raise HookSkipped(f"added nothing: {path} was touched before in this session")
     return path
+
+
+def touching_session(data: Mapping[str, Any], session: UUID) -> UUID:
+    """The session a file is touched in: a subagent's own when the input names one
+    (``agent_id``: Claude Code sets it on a tool call made inside a subagent), else
+    ``session``. A subagent starts with a fresh context window, so it gets a file's rules on
+    its own first touch, whatever its parent touched, and only what its own brief (recorded
+    under the same session by ``SubagentStart``) did not give it."""
+    agent_id = data.get("agent_id")
+    if not isinstance(agent_id, str) or not agent_id:
+        return session
+    from prism_memory.cli.claude_subagent import subagent_session
+
+    return subagent_session(CLIENT, str(data["session_id"]), agent_id)
 
 
 def given_session(given: object, session: UUID) -> UUID | None:
