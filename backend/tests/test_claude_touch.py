@@ -9,7 +9,6 @@ the store, the briefed state from its files.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -29,8 +28,9 @@ from prism_memory.services.briefed_state import BriefedState
 from prism_memory.services.claude_settings import TOUCH_MATCHER
 from prism_memory.services.hook_answers import path_query
 from prism_memory.settings import load_settings
-from tests.cli_run import BACKEND, invoke_prism
+from tests.cli_run import invoke_prism
 from tests.test_brief_hook import CLAUDE_SESSION, hook_input, ids_in, rule
+from tests.test_hook_server import hook_env
 
 ContextFactory = Callable[..., SessionContext]
 REPO = "/home/dev/shop"
@@ -89,16 +89,7 @@ def hook(
 ) -> subprocess.CompletedProcess[str]:
     """The installed command (``python -P -m prism_memory brief --hook claude-code``); with
     ``probe`` the same entry run by a script that then lists the heavy modules it loaded."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-    environ.update(
-        PRISM_DB=str(db),
-        PRISM_EMBEDDER="fake",
-        PRISM_PERSONA="donna",
-        PRISM_HOOK_STATE_DIR=str(state),
-        PYTHONPATH=str(BACKEND),
-        HF_HUB_OFFLINE="1",
-    )
-    environ.update(env)
+    environ = hook_env(db, state, **env)
     entry = ["-m", "prism_memory", "brief", "--hook", "claude-code", *args]
     if probe:
         script = (

@@ -61,10 +61,8 @@ def write_rules(db: Path, rules: list[tuple[str, str]]) -> list[str]:
         services.close()
 
 
-def hook(
-    db: Path, stdin: str, state: Path, *args: str, **env: str
-) -> subprocess.CompletedProcess[str]:
-    """The installed hook command, as Claude Code runs it."""
+def hook_env(db: Path, state: Path, **env: str) -> dict[str, str]:
+    """The environment a hook runs in here: this store, the fake model, no other PRISM_*."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
     environ.update(
         PRISM_DB=str(db),
@@ -75,6 +73,14 @@ def hook(
         HF_HUB_OFFLINE="1",
     )
     environ.update(env)
+    return environ
+
+
+def hook(
+    db: Path, stdin: str, state: Path, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """The installed hook command, as Claude Code runs it."""
+    environ = hook_env(db, state, **env)
     return subprocess.run(
         [sys.executable, "-P", "-m", "prism_memory", "brief", "--hook", "claude-code", *args],
         input=stdin,
