@@ -156,6 +156,21 @@ def test_a_touched_path_is_named_relative_to_the_session_s_folder(
     assert relative_path(path, folder) == relative
 
 
+def test_a_file_keeps_its_name_when_the_agent_changes_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Claude Code sets CLAUDE_PROJECT_DIR for its hooks; the input's cwd follows the agent's
+    # `cd`. Named from the project, one file is one file whichever folder the agent is in.
+    name = "packages/core/src/tracing/langgraph/index.ts"
+    inside = {"tool_name": "Edit", "cwd": f"{REPO}/packages/core"}
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", REPO)
+    assert touched_file({**inside, "tool_input": {"file_path": TRACING_FILE}}) == name
+    relative = {"file_path": "src/tracing/langgraph/index.ts"}
+    assert touched_file({**inside, "tool_input": relative}) == name
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    assert touched_file({**inside, "tool_input": relative}) == "src/tracing/langgraph/index.ts"
+
+
 @pytest.mark.parametrize(
     ("data", "reason"),
     [

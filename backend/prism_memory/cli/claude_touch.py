@@ -5,8 +5,9 @@ handler, :mod:`prism_memory.cli.guard_hook`).
 The input names the tool (``tool_name``) and its arguments (``tool_input``): ``Read``,
 ``Edit``, ``MultiEdit`` and ``Write`` touch ``tool_input.file_path``, ``NotebookEdit``
 touches ``tool_input.notebook_path``. The file is named by its path relative to the
-session's folder (the input's ``cwd``), the same every time the session touches it, so a
-second touch is known from the session's briefed state without opening the store. The
+project's folder (``$CLAUDE_PROJECT_DIR``, else the input's ``cwd``), the same every time
+the session touches it, even after the agent changes directory, so a second touch is known
+from the session's briefed state without opening the store. The
 rules are ranked by the path's words (:func:`prism_memory.services.hook_answers.path_query`).
 """
 
@@ -31,7 +32,8 @@ class NotATouch(Exception):
 
 
 def touched_file(data: Mapping[str, Any]) -> str:
-    """The file a ``PreToolUse`` input touches, relative to the session's folder.
+    """The file a ``PreToolUse`` input touches, relative to the project's folder
+    (:func:`project_folder`); a relative path in the input is read from the input's ``cwd``.
 
     Raises:
         NotATouch: the tool is not one that touches a file, or names no path.
@@ -45,10 +47,18 @@ def touched_file(data: Mapping[str, Any]) -> str:
     if not isinstance(path, str) or not path.strip():
         raise NotATouch(f"{tool} input has no tool_input.{key}")
     cwd = data.get("cwd")
-    relative = relative_path(path, cwd if isinstance(cwd, str) and cwd else os.getcwd())
+    here = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    relative = relative_path(os.path.normpath(os.path.join(here, path)), project_folder(here))
     if len(relative) > PATH_MAX:
         raise NotATouch(f"the touched path is over {PATH_MAX} characters")
     return relative
+
+
+def project_folder(here: str) -> str:
+    """The folder touched files are named from: the project's (``$CLAUDE_PROJECT_DIR``, which
+    Claude Code sets for its hooks and which stays put when the agent changes directory),
+    else ``here`` (the input's ``cwd``)."""
+    return os.environ.get("CLAUDE_PROJECT_DIR") or here
 
 
 def relative_path(path: str, folder: str) -> str:
