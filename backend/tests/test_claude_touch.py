@@ -30,6 +30,7 @@ from prism_memory.services.hook_answers import path_query
 from prism_memory.settings import load_settings
 from tests.cli_run import invoke_prism
 from tests.test_brief_hook import CLAUDE_SESSION, hook_input, ids_in, rule
+from tests.test_hook_server import hook as installed_hook
 from tests.test_hook_server import hook_env
 
 ContextFactory = Callable[..., SessionContext]
@@ -89,20 +90,18 @@ def hook(
 ) -> subprocess.CompletedProcess[str]:
     """The installed command (``python -P -m prism_memory brief --hook claude-code``); with
     ``probe`` the same entry run by a script that then lists the heavy modules it loaded."""
-    environ = hook_env(db, state, **env)
-    entry = ["-m", "prism_memory", "brief", "--hook", "claude-code", *args]
-    if probe:
-        script = (
-            "import sys\n"
-            "from prism_memory.cli.claude_hook_fast import main_fast\n"
-            "main_fast(sys.argv[1:])\n"
-            f"print('LOADED', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)\n"
-        )
-        entry = ["-c", script, *args]
+    if not probe:
+        return installed_hook(db, stdin, state, *args, **env)
+    script = (
+        "import sys\n"
+        "from prism_memory.cli.claude_hook_fast import main_fast\n"
+        "main_fast(sys.argv[1:])\n"
+        f"print('LOADED', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)\n"
+    )
     return subprocess.run(
-        [sys.executable, "-P", *entry],
+        [sys.executable, "-P", "-c", script, *args],
         input=stdin,
-        env=environ,
+        env=hook_env(db, state, **env),
         capture_output=True,
         text=True,
         timeout=120,
