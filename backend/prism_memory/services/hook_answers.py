@@ -145,8 +145,8 @@ def path_query(relative_path: str) -> str:
     ``\\``) into words: ``packages/core/src/tracing/langgraph/index.ts`` is asked as
     ``packages core src tracing langgraph index ts``. Chosen on the development part of the
     real-task benchmark (``bench/tasks/touch_study.py``), where the path's words did at
-    least as well as the task's title with the path, and they need no state of the prompt: the hook knows the file, not
-    the conversation.
+    least as well as the task's title with the path, and they need no state of the prompt:
+    the hook knows the file, not the conversation.
     """
     return " ".join(relative_path.translate(PATH_SEPARATORS).split())
 
