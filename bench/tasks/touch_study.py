@@ -2,7 +2,11 @@
 
 For each task of a part, the files its own change touched (``touched.json``) are each asked
 of ``semantic_recall`` three ways: the path in words (``hook_answers.path_query``), the task
-title with the raw path, and the title with the task's first five paths at once. Delivered
+title with the raw path, and the title with the task's first five paths at once. Two more
+read what the edit writes (``touched_edits.json``: the lines the task's change added to the
+file, standing for an ``Edit``'s ``new_string``): the path in words followed by its first
+300 or 1,000 characters, and those 1,000 characters alone (the path when nothing was added);
+they are also compared with the path in words, paired over tasks. Delivered
 sets are built from the labels as ``frontier.py`` builds them, without token budgets: the
 task-blind tiers, the title's top 8 at relevance ≥ 0.15 (the prompt hook's defaults), and
 per touched file the top ``m`` at relevance ≥ ``floor`` of the file's query. Recall of
@@ -29,6 +33,13 @@ import run  # noqa: E402
 
 FILES = 10  # run.TOUCHED_MAX: files per task, as the runner gives them
 PROMPT = (8, 0.15)  # the prompt hook's defaults: rules, relevance
+EDIT_CHARS = (300, 1000)  # how much of what the edit wrote a touch's query reads
+QUERIES = (
+    "per file: title + path",
+    "per file: path words",
+    *(f"per file: path words + edit {n}" for n in EDIT_CHARS),
+    "per file: edit alone",
+)
 
 
 def gather(split: str) -> list[dict[str, Any]]:
@@ -41,6 +52,7 @@ def gather(split: str) -> list[dict[str, Any]]:
         s for s in json.loads((HERE / "sources.json").read_text())["repos"] if s["split"] == split
     ]
     touched = json.loads((HERE / "touched.json").read_text())
+    edits = json.loads((HERE / "touched_edits.json").read_text())
     labels = run.load_labels()
     prism = str(Path(sys.executable).with_name("prism"))
     tasks: list[dict[str, Any]] = []
@@ -68,6 +80,7 @@ def gather(split: str) -> list[dict[str, Any]]:
 
             for task in source["tasks"]:
                 files = touched[task["ref"]][:FILES]
+                wrote = edits[task["ref"]]
                 must, relevant = run.label_sets(labels[task["ref"]])
                 tasks.append(
                     {
@@ -79,6 +92,15 @@ def gather(split: str) -> list[dict[str, Any]]:
                         "title and paths": ranked("\n".join([task["title"], *files[:5]])),
                         "per file: title + path": [ranked(f"{task['title']}\n{f}") for f in files],
                         "per file: path words": [ranked(path_query(f)) for f in files],
+                        **{
+                            f"per file: path words + edit {n}": [
+                                ranked(f"{path_query(f)}\n{wrote[f][:n]}") for f in files
+                            ]
+                            for n in EDIT_CHARS
+                        },
+                        "per file: edit alone": [
+                            ranked(wrote[f][: EDIT_CHARS[-1]] or path_query(f)) for f in files
+                        ],
                     }
                 )
     return tasks
@@ -98,14 +120,38 @@ def study(tasks: list[dict[str, Any]]) -> dict[str, Any]:
             tasks, lambda t: set(t["tiers"]) | top(t["title and paths"], *PROMPT)
         ),
     }
-    for query in ("per file: title + path", "per file: path words"):
+
+    def touches(query: str, m: int, floor: float) -> Any:
+        return lambda t: prompt(t).union(*[top(r, m, floor) for r in t[query]])
+
+    for query in QUERIES:
         for m in (1, 2, 3):
             for floor in (0.15, 0.25, 0.35):
-                rows[f"tiers + prompt + {query}, {m} >= {floor}"] = frontier.score(
-                    tasks,
-                    lambda t, q=query, m=m, f=floor: prompt(t).union(*[top(r, m, f) for r in t[q]]),
-                )
+                row = frontier.score(tasks, touches(query, m, floor))
+                if "edit" in query:
+                    row["vs path words"] = versus(
+                        tasks, touches(query, m, floor), touches("per file: path words", m, floor)
+                    )
+                rows[f"tiers + prompt + {query}, {m} >= {floor}"] = row
     return rows
+
+
+def versus(tasks: list[dict[str, Any]], new: Any, old: Any) -> dict[str, Any]:
+    """Recall and precision of ``new`` minus ``old``, paired over tasks."""
+    from lib.paired import paired
+
+    def per_task(pick: Any) -> tuple[dict[str, float], dict[str, float]]:
+        recall, precision = {}, {}
+        for t in tasks:
+            delivered = pick(t)
+            if t["must"]:
+                recall[t["ref"]] = len(t["must"] & delivered) / len(t["must"])
+            hits = len(t["relevant"] & delivered)
+            precision[t["ref"]] = hits / len(delivered) if delivered else 0.0
+        return recall, precision
+
+    (new_r, new_p), (old_r, old_p) = per_task(new), per_task(old)
+    return {"recall": paired(new_r, old_r), "precision": paired(new_p, old_p)}
 
 
 def main() -> None:
@@ -116,13 +162,17 @@ def main() -> None:
     out: dict[str, Any] = {"split": args.split, "load_average": {"start": os.getloadavg()}}
     out["rows"] = study(gather(args.split))
     out["load_average"]["end"] = os.getloadavg()
-    print(f"{args.split}: delivered set | must-follow recall | precision | rules")
+    print(f"{args.split}: delivered set | must-follow recall | precision | rules | paired Δ")
     for name, row in out["rows"].items():
         r, p, n = row["recall"], row["precision"], row["rules"]
-        print(
-            f"  {name:<52} {r['mean']:.3f} ± {r['se']:.3f}   "
+        line = (
+            f"  {name:<62} {r['mean']:.3f} ± {r['se']:.3f}   "
             f"{p['mean']:.3f} ± {p['se']:.3f}   {n['mean']:.1f}"
         )
+        if "vs path words" in row:
+            dr, dp = row["vs path words"]["recall"], row["vs path words"]["precision"]
+            line += f"   {dr['diff']:+.3f} ± {dr['se']:.3f} / {dp['diff']:+.3f} ± {dp['se']:.3f}"
+        print(line)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
 
