@@ -3,6 +3,7 @@
     .venv/bin/python bench/capture_others/score.py                  # every part
     .venv/bin/python bench/capture_others/score.py --errors         # dev errors (what tuning sees)
     .venv/bin/python bench/capture_others/score.py --json results.json
+    .venv/bin/python bench/capture_others/score.py --against agreed   # both labellers agree
 
 Each labelled message goes through the real Claude Code reader (``read_lines``) as the user
 entry of a small transcript, exactly as ``bench/capture.py`` builds it, then through
@@ -10,6 +11,11 @@ entry of a small transcript, exactly as ``bench/capture.py`` builds it, then thr
 lasting or not; kinds were not labelled). Two collections, each split into a dev part and a
 set-aside third: ``dev``/``setaside`` (308 messages from five sources) and ``dev2``/``setaside2``
 (1,574 from entireio/cli's committed sessions). ``--errors`` prints dev items only.
+
+``--against`` chooses the truth: ``first`` (the parts' own ``lasting`` labels, the default),
+``second`` (a second engineer's blind labels, ``agreement/second.jsonl``: setaside, setaside2
+and dev only) or ``agreed`` (only the messages both labellers call the same; the 20 they
+disagree on are left out). ``agreement.py`` says how far apart the two are.
 """
 
 from __future__ import annotations
@@ -43,9 +49,25 @@ PARTS = ("dev", "setaside", "dev2", "setaside2")
 DEV_PARTS = ("dev", "dev2")
 
 
-def load(part: str) -> list[dict[str, Any]]:
+SECOND = HERE / "agreement" / "second.jsonl"
+AGAINST = ("first", "second", "agreed")
+
+
+def load(part: str, against: str = "first") -> list[dict[str, Any]]:
+    """The part's messages, each with ``lasting`` as the chosen truth says."""
     with (HERE / f"{part}.jsonl").open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        items = [json.loads(line) for line in fh if line.strip()]
+    if against == "first":
+        return items
+    with SECOND.open(encoding="utf-8") as fh:
+        second = {
+            row["id"]: bool(row["lasting"])
+            for row in map(json.loads, filter(str.strip, fh))
+            if row["part"] == part
+        }
+    if against == "second":
+        return [{**item, "lasting": second[item["id"]]} for item in items]
+    return [item for item in items if second[item["id"]] == item["lasting"]]
 
 
 def score(
@@ -80,10 +102,20 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="print the dev parts' errors")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--part", choices=(*PARTS, "all"), default="all")
+    parser.add_argument(
+        "--against", choices=AGAINST, default="first", help="which labels are the truth"
+    )
     args = parser.parse_args()
+    parts = PARTS if args.part == "all" else (args.part,)
+    if args.against != "first":
+        with SECOND.open(encoding="utf-8") as fh:
+            relabelled = {json.loads(line)["part"] for line in fh if line.strip()}
+        if args.part != "all" and args.part not in relabelled:
+            parser.error(f"--against {args.against}: {args.part} has no second labels")
+        parts = tuple(p for p in parts if p in relabelled)
     figures = {}
-    for part in PARTS if args.part == "all" else (args.part,):
-        figures[part], errors = score(load(part))
+    for part in parts:
+        figures[part], errors = score(load(part, args.against))
         f = figures[part]
         print(
             f"{part:9} messages {f['messages']:3}  lasting {f['lasting']:2}  "
