@@ -13,7 +13,11 @@ imperatives, English verbs the list lacked, and advice to the human who uses the
 The seventh round: a setup section and a heading that leads in with ":" hold one procedure,
 a goal describes, a "preferred" heading names preferences, Italian plural modals and
 "non" + infinitive with "senza", a lead-in ending in a modal and "be" over predicates, and
-a bold lead-in that names principles.
+a bold lead-in that names principles. The ninth round, by shape: a heading that says when
+(before or after something) leads its numbered steps in as one task, a label ending in ":"
+over entries that each carry a hard modal leads them as rules of their own, a ranking under
+a priorities heading is one rule whatever its wording, a list of document paths is a
+reading list, a template's fields and a dated status section are no rules.
 
 Every cue has a case it must catch and a case it must leave alone. Every fixture is
 written here; none is copied from a third-party file.
@@ -829,3 +833,73 @@ def test_the_italian_and_portuguese_families_are_complete(text: str, family: str
 )
 def test_the_new_italian_markers_leave_other_words_alone(text: str) -> None:
     assert not any(compiled.search(text) for _, compiled in _FAMILIES)
+
+
+# -- the ninth round: shapes ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", sorted(markers.BEFORE_AFTER))
+def test_every_language_has_its_words_for_before_and_after(language: str) -> None:
+    forms = markers.BEFORE_AFTER[language]
+    assert len(forms) >= 4 and len(set(forms)) == len(forms)
+    glue = "яя" if language == "ru" else "zz"
+    for form in forms:
+        assert cues.WHEN_HEADING.search(f"{form.capitalize()} x"), form  # opens a heading
+        assert not cues.WHEN_HEADING.search(f"{glue}{form} x"), form  # not inside a word
+        assert not cues.WHEN_HEADING.search(f"Notes {form} x"), form  # only at the start
+
+
+@pytest.mark.parametrize(
+    ("heading", "hit"),
+    [
+        ("Before any change", True),
+        ("AVANT TOUTE MODIFICATION", True),
+        ("Nach dem Merge", True),
+        ("提交前", True),
+        ("コミットする前に", True),
+        ("커밋 전에", True),
+        ("Beforehand notes", False),
+        ("目前", False),  # "at present"
+        ("名前", False),  # "a name"
+        ("버전", False),  # "version"
+        ("Afterword", False),
+    ],
+)
+def test_a_heading_that_says_when_is_told_from_one_that_does_not(heading: str, hit: bool) -> None:
+    assert (cues.WHEN_HEADING.search(heading) is not None) is hit
+
+
+def test_numbered_steps_under_a_heading_that_says_when_are_one_task(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Avant toute livraison\n\n1. LIS le journal\n2. MONTRE le diff\n3. ATTENDS mon accord\n",
+    )
+    assert rule_texts(parsed) == ["1. LIS le journal\n2. MONTRE le diff\n3. ATTENDS mon accord"]
+
+
+def test_numbered_rules_under_a_heading_that_says_when_stay_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Before a release\n\n1. NEVER tag from a branch\n2. ALWAYS sign the tag\n"
+        "3. Write the notes\n",
+    )
+    assert len(rule_texts(parsed)) == 3  # most entries carry a hard modal: rules each
+
+
+def test_a_label_over_entries_that_each_carry_a_hard_modal_leads_them(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Regras\n\n1. **Revisão cuidadosa (sem pressa):**\n   - SEMPRE rodar os testes\n"
+        "   - SEMPRE ler o diff\n   - NUNCA aprovar sem ler\n",
+    )
+    texts = rule_texts(parsed)
+    assert len(texts) == 3 and all("Revisão cuidadosa" in t for t in texts)
+
+
+def test_a_label_over_steps_without_hard_modals_stays_one_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Regras\n\n1. **Confirme SEMPRE antes de gerar código:**\n   - Descreva o plano\n"
+        "   - Aguarde a resposta\n   - NUNCA assuma\n",
+    )
+    assert len(rule_texts(parsed)) == 1

@@ -177,6 +177,15 @@ PROCEDURE_HEADING: Final = re.compile(
     re.IGNORECASE,
 )
 COLON: Final = (":", "：")
+# A heading that says when a task's steps are run ("Before any change", "Avant toute
+# modification", "提交前", "コミットする前に", "커밋 전에"): it leads in like "Before any
+# change:", so a numbered list under it is one procedure (:func:`.markdown._procedure_heading`).
+WHEN_HEADING: Final = re.compile(
+    markers.heading_opener()
+    # the word last: "…前", "…之后", "…後に", "… 전에"; not 目前, 名前, 午後, 最後, 今後
+    + r"|(?<![目名午以最今])(?:之前|之后|前|后|後)に?\W*$|\s(?:전|후)에?\W*$",
+    re.IGNORECASE,
+)
 # A sentence about the file itself ("Follow these rules", "以下のルールにしたがってください").
 ABOUT_FILE: Final = re.compile(
     r"\b(?:follow|apply|read)\s+(?:these|the following|this file'?s?)\s+"

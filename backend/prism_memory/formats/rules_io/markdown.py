@@ -47,6 +47,7 @@ from prism_memory.formats.rules_io.cues import (
     PREDICATE_LEAD,
     PROCEDURE_HEADING,
     RULES_LEAD,
+    WHEN_HEADING,
 )
 from prism_memory.formats.rules_io.drafts import (
     MARKER,
@@ -363,7 +364,10 @@ def _item(
         add(state, whole, context, None, strip_comments(join(whole), comments), descriptive=True)
         return
     objects = all(objects_only(state.lines, lst, own_text) for lst in nested)
-    if nested and is_lead(own_text) and not objects:
+    # a label ending in ":" over entries that each carry a hard modal ("Verify strictly
+    # (assume nothing):" over "ALWAYS read …", "NEVER say …") leads them, whatever its mood
+    ruled = _label_colon(own_text) and _mostly_hard(state, nested)
+    if nested and (is_lead(own_text) or ruled) and not objects:
         label = own_text.rstrip(":").replace("**", "").strip()
         carried = own_text if not lead else f"{lead}\n{own_text}"
         for lst in nested:
@@ -403,7 +407,10 @@ def _code(state: State, node: Node) -> None:
 
 
 def _ends_with_colon(state: State, node: Node) -> bool:
-    text = strip_comments(join(span(state, node)), comments_in(node.inline))
+    return _label_colon(strip_comments(join(span(state, node)), comments_in(node.inline)))
+
+
+def _label_colon(text: str) -> bool:
     return text.rstrip().rstrip("*_").rstrip().endswith(COLON)  # "**Principes :**" too
 
 
@@ -414,10 +421,17 @@ def _procedure_heading(state: State, lst: Node) -> bool:
     heading = state.headings[-1][1].rstrip() if state.headings else ""
     if PROCEDURE_HEADING.search(heading):
         return True
-    if not heading.endswith(COLON) or RULES_LEAD.search(heading):
+    leads = heading.endswith(COLON) or WHEN_HEADING.search(heading) is not None
+    if not leads or RULES_LEAD.search(heading):
         return False
-    entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
-    return 2 * sum(1 for e in entries if evidence(e).hard) <= len(entries)
+    return not _mostly_hard(state, [lst])
+
+
+def _mostly_hard(state: State, lists: list[Node]) -> bool:
+    """Most entries of ``lists`` carry a hard modal each ("SEMPRE …", "**NEVER** …"): rules
+    of their own, not the steps or the objects of the line above them."""
+    entries = [join(item_lines(i, state.lines, set())) for lst in lists for i in lst.children]
+    return 2 * sum(1 for e in entries if evidence(e).hard) > len(entries)
 
 
 def _checklist(state: State, node: Node) -> bool:

@@ -228,6 +228,20 @@ MARKERS: Final[dict[str, Markers]] = {
         prefer=("предпочт*", "рекоменд*", "по возможности", "лучше"),
     ),
 }
+# The words that open a heading saying when a task's steps are run ("Before any change",
+# "Avant toute modification", "Nach dem Merge"): the heading leads in like "Before any
+# change:" does, so the numbered list under it is the steps of one task. One table per
+# language written with spaces; Chinese, Japanese and Korean put the word last
+# (:data:`.cues.WHEN_HEADING`).
+BEFORE_AFTER: Final[dict[str, tuple[str, ...]]] = {
+    "en": ("before", "after", "prior to", "ahead of"),
+    "es": ("antes de", "antes del", "después de", "después del"),
+    "pt": ("antes de", "antes do", "antes da", "depois de", "depois do", "após"),
+    "fr": ("avant", "après", "avant de", "avant toute"),
+    "it": ("prima di", "prima del", "dopo", "dopo il", "dopo la"),
+    "de": ("vor dem", "vor der", "vor jedem", "nach dem", "nach der", "nach jedem", "bevor"),
+    "ru": ("перед", "после", "до начала", "по завершении"),
+}
 # Cyrillic has no \b that tells its letters from the Latin ones around a code span.
 _CYRILLIC: Final = frozenset({"ru"})
 _CYRILLIC_LETTER: Final = "а-яё"
@@ -237,6 +251,17 @@ def _form(form: str) -> str:
     stem = form.endswith("*")
     body = r"\s+".join(re.escape(word) for word in form.rstrip("*").split())
     return body + (r"\w*" if stem else "")
+
+
+def heading_opener() -> str:
+    """One alternation of every language's :data:`BEFORE_AFTER` forms, anchored at the start
+    of a heading (after any marks or emoji) and ended by a word boundary."""
+    parts = []
+    for language, forms in BEFORE_AFTER.items():
+        alternation = "|".join(_form(f) for f in forms)
+        end = rf"(?![{_CYRILLIC_LETTER}])" if language in _CYRILLIC else r"\b"
+        parts.append(rf"(?:{alternation}){end}")
+    return r"^[\W\d_]*(?:" + "|".join(parts) + ")"
 
 
 def pattern(family: str) -> str:
