@@ -903,3 +903,13 @@ def test_a_label_over_steps_without_hard_modals_stays_one_rule(tmp_path: Path) -
         "   - Aguarde a resposta\n   - NUNCA assuma\n",
     )
     assert len(rule_texts(parsed)) == 1
+
+
+def test_a_ranking_under_a_priorities_heading_is_one_rule_without_verbs(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Prioridades\n\n1. **SIMPLES > ESPERTO**\n2. **LEGÍVEL > CURTO**\n")
+    assert rule_texts(parsed) == ["1. **SIMPLES > ESPERTO**\n2. **LEGÍVEL > CURTO**"]
+
+
+def test_a_numbered_list_of_names_under_another_heading_is_no_rule(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Team\n\n1. **Calm mornings**\n2. **Long walks**\n")
+    assert rule_texts(parsed) == []

@@ -176,6 +176,12 @@ PROCEDURE_HEADING: Final = re.compile(
     r"|\bpriorit\w*|\bprioridades\b|优先级|優先順位|우선순위",  # a ranking is one rule
     re.IGNORECASE,
 )
+# A heading over a ranking ("Priorities", "Prioridades", "优先级"): its numbered list is one
+# rule however it is worded ("FUNCIONAL > PERFEITO" has no verb; the order is the rule).
+RANKING_HEADING: Final = re.compile(
+    r"\bpriorit\w*|\bprioridades\b|优先级|優先順位|우선순위|(?<![а-яё])приоритет",
+    re.IGNORECASE,
+)
 COLON: Final = (":", "：")
 # A heading that says when a task's steps are run ("Before any change", "Avant toute
 # modification", "提交前", "コミットする前に", "커밋 전에"): it leads in like "Before any

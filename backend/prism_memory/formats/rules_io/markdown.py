@@ -46,6 +46,7 @@ from prism_memory.formats.rules_io.cues import (
     EXAMPLE_LEAD,
     PREDICATE_LEAD,
     PROCEDURE_HEADING,
+    RANKING_HEADING,
     RULES_LEAD,
     WHEN_HEADING,
 )
@@ -129,7 +130,8 @@ def _blocks(state: State, nodes: list[Node]) -> None:
             else:
                 _paragraph(state, node)
         elif node.kind == "ordered_list" and _procedure_heading(state, node):
-            _procedure(state, [], node, "")
+            heading = state.headings[-1][1] if state.headings else ""
+            _procedure(state, [], node, "", boxes=RANKING_HEADING.search(heading) is not None)
         elif _checklist(state, node):
             _procedure(state, [], node, "", boxes=True)
         elif node.kind in _LISTS:
@@ -449,8 +451,8 @@ def _procedure(
 ) -> None:
     """An ordered list of steps (after a lead-in ending in ':' or under a heading that
     names a workflow), or a checklist: one rule, its steps in order, with the lead-in as
-    first line. A checklist is a rule however its boxes are worded ("- [ ] Tests pass"):
-    they are what to check."""
+    first line. A checklist (``boxes``) is a rule however its boxes are worded ("- [ ]
+    Tests pass"): they are what to check; so is a ranking under a priorities heading."""
     lines = [*lead_lines, *span(state, lst)]
     body = strip_comments(join(span(state, lst)), [])  # line ends trimmed, as an entry's
     text = f"{lead}\n{body}" if lead else body
