@@ -913,3 +913,28 @@ def test_a_ranking_under_a_priorities_heading_is_one_rule_without_verbs(tmp_path
 def test_a_numbered_list_of_names_under_another_heading_is_no_rule(tmp_path: Path) -> None:
     parsed = parse(tmp_path, "## Team\n\n1. **Calm mornings**\n2. **Long walks**\n")
     assert rule_texts(parsed) == []
+
+
+def test_a_list_of_documents_under_labels_is_a_reading_list(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Regole\n\n- Esegui i test prima del push\n- Naming: `docs/guide/naming.md`\n"
+        "- Architettura: `docs/architecture.md`\n",
+    )
+    assert rule_texts(parsed) == ["Esegui i test prima del push"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "Plans: `plans/[name].md`",  # a pattern with a blank: where things go
+        "Tests: `tests/unit/`",  # a folder: where things go
+        "Read the guide before coding: `docs/guide.md`",  # the label instructs
+        "LIRE IMPÉRATIVEMENT : [règles](docs/regles.md)",
+    ],
+)
+def test_a_path_that_says_where_or_a_label_that_instructs_stays_a_rule(
+    tmp_path: Path, entry: str
+) -> None:
+    parsed = parse(tmp_path, f"## Rules\n\n- Run the tests first\n- {entry}\n")
+    assert entry.replace("- ", "") in rule_texts(parsed)

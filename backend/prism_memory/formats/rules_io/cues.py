@@ -251,6 +251,9 @@ EXCEPTION_LEAD: Final = re.compile(
 )
 _LINK: Final = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<https?://[^>\s]+>|https?://\S+")
 _PATH_CODE: Final = re.compile(r"`[^`\s]*(?:/|\.[A-Za-z]{1,6})[^`\s]*`")
+# A document in a code span ("`docs/standards/naming.md`"): read like a link. A pattern with
+# a blank ("`plans/[name].md`") says where things go.
+_DOC_CODE: Final = re.compile(r"`[^`\s\[\]<>{}]+\.(?:md|mdc|mdx|rst|txt|adoc)`", re.IGNORECASE)
 _CODE_SPAN: Final = re.compile(r"`+[^`]*`+")
 _LINK_LABEL: Final = re.compile(r"^[^:：\n]{1,48}[:：](?!//)\s*")
 _PUNCT_ONLY: Final = re.compile(r"^[\W_]*$")
@@ -263,12 +266,13 @@ def placeholder(text: str) -> bool:
 
 def links_only(text: str) -> bool:
     """Only links (and file paths beside them), after an optional label ("API:
-    [guide](docs/api.md)", "<https://…>"): a reading list, not an instruction. A path alone
-    ("Tests: `tests/unit/`") says where things go, and a command in a code span ("Lint:
-    `uv run ruff check`") is no path: both stay for the other cues."""
+    [guide](docs/api.md)", "<https://…>", "Naming: `docs/standards/naming.md`"): a reading
+    list, not an instruction. A folder or a file that is no document ("Tests:
+    `tests/unit/`") says where things go, and a command in a code span ("Lint: `uv run ruff
+    check`") is no path: both stay for the other cues."""
     first = text.strip().split("\n")[0].replace("**", "")
-    if not _LINK.search(first):  # "Tests: `tests/unit/`" says where things go: a convention
-        return False
+    if not (_LINK.search(first) or _DOC_CODE.search(first)):
+        return False  # "Tests: `tests/unit/`" says where things go: a convention
     rest = _PATH_CODE.sub("", _LINK.sub("", _LINK_LABEL.sub("", first, count=1)))
     return bool(_PUNCT_ONLY.match(rest)) and "\n" not in text.strip()
 

@@ -265,6 +265,18 @@ def evidence(text: str) -> Evidence:
     )
 
 
+def _reading_list(text: str) -> bool:
+    """Only links or documents after a label that does not itself instruct: "Naming:
+    `docs/naming.md`" is a reading list, "Read the guide first: `docs/guide.md`" a rule."""
+    if not cues.links_only(text):
+        return False
+    label = re.split(r"[:：](?!//)", prose(text), maxsplit=1)[0]
+    if label == prose(text):
+        return True
+    said = evidence(label)
+    return not (said.imperative or said.grammatical or said.hard)
+
+
 def _later_imperative(text: str) -> bool:
     """A sentence after the first that starts with an imperative verb."""
     sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`*])", prose(text))
@@ -294,7 +306,7 @@ def rule_likeness(
     heading = headings[-1] if headings else ""
     if list_entry and grammar.verbless_negation(prose(text)) and not describes(heading):
         ev = replace(ev, hard=True)  # "Pas de …", "Nessun …", "No inline styles"
-    if not prose(text) or ev.question or cues.placeholder(text) or cues.links_only(text):
+    if not prose(text) or ev.question or cues.placeholder(text) or _reading_list(text):
         return 0.0  # a question, an unfilled template, a reading list: no instruction
     if cues.TO_THE_USER.search(prose(text)):
         return 0.0  # "If you use Copilot Chat, …": advice to the human, not the agent
