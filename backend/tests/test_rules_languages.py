@@ -838,9 +838,9 @@ def test_the_new_italian_markers_leave_other_words_alone(text: str) -> None:
 # -- the ninth round: shapes ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("language", sorted(markers.BEFORE_AFTER))
+@pytest.mark.parametrize("language", sorted(markers.SECTIONS))
 def test_every_language_has_its_words_for_before_and_after(language: str) -> None:
-    forms = markers.BEFORE_AFTER[language]
+    forms = markers.SECTIONS[language].when
     assert len(forms) >= 4 and len(set(forms)) == len(forms)
     glue = "яя" if language == "ru" else "zz"
     for form in forms:
@@ -938,3 +938,60 @@ def test_a_path_that_says_where_or_a_label_that_instructs_stays_a_rule(
 ) -> None:
     parsed = parse(tmp_path, f"## Rules\n\n- Run the tests first\n- {entry}\n")
     assert entry.replace("- ", "") in rule_texts(parsed)
+
+
+@pytest.mark.parametrize("language", sorted(markers.SECTIONS))
+@pytest.mark.parametrize(
+    ("family", "compiled"),
+    [("template", cues.TEMPLATE_HEADING), ("status", cues.STATUS_HEADING)],
+    ids=["template", "status"],
+)
+def test_every_language_has_its_template_and_status_headings(
+    language: str, family: str, compiled: re.Pattern[str]
+) -> None:
+    forms = getattr(markers.SECTIONS[language], family)
+    assert len(forms) >= 4 and len(set(forms)) == len(forms)
+    glue = "яя" if language == "ru" else "zz"
+    for form in forms:
+        assert compiled.search(f"## {form.capitalize()} (x)"), form  # caught as a word
+        assert not compiled.search(f"## {glue}{form}{glue}"), form  # not inside one
+
+
+def test_the_fields_of_a_template_are_no_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "# Rules\n\n## Prompt-Vorlage\n\n1) Ziel: das konkrete Ergebnis\n"
+        "2) Risiken: Punkte, die geprüft werden sollten\n3) Tests: NIEMALS überspringen\n",
+    )
+    assert rule_texts(parsed) == ["Tests: NIEMALS überspringen"]  # a field that says must
+
+
+def test_entries_under_a_template_of_a_workflow_are_its_steps(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Workflow templates\n\n1. Run the analyzer\n2. Fix what it finds\n")
+    assert rule_texts(parsed) == ["1. Run the analyzer\n2. Fix what it finds"]
+
+
+def test_a_log_under_a_status_or_dated_heading_gives_no_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Rules\n\n- Run the tests first\n\n## Focus (June 2026)\n\n"
+        "- 📌 Parser rewrite — not merged yet, 3 of 5 items are not removed\n\n"
+        "### Known issues\n\n- ⚠️ Burst shots are not grouped\n"
+        "- Restart the emulator after a crash\n",
+    )
+    assert rule_texts(parsed) == ["Run the tests first", "Restart the emulator after a crash"]
+
+
+@pytest.mark.parametrize(
+    ("heading", "hit"),
+    [
+        ("Focus (June 2026)", True),
+        ("Stand 2026-01", True),
+        ("Python 3.12 setup", False),
+        ("Version v2026.1", False),
+        ("Release 2026-rc", False),
+        ("Port 20261", False),
+    ],
+)
+def test_a_date_in_a_heading_is_told_from_a_version(heading: str, hit: bool) -> None:
+    assert (cues.STATUS_HEADING.search(heading) is not None) is hit

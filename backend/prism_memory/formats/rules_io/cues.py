@@ -187,9 +187,23 @@ COLON: Final = (":", "：")
 # modification", "提交前", "コミットする前に", "커밋 전에"): it leads in like "Before any
 # change:", so a numbered list under it is one procedure (:func:`.markdown._procedure_heading`).
 WHEN_HEADING: Final = re.compile(
-    markers.heading_opener()
+    markers.section_pattern("when", opening=True)
     # the word last: "…前", "…之后", "…後に", "… 전에"; not 目前, 名前, 午後, 最後, 今後
     + r"|(?<![目名午以最今])(?:之前|之后|前|后|後)に?\W*$|\s(?:전|후)에?\W*$",
+    re.IGNORECASE,
+)
+# A heading over a template to fill ("Prompt template", "Vorlage", "テンプレート"): its
+# entries are the template's fields, no rules unless one says must.
+TEMPLATE_HEADING: Final = re.compile(
+    markers.section_pattern("template") + r"|テンプレート|ひな形|雛形|模板|样板|템플릿|양식",
+    re.IGNORECASE,
+)
+# A heading over a log ("In progress", "Known issues", "В работе", "进行中") or dated like a
+# snapshot ("Current focus (June 2026)"): what was or is being done, no rules.
+STATUS_HEADING: Final = re.compile(
+    markers.section_pattern("status")
+    + r"|进行中|進行中|진행 ?중|已知问题|既知の問題|알려진 문제|最近的?(?:更改|变更)|最近の変更"
+    + r"|최근 변경|(?<![\w.-])(?:19|20)\d\d(?:-[01]\d(?:-[0-3]\d)?)?(?![\w.-])",
     re.IGNORECASE,
 )
 # A sentence about the file itself ("Follow these rules", "以下のルールにしたがってください").

@@ -36,6 +36,7 @@ from prism_memory.formats.rules_io.headings import (
     kind_of_heading,
     names_rules,
     negating,
+    template,
 )
 
 RULE_THRESHOLD: Final = 0.5
@@ -324,6 +325,11 @@ def rule_likeness(
     score -= 0.5 if ev.descriptive and not ev.hard else 0.0
     if heading and cues.EXAMPLE_LEAD.match(heading.rstrip(":：")) and not ev.hard:
         return 0.0  # the entries under "Examples" / "Types:" illustrate, they do not rule
+    if list_entry and heading and template(heading) and not ev.hard:
+        return 0.0  # a template's fields ("Goal: what is the result?"), to be filled in
+    logged = list_entry and bool(heading) and cues.STATUS_HEADING.search(heading) is not None
+    if logged and not (ev.imperative or ev.grammatical):
+        return 0.0  # a log entry ("📌 Cleanup v3 — not merged yet"): its "not" rules nothing
     if cues.EXAMPLE_ENTRY.match(prose(text)) and not re.match(r"(?i)\W*do(?:n'?t)?\s*:", text):
         return 0.0  # "Good: `parallel-tasks`" / "Bad: …" show the rule before them
     if heading and (negating(heading)):

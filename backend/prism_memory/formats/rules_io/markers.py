@@ -228,19 +228,62 @@ MARKERS: Final[dict[str, Markers]] = {
         prefer=("предпочт*", "рекоменд*", "по возможности", "лучше"),
     ),
 }
-# The words that open a heading saying when a task's steps are run ("Before any change",
-# "Avant toute modification", "Nach dem Merge"): the heading leads in like "Before any
-# change:" does, so the numbered list under it is the steps of one task. One table per
-# language written with spaces; Chinese, Japanese and Korean put the word last
-# (:data:`.cues.WHEN_HEADING`).
-BEFORE_AFTER: Final[dict[str, tuple[str, ...]]] = {
-    "en": ("before", "after", "prior to", "ahead of"),
-    "es": ("antes de", "antes del", "después de", "después del"),
-    "pt": ("antes de", "antes do", "antes da", "depois de", "depois do", "após"),
-    "fr": ("avant", "après", "avant de", "avant toute"),
-    "it": ("prima di", "prima del", "dopo", "dopo il", "dopo la"),
-    "de": ("vor dem", "vor der", "vor jedem", "nach dem", "nach der", "nach jedem", "bevor"),
-    "ru": ("перед", "после", "до начала", "по завершении"),
+
+
+@dataclass(frozen=True)
+class SectionWords:
+    """What a heading in one language says about the section under it (see
+    :data:`SECTIONS`)."""
+
+    when: tuple[str, ...]
+    template: tuple[str, ...]
+    status: tuple[str, ...]
+
+
+# What a heading says about its section, one table per language written with spaces, each
+# with the same three families; Chinese, Japanese and Korean are in :mod:`.cues`.
+# - **when**: the words that open a heading saying when a task's steps are run ("Before
+#   any change", "Avant toute modification", "Nach dem Merge"): it leads in like "Before
+#   any change:" does, so the numbered list under it is the steps of one task;
+# - **template**: a template or form to fill ("Prompt template", "Vorlage"): its entries are
+#   the fields, no rules;
+# - **status**: work in progress, recent changes, known problems: a log, no rules.
+SECTIONS: Final[dict[str, SectionWords]] = {
+    "en": SectionWords(
+        when=("before", "after", "prior to", "ahead of"),
+        template=("template", "templates", "boilerplate", "skeleton"),
+        status=("in progress", "work in progress", "recent changes", "known issues"),
+    ),
+    "es": SectionWords(
+        when=("antes de", "antes del", "después de", "después del"),
+        template=("plantilla", "plantillas", "esqueleto", "machote"),
+        status=("en curso", "en progreso", "cambios recientes", "problemas conocidos"),
+    ),
+    "pt": SectionWords(
+        when=("antes de", "antes do", "antes da", "depois de", "depois do", "após"),
+        template=("template", "templates", "gabarito", "esqueleto"),
+        status=("em andamento", "em progresso", "mudanças recentes", "problemas conhecidos"),
+    ),
+    "fr": SectionWords(
+        when=("avant", "après", "avant de", "avant toute"),
+        template=("gabarit", "canevas", "template", "trame"),
+        status=("en cours", "travaux en cours", "changements récents", "problèmes connus"),
+    ),
+    "it": SectionWords(
+        when=("prima di", "prima del", "dopo", "dopo il", "dopo la"),
+        template=("template", "templates", "traccia", "schema da compilare"),
+        status=("in corso", "lavori in corso", "modifiche recenti", "problemi noti"),
+    ),
+    "de": SectionWords(
+        when=("vor dem", "vor der", "vor jedem", "nach dem", "nach der", "nach jedem", "bevor"),
+        template=("vorlage", "vorlagen", "template", "schablone"),
+        status=("in arbeit", "aktueller stand", "letzte änderungen", "bekannte probleme"),
+    ),
+    "ru": SectionWords(
+        when=("перед", "после", "до начала", "по завершении"),
+        template=("шаблон", "шаблоны", "заготовка", "бланк"),
+        status=("в работе", "недавние изменения", "известные проблемы", "текущий статус"),
+    ),
 }
 # Cyrillic has no \b that tells its letters from the Latin ones around a code span.
 _CYRILLIC: Final = frozenset({"ru"})
@@ -253,15 +296,20 @@ def _form(form: str) -> str:
     return body + (r"\w*" if stem else "")
 
 
-def heading_opener() -> str:
-    """One alternation of every language's :data:`BEFORE_AFTER` forms, anchored at the start
-    of a heading (after any marks or emoji) and ended by a word boundary."""
+def section_pattern(family: str, opening: bool = False) -> str:
+    """One alternation of every language's :data:`SECTIONS` forms of ``family`` ("when",
+    "template", "status"), each between its language's word boundaries; with ``opening``,
+    anchored at the start of a heading (after any marks, numbers or emoji)."""
     parts = []
-    for language, forms in BEFORE_AFTER.items():
-        alternation = "|".join(_form(f) for f in forms)
-        end = rf"(?![{_CYRILLIC_LETTER}])" if language in _CYRILLIC else r"\b"
-        parts.append(rf"(?:{alternation}){end}")
-    return r"^[\W\d_]*(?:" + "|".join(parts) + ")"
+    for language, words in SECTIONS.items():
+        alternation = "|".join(_form(f) for f in getattr(words, family))
+        if language in _CYRILLIC:
+            start, end = rf"(?<![{_CYRILLIC_LETTER}])", rf"(?![{_CYRILLIC_LETTER}])"
+        else:
+            start, end = r"\b", r"\b"
+        parts.append(rf"{'' if opening else start}(?:{alternation}){end}")
+    joined = "|".join(parts)
+    return rf"^[\W\d_]*(?:{joined})" if opening else joined
 
 
 def pattern(family: str) -> str:
