@@ -943,10 +943,14 @@ def test_a_path_that_says_where_or_a_label_that_instructs_stays_a_rule(
 @pytest.mark.parametrize("language", sorted(markers.SECTIONS))
 @pytest.mark.parametrize(
     ("family", "compiled"),
-    [("template", cues.TEMPLATE_HEADING), ("status", cues.STATUS_HEADING)],
-    ids=["template", "status"],
+    [
+        ("template", cues.TEMPLATE_HEADING),
+        ("status", cues.STATUS_HEADING),
+        ("form", cues.FORM_HEADING),
+    ],
+    ids=["template", "status", "form"],
 )
-def test_every_language_has_its_template_and_status_headings(
+def test_every_language_has_its_template_status_and_form_headings(
     language: str, family: str, compiled: re.Pattern[str]
 ) -> None:
     forms = getattr(markers.SECTIONS[language], family)
@@ -995,3 +999,27 @@ def test_a_log_under_a_status_or_dated_heading_gives_no_rules(tmp_path: Path) ->
 )
 def test_a_date_in_a_heading_is_told_from_a_version(heading: str, hit: bool) -> None:
     assert (cues.STATUS_HEADING.search(heading) is not None) is hit
+
+
+@pytest.mark.parametrize(
+    "heading", ["Formato output", "Output format", "出力形式", "응답 스타일", "Antwortstil"]
+)
+def test_short_entries_under_a_heading_of_the_form_of_answers_are_conventions(
+    tmp_path: Path, heading: str
+) -> None:
+    parsed = parse(
+        tmp_path, f"## {heading}\n\n- Risposte brevi e complete\n- Titoli quando utile\n"
+    )
+    assert [u.kind for u in parsed.units] == [MemoruleKind.CONVENTION] * 2
+
+
+def test_a_list_of_glosses_under_a_format_heading_stays_a_vocabulary(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path, "## PR format\n\n- feat: new feature\n- fix: bug fix\n- docs: documentation\n"
+    )
+    assert rule_texts(parsed) == []
+
+
+def test_short_entries_under_another_heading_stay_no_rules(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Interessi\n\n- Sviluppo full-stack\n- Modelli linguistici\n")
+    assert rule_texts(parsed) == []

@@ -206,6 +206,13 @@ STATUS_HEADING: Final = re.compile(
     + r"|최근 변경|(?<![\w.-])(?:19|20)\d\d(?:-[01]\d(?:-[0-3]\d)?)?(?![\w.-])",
     re.IGNORECASE,
 )
+# A heading that names the form of what the agent writes ("Output format", "Response
+# style", "出力形式", "응답 스타일"): its entries are conventions, however short.
+FORM_HEADING: Final = re.compile(
+    markers.section_pattern("form")
+    + r"|形式|格式|書式|文体|口調|语气|风格|スタイル|스타일|형식|어조",
+    re.IGNORECASE,
+)
 # A sentence about the file itself ("Follow these rules", "以下のルールにしたがってください").
 ABOUT_FILE: Final = re.compile(
     r"\b(?:follow|apply|read)\s+(?:these|the following|this file'?s?)\s+"

@@ -238,6 +238,7 @@ class SectionWords:
     when: tuple[str, ...]
     template: tuple[str, ...]
     status: tuple[str, ...]
+    form: tuple[str, ...]
 
 
 # What a heading says about its section, one table per language written with spaces, each
@@ -247,42 +248,51 @@ class SectionWords:
 #   any change:" does, so the numbered list under it is the steps of one task;
 # - **template**: a template or form to fill ("Prompt template", "Vorlage"): its entries are
 #   the fields, no rules;
-# - **status**: work in progress, recent changes, known problems: a log, no rules.
+# - **status**: work in progress, recent changes, known problems: a log, no rules;
+# - **form**: the form of what the agent writes (format, response style, tone): its entries
+#   are conventions, however short ("Brief answers", "Code blocks with their language").
 SECTIONS: Final[dict[str, SectionWords]] = {
     "en": SectionWords(
         when=("before", "after", "prior to", "ahead of"),
         template=("template", "templates", "boilerplate", "skeleton"),
         status=("in progress", "work in progress", "recent changes", "known issues"),
+        form=("format", "formatting", "response style", "tone"),
     ),
     "es": SectionWords(
         when=("antes de", "antes del", "después de", "después del"),
         template=("plantilla", "plantillas", "esqueleto", "machote"),
         status=("en curso", "en progreso", "cambios recientes", "problemas conocidos"),
+        form=("formato", "formato de salida", "estilo de respuesta", "tono"),
     ),
     "pt": SectionWords(
         when=("antes de", "antes do", "antes da", "depois de", "depois do", "após"),
         template=("template", "templates", "gabarito", "esqueleto"),
         status=("em andamento", "em progresso", "mudanças recentes", "problemas conhecidos"),
+        form=("formato", "formatação", "estilo de resposta", "tom de voz"),
     ),
     "fr": SectionWords(
         when=("avant", "après", "avant de", "avant toute"),
         template=("gabarit", "canevas", "template", "trame"),
         status=("en cours", "travaux en cours", "changements récents", "problèmes connus"),
+        form=("format", "mise en forme", "style de réponse", "ton"),
     ),
     "it": SectionWords(
         when=("prima di", "prima del", "dopo", "dopo il", "dopo la"),
         template=("template", "templates", "traccia", "schema da compilare"),
         status=("in corso", "lavori in corso", "modifiche recenti", "problemi noti"),
+        form=("formato", "formattazione", "stile di risposta", "tono"),
     ),
     "de": SectionWords(
         when=("vor dem", "vor der", "vor jedem", "nach dem", "nach der", "nach jedem", "bevor"),
         template=("vorlage", "vorlagen", "template", "schablone"),
         status=("in arbeit", "aktueller stand", "letzte änderungen", "bekannte probleme"),
+        form=("format", "formatierung", "antwortstil", "tonfall"),
     ),
     "ru": SectionWords(
         when=("перед", "после", "до начала", "по завершении"),
         template=("шаблон", "шаблоны", "заготовка", "бланк"),
         status=("в работе", "недавние изменения", "известные проблемы", "текущий статус"),
+        form=("формат", "форматирование", "стиль ответа", "тон"),
     ),
 }
 # Cyrillic has no \b that tells its letters from the Latin ones around a code span.
