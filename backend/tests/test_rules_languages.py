@@ -1023,3 +1023,15 @@ def test_a_list_of_glosses_under_a_format_heading_stays_a_vocabulary(tmp_path: P
 def test_short_entries_under_another_heading_stay_no_rules(tmp_path: Path) -> None:
     parsed = parse(tmp_path, "## Interessi\n\n- Sviluppo full-stack\n- Modelli linguistici\n")
     assert rule_texts(parsed) == []
+
+
+def test_a_line_that_points_back_goes_on_with_the_line_before_it(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Language\n\nAlways answer in French.\nThis includes error messages and summaries.\n"
+        "Write commit messages in English.\n",
+    )
+    assert rule_texts(parsed) == [
+        "Always answer in French.\nThis includes error messages and summaries.",
+        "Write commit messages in English.",
+    ]

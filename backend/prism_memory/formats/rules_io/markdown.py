@@ -241,7 +241,8 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
         # a line's first sentence is the entry; the ones after it rule by their own wording
         entry = bool(entries) and not same_line
         rule = rule_likeness(piece, context, state.fmt, list_entry=entry) >= 0.5
-        joins = bool(groups) and (not entries or same_line)
+        # a line that points back ("This includes: …") goes on with the line before it
+        joins = bool(groups) and (not entries or same_line or points_back(piece))
         if joins and (not rule or points_back(piece)):
             groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
