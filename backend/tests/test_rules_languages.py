@@ -1035,3 +1035,16 @@ def test_a_line_that_points_back_goes_on_with_the_line_before_it(tmp_path: Path)
         "Always answer in French.\nThis includes error messages and summaries.",
         "Write commit messages in English.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("**Versione**: 2.0 | **Update**: 2026-01 | **Stato**: Production", False),
+        ("Version: 3 · Owner: platform team", False),
+        ("Build: `make` | Test: `make test`", True),  # commands: conventions
+        ("Tests: must pass | Lint: must be clean", True),  # requirements side by side
+    ],
+)
+def test_a_line_of_metadata_pairs_is_no_rule(text: str, rule: bool) -> None:
+    assert (guess_kind(text, ["Notes"]) is not None) is rule

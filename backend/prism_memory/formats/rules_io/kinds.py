@@ -125,6 +125,12 @@ _STATEMENT: Final = re.compile(
     r"|o|os|as|um|uma|il|lo|gli)\s|l['’]\w)",
     re.IGNORECASE,
 )
+# A line of metadata ("Version: 2.0 | Updated: 2026-01 | Status: Production"): two or more
+# "Label: value" pairs side by side, in any language, say what the file is, not what to do
+# (with a code span they name commands: "Build: `make` | Test: `make test`").
+_METADATA: Final = re.compile(
+    r"^\W*[^|:：`\n]{1,30}[:：][^|`\n]{1,40}(?:[|·•][^|:：`\n]{1,30}[:：][^|`\n]{1,40})+$"
+)
 _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
 _DIRECTIVE_LEAD: Final = re.compile(
@@ -311,6 +317,8 @@ def rule_likeness(
         return 0.0  # a question, an unfilled template, a reading list: no instruction
     if cues.TO_THE_USER.search(prose(text)):
         return 0.0  # "If you use Copilot Chat, …": advice to the human, not the agent
+    if _METADATA.match(prose(text)) and not (ev.hard or ev.soft):
+        return 0.0  # "Version: 2.0 | Status: Production": about the file
     if _BRACKET_LABEL.match(prose(text)):
         return 0.0  # "【非常重要】", "[IMPORTANT]": a label over what follows
     if cues.vocabulary(text) and not ev.hard:
