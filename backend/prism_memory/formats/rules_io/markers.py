@@ -1,4 +1,5 @@
-"""The modal markers of the languages written with spaces, as one table per language.
+"""The modal markers of the languages written with spaces, and the words their headings use
+to say what a section is, as one table per language.
 
 Each language has the same three families: **hard** (must, never, always, forbidden, only),
 **soft** (should, ensure, avoid, it is necessary) and **prefer** (prefer, recommended, if
@@ -6,6 +7,10 @@ possible). A form is a word or a few words matched whole (spaces match any white
 a form ending in ``*`` is a stem ("предпочт*"). :mod:`.cues` joins these tables with the
 markers of Chinese, Japanese and Korean, which need no word boundaries, into its ``HARD``,
 ``SOFT`` and ``PREFER`` patterns; a test enumerates every language and family.
+
+The section words (:data:`SECTIONS`) have the same structure in every language too: when a
+task runs (before, after), a template, a status log, the form of what the agent writes; a
+test enumerates them as well.
 
 Each compiled pattern is one alternation between word boundaries: linear in the text.
 """
