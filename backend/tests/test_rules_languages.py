@@ -1048,3 +1048,17 @@ def test_a_line_that_points_back_goes_on_with_the_line_before_it(tmp_path: Path)
 )
 def test_a_line_of_metadata_pairs_is_no_rule(text: str, rule: bool) -> None:
     assert (guess_kind(text, ["Notes"]) is not None) is rule
+
+
+def test_a_dated_heading_that_names_rules_is_no_log(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path, "## Coding rules (2025)\n\n- No inline styles\n- One component a file\n"
+    )
+    assert rule_texts(parsed) == ["No inline styles", "One component a file"]
+
+
+def test_a_template_heading_that_names_rules_keeps_its_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path, "## Template conventions\n\n- One block per page\n- Logic-free markup\n"
+    )
+    assert rule_texts(parsed) == ["One block per page", "Logic-free markup"]

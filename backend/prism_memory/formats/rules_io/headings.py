@@ -59,16 +59,23 @@ def describes(heading: str) -> bool:
     # a parenthesis qualifies the heading ("Règles de travail (portée : tout le dépôt)"):
     # what it names is outside it
     main = _QUALIFIER.sub(" ", heading).strip() or heading
-    if cues.STATUS_HEADING.search(heading):
+    if logs(heading):
         return True  # a log or a dated snapshot ("Current focus (June 2026)")
     return bool(_DESCRIPTIVE_HEADING.search(main) or cues.DESCRIPTIVE_HEADING.search(main))
 
 
+def logs(heading: str) -> bool:
+    """The heading names a log ("In progress", "Known issues", "В работе") or is dated like a
+    snapshot ("Current focus (June 2026)"), and names no rules ("Coding rules (2025)")."""
+    return bool(cues.STATUS_HEADING.search(heading)) and not names_rules(heading)
+
+
 def template(heading: str) -> bool:
     """The heading names a template to fill ("Prompt-Optimierung (Template)"), not the steps
-    of a task ("Workflow templates"): its entries are the fields."""
-    return bool(cues.TEMPLATE_HEADING.search(heading)) and not cues.PROCEDURE_HEADING.search(
-        heading
+    of a task ("Workflow templates") nor rules ("Template conventions"): its entries are the
+    fields."""
+    return bool(cues.TEMPLATE_HEADING.search(heading)) and not (
+        cues.PROCEDURE_HEADING.search(heading) or names_rules(heading)
     )
 
 

@@ -34,6 +34,7 @@ from prism_memory.formats.rules_io.headings import (
     correcting,
     describes,
     kind_of_heading,
+    logs,
     names_rules,
     negating,
     template,
@@ -335,7 +336,7 @@ def rule_likeness(
         return 0.0  # the entries under "Examples" / "Types:" illustrate, they do not rule
     if list_entry and heading and template(heading) and not ev.hard:
         return 0.0  # a template's fields ("Goal: what is the result?"), to be filled in
-    logged = list_entry and bool(heading) and cues.STATUS_HEADING.search(heading) is not None
+    logged = list_entry and bool(heading) and logs(heading)
     if logged and not (ev.imperative or ev.grammatical):
         return 0.0  # a log entry ("📌 Cleanup v3 — not merged yet"): its "not" rules nothing
     if cues.EXAMPLE_ENTRY.match(prose(text)) and not re.match(r"(?i)\W*do(?:n'?t)?\s*:", text):
