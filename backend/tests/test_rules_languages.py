@@ -929,6 +929,7 @@ def test_a_list_of_documents_under_labels_is_a_reading_list(tmp_path: Path) -> N
     [
         "Plans: `plans/[name].md`",  # a pattern with a blank: where things go
         "Tests: `tests/unit/`",  # a folder: where things go
+        "Docs: `docs/*.md`",  # a glob: where things go
         "Read the guide before coding: `docs/guide.md`",  # the label instructs
         "LIRE IMPÉRATIVEMENT : [règles](docs/regles.md)",
     ],
@@ -1041,7 +1042,8 @@ def test_a_line_that_points_back_goes_on_with_the_line_before_it(tmp_path: Path)
     ("text", "rule"),
     [
         ("**Versione**: 2.0 | **Update**: 2026-01 | **Stato**: Production", False),
-        ("Version: 3 · Owner: platform team", False),
+        ("Version: 3 · Released: 2025-11 · Owner: platform team", False),
+        ("Lint: ruff | Format: black", True),  # tools, no date: conventions
         ("Build: `make` | Test: `make test`", True),  # commands: conventions
         ("Tests: must pass | Lint: must be clean", True),  # requirements side by side
     ],

@@ -200,10 +200,13 @@ TEMPLATE_HEADING: Final = re.compile(
 )
 # A heading over a log ("In progress", "Known issues", "В работе", "进行中") or dated like a
 # snapshot ("Current focus (June 2026)"): what was or is being done, no rules.
+# A year or an ISO date, never part of a version ("v2026.1", "2026-rc") or a number.
+DATE: Final = r"(?<![\w.-])(?:19|20)\d\d(?:-[01]\d(?:-[0-3]\d)?)?(?![\w.-])"
 STATUS_HEADING: Final = re.compile(
     markers.section_pattern("status")
     + r"|进行中|進行中|진행 ?중|已知问题|既知の問題|알려진 문제|最近的?(?:更改|变更)|最近の変更"
-    + r"|최근 변경|(?<![\w.-])(?:19|20)\d\d(?:-[01]\d(?:-[0-3]\d)?)?(?![\w.-])",
+    + r"|최근 변경|"
+    + DATE,
     re.IGNORECASE,
 )
 # A heading that names the form of what the agent writes ("Output format", "Response
@@ -273,8 +276,8 @@ EXCEPTION_LEAD: Final = re.compile(
 _LINK: Final = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<https?://[^>\s]+>|https?://\S+")
 _PATH_CODE: Final = re.compile(r"`[^`\s]*(?:/|\.[A-Za-z]{1,6})[^`\s]*`")
 # A document in a code span ("`docs/standards/naming.md`"): read like a link. A pattern with
-# a blank ("`plans/[name].md`") says where things go.
-_DOC_CODE: Final = re.compile(r"`[^`\s\[\]<>{}]+\.(?:md|mdc|mdx|rst|txt|adoc)`", re.IGNORECASE)
+# a blank or a glob ("`plans/[name].md`", "`docs/*.md`") says where things go.
+_DOC_CODE: Final = re.compile(r"`[^`\s\[\]<>{}*?]+\.(?:md|mdc|mdx|rst|txt|adoc)`", re.IGNORECASE)
 _CODE_SPAN: Final = re.compile(r"`+[^`]*`+")
 _LINK_LABEL: Final = re.compile(r"^[^:：\n]{1,48}[:：](?!//)\s*")
 _PUNCT_ONLY: Final = re.compile(r"^[\W_]*$")

@@ -127,8 +127,9 @@ _STATEMENT: Final = re.compile(
     re.IGNORECASE,
 )
 # A line of metadata ("Version: 2.0 | Updated: 2026-01 | Status: Production"): two or more
-# "Label: value" pairs side by side, in any language, say what the file is, not what to do
-# (with a code span they name commands: "Build: `make` | Test: `make test`").
+# "Label: value" pairs side by side, one of them a date, in any language, say what the file
+# is, not what to do (with a code span they name commands: "Build: `make` | Test: `make
+# test`"; without a date, tools: "Lint: ruff | Format: black").
 _METADATA: Final = re.compile(
     r"^\W*[^|:：`\n]{1,30}[:：][^|`\n]{1,40}(?:[|·•][^|:：`\n]{1,30}[:：][^|`\n]{1,40})+$"
 )
@@ -318,7 +319,7 @@ def rule_likeness(
         return 0.0  # a question, an unfilled template, a reading list: no instruction
     if cues.TO_THE_USER.search(prose(text)):
         return 0.0  # "If you use Copilot Chat, …": advice to the human, not the agent
-    if _METADATA.match(prose(text)) and not (ev.hard or ev.soft):
+    if _METADATA.match(prose(text)) and re.search(cues.DATE, text) and not (ev.hard or ev.soft):
         return 0.0  # "Version: 2.0 | Status: Production": about the file
     if _BRACKET_LABEL.match(prose(text)):
         return 0.0  # "【非常重要】", "[IMPORTANT]": a label over what follows
