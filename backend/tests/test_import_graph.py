@@ -268,6 +268,10 @@ REVIEWED_LONG_MODULES: dict[str, str] = {
     "prism_memory.formats.rules_io.markdown": "the walk of a rule file's Markdown block tree "
     "into units: paragraphs, lists, lead-ins, procedures, checklists and code each decide with "
     "the state the walk carries (the reading of lists, tables and exceptions is already apart)",
+    "prism_memory.formats.rules_io.kinds": "the rule classifier: a text's evidence, the score "
+    "that weighs it with the headings and structure around it, and the kind it gives, read "
+    "together when a rule is misread; the cues it weighs are apart (english, grammar, cues, "
+    "markers, headings)",
 }
 
 

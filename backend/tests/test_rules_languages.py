@@ -13,7 +13,11 @@ imperatives, English verbs the list lacked, and advice to the human who uses the
 The seventh round: a setup section and a heading that leads in with ":" hold one procedure,
 a goal describes, a "preferred" heading names preferences, Italian plural modals and
 "non" + infinitive with "senza", a lead-in ending in a modal and "be" over predicates, and
-a bold lead-in that names principles.
+a bold lead-in that names principles. The ninth round, by shape: a heading that says when
+(before or after something) leads its numbered steps in as one task, a label ending in ":"
+over entries that each carry a hard modal leads them as rules of their own, a ranking under
+a priorities heading is one rule whatever its wording, a list of document paths is a
+reading list, a template's fields and a dated status section are no rules.
 
 Every cue has a case it must catch and a case it must leave alone. Every fixture is
 written here; none is copied from a third-party file.
@@ -829,3 +833,234 @@ def test_the_italian_and_portuguese_families_are_complete(text: str, family: str
 )
 def test_the_new_italian_markers_leave_other_words_alone(text: str) -> None:
     assert not any(compiled.search(text) for _, compiled in _FAMILIES)
+
+
+# -- the ninth round: shapes ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", sorted(markers.SECTIONS))
+def test_every_language_has_its_words_for_before_and_after(language: str) -> None:
+    forms = markers.SECTIONS[language].when
+    assert len(forms) >= 4 and len(set(forms)) == len(forms)
+    glue = "яя" if language == "ru" else "zz"
+    for form in forms:
+        assert cues.WHEN_HEADING.search(f"{form.capitalize()} x"), form  # opens a heading
+        assert not cues.WHEN_HEADING.search(f"{glue}{form} x"), form  # not inside a word
+        assert not cues.WHEN_HEADING.search(f"Notes {form} x"), form  # only at the start
+
+
+@pytest.mark.parametrize(
+    ("heading", "hit"),
+    [
+        ("Before any change", True),
+        ("AVANT TOUTE MODIFICATION", True),
+        ("Nach dem Merge", True),
+        ("提交前", True),
+        ("コミットする前に", True),
+        ("커밋 전에", True),
+        ("Beforehand notes", False),
+        ("目前", False),  # "at present"
+        ("名前", False),  # "a name"
+        ("버전", False),  # "version"
+        ("Afterword", False),
+    ],
+)
+def test_a_heading_that_says_when_is_told_from_one_that_does_not(heading: str, hit: bool) -> None:
+    assert (cues.WHEN_HEADING.search(heading) is not None) is hit
+
+
+def test_numbered_steps_under_a_heading_that_says_when_are_one_task(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Avant toute livraison\n\n1. LIS le journal\n2. MONTRE le diff\n3. ATTENDS mon accord\n",
+    )
+    assert rule_texts(parsed) == ["1. LIS le journal\n2. MONTRE le diff\n3. ATTENDS mon accord"]
+
+
+def test_numbered_rules_under_a_heading_that_says_when_stay_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Before a release\n\n1. NEVER tag from a branch\n2. ALWAYS sign the tag\n"
+        "3. Write the notes\n",
+    )
+    assert len(rule_texts(parsed)) == 3  # most entries carry a hard modal: rules each
+
+
+def test_a_label_over_entries_that_each_carry_a_hard_modal_leads_them(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Regras\n\n1. **Revisão cuidadosa (sem pressa):**\n   - SEMPRE rodar os testes\n"
+        "   - SEMPRE ler o diff\n   - NUNCA aprovar sem ler\n",
+    )
+    texts = rule_texts(parsed)
+    assert len(texts) == 3 and all("Revisão cuidadosa" in t for t in texts)
+
+
+def test_a_label_over_steps_without_hard_modals_stays_one_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Regras\n\n1. **Confirme SEMPRE antes de gerar código:**\n   - Descreva o plano\n"
+        "   - Aguarde a resposta\n   - NUNCA assuma\n",
+    )
+    assert len(rule_texts(parsed)) == 1
+
+
+def test_a_ranking_under_a_priorities_heading_is_one_rule_without_verbs(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Prioridades\n\n1. **SIMPLES > ESPERTO**\n2. **LEGÍVEL > CURTO**\n")
+    assert rule_texts(parsed) == ["1. **SIMPLES > ESPERTO**\n2. **LEGÍVEL > CURTO**"]
+
+
+def test_a_numbered_list_of_names_under_another_heading_is_no_rule(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Team\n\n1. **Calm mornings**\n2. **Long walks**\n")
+    assert rule_texts(parsed) == []
+
+
+def test_a_list_of_documents_under_labels_is_a_reading_list(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Regole\n\n- Esegui i test prima del push\n- Naming: `docs/guide/naming.md`\n"
+        "- Architettura: `docs/architecture.md`\n",
+    )
+    assert rule_texts(parsed) == ["Esegui i test prima del push"]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "Plans: `plans/[name].md`",  # a pattern with a blank: where things go
+        "Tests: `tests/unit/`",  # a folder: where things go
+        "Docs: `docs/*.md`",  # a glob: where things go
+        "Read the guide before coding: `docs/guide.md`",  # the label instructs
+        "LIRE IMPÉRATIVEMENT : [règles](docs/regles.md)",
+    ],
+)
+def test_a_path_that_says_where_or_a_label_that_instructs_stays_a_rule(
+    tmp_path: Path, entry: str
+) -> None:
+    parsed = parse(tmp_path, f"## Rules\n\n- Run the tests first\n- {entry}\n")
+    assert entry.replace("- ", "") in rule_texts(parsed)
+
+
+@pytest.mark.parametrize("language", sorted(markers.SECTIONS))
+@pytest.mark.parametrize(
+    ("family", "compiled"),
+    [
+        ("template", cues.TEMPLATE_HEADING),
+        ("status", cues.STATUS_HEADING),
+        ("form", cues.FORM_HEADING),
+    ],
+    ids=["template", "status", "form"],
+)
+def test_every_language_has_its_template_status_and_form_headings(
+    language: str, family: str, compiled: re.Pattern[str]
+) -> None:
+    forms = getattr(markers.SECTIONS[language], family)
+    assert len(forms) >= 4 and len(set(forms)) == len(forms)
+    glue = "яя" if language == "ru" else "zz"
+    for form in forms:
+        assert compiled.search(f"## {form.capitalize()} (x)"), form  # caught as a word
+        assert not compiled.search(f"## {glue}{form}{glue}"), form  # not inside one
+
+
+def test_the_fields_of_a_template_are_no_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "# Rules\n\n## Prompt-Vorlage\n\n1) Ziel: das konkrete Ergebnis\n"
+        "2) Risiken: Punkte, die geprüft werden sollten\n3) Tests: NIEMALS überspringen\n",
+    )
+    assert rule_texts(parsed) == ["Tests: NIEMALS überspringen"]  # a field that says must
+
+
+def test_entries_under_a_template_of_a_workflow_are_its_steps(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Workflow templates\n\n1. Run the analyzer\n2. Fix what it finds\n")
+    assert rule_texts(parsed) == ["1. Run the analyzer\n2. Fix what it finds"]
+
+
+def test_a_log_under_a_status_or_dated_heading_gives_no_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Rules\n\n- Run the tests first\n\n## Focus (June 2026)\n\n"
+        "- 📌 Parser rewrite — not merged yet, 3 of 5 items are not removed\n\n"
+        "### Known issues\n\n- ⚠️ Burst shots are not grouped\n"
+        "- Restart the emulator after a crash\n",
+    )
+    assert rule_texts(parsed) == ["Run the tests first", "Restart the emulator after a crash"]
+
+
+@pytest.mark.parametrize(
+    ("heading", "hit"),
+    [
+        ("Focus (June 2026)", True),
+        ("Stand 2026-01", True),
+        ("Python 3.12 setup", False),
+        ("Version v2026.1", False),
+        ("Release 2026-rc", False),
+        ("Port 20261", False),
+    ],
+)
+def test_a_date_in_a_heading_is_told_from_a_version(heading: str, hit: bool) -> None:
+    assert (cues.STATUS_HEADING.search(heading) is not None) is hit
+
+
+@pytest.mark.parametrize(
+    "heading", ["Formato output", "Output format", "出力形式", "응답 스타일", "Antwortstil"]
+)
+def test_short_entries_under_a_heading_of_the_form_of_answers_are_conventions(
+    tmp_path: Path, heading: str
+) -> None:
+    parsed = parse(
+        tmp_path, f"## {heading}\n\n- Risposte brevi e complete\n- Titoli quando utile\n"
+    )
+    assert [u.kind for u in parsed.units] == [MemoruleKind.CONVENTION] * 2
+
+
+def test_a_list_of_glosses_under_a_format_heading_stays_a_vocabulary(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path, "## PR format\n\n- feat: new feature\n- fix: bug fix\n- docs: documentation\n"
+    )
+    assert rule_texts(parsed) == []
+
+
+def test_short_entries_under_another_heading_stay_no_rules(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## Interessi\n\n- Sviluppo full-stack\n- Modelli linguistici\n")
+    assert rule_texts(parsed) == []
+
+
+def test_a_line_that_points_back_goes_on_with_the_line_before_it(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Language\n\nAlways answer in French.\nThis includes error messages and summaries.\n"
+        "Write commit messages in English.\n",
+    )
+    assert rule_texts(parsed) == [
+        "Always answer in French.\nThis includes error messages and summaries.",
+        "Write commit messages in English.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("**Versione**: 2.0 | **Update**: 2026-01 | **Stato**: Production", False),
+        ("Version: 3 · Released: 2025-11 · Owner: platform team", False),
+        ("Lint: ruff | Format: black", True),  # tools, no date: conventions
+        ("Build: `make` | Test: `make test`", True),  # commands: conventions
+        ("Tests: must pass | Lint: must be clean", True),  # requirements side by side
+    ],
+)
+def test_a_line_of_metadata_pairs_is_no_rule(text: str, rule: bool) -> None:
+    assert (guess_kind(text, ["Notes"]) is not None) is rule
+
+
+def test_a_dated_heading_that_names_rules_is_no_log(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path, "## Coding rules (2025)\n\n- No inline styles\n- One component a file\n"
+    )
+    assert rule_texts(parsed) == ["No inline styles", "One component a file"]
+
+
+def test_a_template_heading_that_names_rules_keeps_its_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path, "## Template conventions\n\n- One block per page\n- Logic-free markup\n"
+    )
+    assert rule_texts(parsed) == ["One block per page", "Logic-free markup"]

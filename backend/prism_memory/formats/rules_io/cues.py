@@ -176,7 +176,46 @@ PROCEDURE_HEADING: Final = re.compile(
     r"|\bpriorit\w*|\bprioridades\b|优先级|優先順位|우선순위",  # a ranking is one rule
     re.IGNORECASE,
 )
+# A heading over a ranking ("Priorities", "Prioridades", "优先级"): its numbered list is one
+# rule however it is worded ("FUNCIONAL > PERFEITO" has no verb; the order is the rule).
+RANKING_HEADING: Final = re.compile(
+    r"\bpriorit\w*|\bprioridades\b|优先级|優先順位|우선순위|(?<![а-яё])приоритет",
+    re.IGNORECASE,
+)
 COLON: Final = (":", "：")
+# A heading that says when a task's steps are run ("Before any change", "Avant toute
+# modification", "提交前", "コミットする前に", "커밋 전에"): it leads in like "Before any
+# change:", so a numbered list under it is one procedure (:func:`.markdown._procedure_heading`).
+WHEN_HEADING: Final = re.compile(
+    markers.section_pattern("when", opening=True)
+    # the word last: "…前", "…之后", "…後に", "… 전에"; not 目前, 名前, 午後, 最後, 今後
+    + r"|(?<![目名午以最今])(?:之前|之后|前|后|後)に?\W*$|\s(?:전|후)에?\W*$",
+    re.IGNORECASE,
+)
+# A heading over a template to fill ("Prompt template", "Vorlage", "テンプレート"): its
+# entries are the template's fields, no rules unless one says must.
+TEMPLATE_HEADING: Final = re.compile(
+    markers.section_pattern("template") + r"|テンプレート|ひな形|雛形|模板|样板|템플릿|양식",
+    re.IGNORECASE,
+)
+# A heading over a log ("In progress", "Known issues", "В работе", "进行中") or dated like a
+# snapshot ("Current focus (June 2026)"): what was or is being done, no rules.
+# A year or an ISO date, never part of a version ("v2026.1", "2026-rc") or a number.
+DATE: Final = r"(?<![\w.-])(?:19|20)\d\d(?:-[01]\d(?:-[0-3]\d)?)?(?![\w.-])"
+STATUS_HEADING: Final = re.compile(
+    markers.section_pattern("status")
+    + r"|进行中|進行中|진행 ?중|已知问题|既知の問題|알려진 문제|最近的?(?:更改|变更)|最近の変更"
+    + r"|최근 변경|"
+    + DATE,
+    re.IGNORECASE,
+)
+# A heading that names the form of what the agent writes ("Output format", "Response
+# style", "出力形式", "응답 스타일"): its entries are conventions, however short.
+FORM_HEADING: Final = re.compile(
+    markers.section_pattern("form")
+    + r"|形式|格式|書式|文体|口調|语气|风格|スタイル|스타일|형식|어조",
+    re.IGNORECASE,
+)
 # A sentence about the file itself ("Follow these rules", "以下のルールにしたがってください").
 ABOUT_FILE: Final = re.compile(
     r"\b(?:follow|apply|read)\s+(?:these|the following|this file'?s?)\s+"
@@ -236,6 +275,9 @@ EXCEPTION_LEAD: Final = re.compile(
 )
 _LINK: Final = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<https?://[^>\s]+>|https?://\S+")
 _PATH_CODE: Final = re.compile(r"`[^`\s]*(?:/|\.[A-Za-z]{1,6})[^`\s]*`")
+# A document in a code span ("`docs/standards/naming.md`"): read like a link. A pattern with
+# a blank or a glob ("`plans/[name].md`", "`docs/*.md`") says where things go.
+_DOC_CODE: Final = re.compile(r"`[^`\s\[\]<>{}*?]+\.(?:md|mdc|mdx|rst|txt|adoc)`", re.IGNORECASE)
 _CODE_SPAN: Final = re.compile(r"`+[^`]*`+")
 _LINK_LABEL: Final = re.compile(r"^[^:：\n]{1,48}[:：](?!//)\s*")
 _PUNCT_ONLY: Final = re.compile(r"^[\W_]*$")
@@ -248,12 +290,13 @@ def placeholder(text: str) -> bool:
 
 def links_only(text: str) -> bool:
     """Only links (and file paths beside them), after an optional label ("API:
-    [guide](docs/api.md)", "<https://…>"): a reading list, not an instruction. A path alone
-    ("Tests: `tests/unit/`") says where things go, and a command in a code span ("Lint:
-    `uv run ruff check`") is no path: both stay for the other cues."""
+    [guide](docs/api.md)", "<https://…>", "Naming: `docs/standards/naming.md`"): a reading
+    list, not an instruction. A folder or a file that is no document ("Tests:
+    `tests/unit/`") says where things go, and a command in a code span ("Lint: `uv run ruff
+    check`") is no path: both stay for the other cues."""
     first = text.strip().split("\n")[0].replace("**", "")
-    if not _LINK.search(first):  # "Tests: `tests/unit/`" says where things go: a convention
-        return False
+    if not (_LINK.search(first) or _DOC_CODE.search(first)):
+        return False  # "Tests: `tests/unit/`" says where things go: a convention
     rest = _PATH_CODE.sub("", _LINK.sub("", _LINK_LABEL.sub("", first, count=1)))
     return bool(_PUNCT_ONLY.match(rest)) and "\n" not in text.strip()
 

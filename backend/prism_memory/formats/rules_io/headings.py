@@ -1,7 +1,8 @@
 """What a heading says about the entries under it: that they are rules (it names rules,
 conventions, a style, constraints, defaults…, in the languages :mod:`.cues` knows), that
 they are forbidden ("What to avoid", "Verboten", "禁止事項"), that they are known mistakes
-("Anti-patterns", "Code smells", "坏味道"), that they describe ("Overview", "Architecture")
+("Anti-patterns", "Code smells", "坏味道"), that they describe ("Overview", "Architecture",
+a log such as "Known issues" or a dated snapshot), that they are a template's fields
 — a parenthesis only qualifies a heading ("Règles de travail (portée : tout le dépôt)"
 names rules) — or which kind it names outright ("Conventions").
 """
@@ -58,7 +59,24 @@ def describes(heading: str) -> bool:
     # a parenthesis qualifies the heading ("Règles de travail (portée : tout le dépôt)"):
     # what it names is outside it
     main = _QUALIFIER.sub(" ", heading).strip() or heading
+    if logs(heading):
+        return True  # a log or a dated snapshot ("Current focus (June 2026)")
     return bool(_DESCRIPTIVE_HEADING.search(main) or cues.DESCRIPTIVE_HEADING.search(main))
+
+
+def logs(heading: str) -> bool:
+    """The heading names a log ("In progress", "Known issues", "В работе") or is dated like a
+    snapshot ("Current focus (June 2026)"), and names no rules ("Coding rules (2025)")."""
+    return bool(cues.STATUS_HEADING.search(heading)) and not names_rules(heading)
+
+
+def template(heading: str) -> bool:
+    """The heading names a template to fill ("Prompt-Optimierung (Template)"), not the steps
+    of a task ("Workflow templates") nor rules ("Template conventions"): its entries are the
+    fields."""
+    return bool(cues.TEMPLATE_HEADING.search(heading)) and not (
+        cues.PROCEDURE_HEADING.search(heading) or names_rules(heading)
+    )
 
 
 def correcting(heading: str) -> bool:

@@ -34,8 +34,10 @@ from prism_memory.formats.rules_io.headings import (
     correcting,
     describes,
     kind_of_heading,
+    logs,
     names_rules,
     negating,
+    template,
 )
 
 RULE_THRESHOLD: Final = 0.5
@@ -123,6 +125,13 @@ _STATEMENT: Final = re.compile(
     r"^\W*(?:(?:the|a|an|this|these|those|its?|le|la|les|un|une|el|los|las|der|die|das|ein|eine"
     r"|o|os|as|um|uma|il|lo|gli)\s|l['’]\w)",
     re.IGNORECASE,
+)
+# A line of metadata ("Version: 2.0 | Updated: 2026-01 | Status: Production"): two or more
+# "Label: value" pairs side by side, one of them a date, in any language, say what the file
+# is, not what to do (with a code span they name commands: "Build: `make` | Test: `make
+# test`"; without a date, tools: "Lint: ruff | Format: black").
+_METADATA: Final = re.compile(
+    r"^\W*[^|:：`\n]{1,30}[:：][^|`\n]{1,40}(?:[|·•][^|:：`\n]{1,30}[:：][^|`\n]{1,40})+$"
 )
 _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
@@ -265,6 +274,18 @@ def evidence(text: str) -> Evidence:
     )
 
 
+def _reading_list(text: str) -> bool:
+    """Only links or documents after a label that does not itself instruct: "Naming:
+    `docs/naming.md`" is a reading list, "Read the guide first: `docs/guide.md`" a rule."""
+    if not cues.links_only(text):
+        return False
+    label = re.split(r"[:：](?!//)", prose(text), maxsplit=1)[0]
+    if label == prose(text):
+        return True
+    said = evidence(label)
+    return not (said.imperative or said.grammatical or said.hard)
+
+
 def _later_imperative(text: str) -> bool:
     """A sentence after the first that starts with an imperative verb."""
     sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z`*])", prose(text))
@@ -294,10 +315,12 @@ def rule_likeness(
     heading = headings[-1] if headings else ""
     if list_entry and grammar.verbless_negation(prose(text)) and not describes(heading):
         ev = replace(ev, hard=True)  # "Pas de …", "Nessun …", "No inline styles"
-    if not prose(text) or ev.question or cues.placeholder(text) or cues.links_only(text):
+    if not prose(text) or ev.question or cues.placeholder(text) or _reading_list(text):
         return 0.0  # a question, an unfilled template, a reading list: no instruction
     if cues.TO_THE_USER.search(prose(text)):
         return 0.0  # "If you use Copilot Chat, …": advice to the human, not the agent
+    if _METADATA.match(prose(text)) and re.search(cues.DATE, text) and not (ev.hard or ev.soft):
+        return 0.0  # "Version: 2.0 | Status: Production": about the file
     if _BRACKET_LABEL.match(prose(text)):
         return 0.0  # "【非常重要】", "[IMPORTANT]": a label over what follows
     if cues.vocabulary(text) and not ev.hard:
@@ -312,13 +335,21 @@ def rule_likeness(
     score -= 0.5 if ev.descriptive and not ev.hard else 0.0
     if heading and cues.EXAMPLE_LEAD.match(heading.rstrip(":：")) and not ev.hard:
         return 0.0  # the entries under "Examples" / "Types:" illustrate, they do not rule
+    if list_entry and heading and template(heading) and not ev.hard:
+        return 0.0  # a template's fields ("Goal: what is the result?"), to be filled in
+    logged = list_entry and bool(heading) and logs(heading)
+    if logged and not (ev.imperative or ev.grammatical):
+        return 0.0  # a log entry ("📌 Cleanup v3 — not merged yet"): its "not" rules nothing
     if cues.EXAMPLE_ENTRY.match(prose(text)) and not re.match(r"(?i)\W*do(?:n'?t)?\s*:", text):
         return 0.0  # "Good: `parallel-tasks`" / "Bad: …" show the rule before them
     if heading and (negating(heading)):
         score += 0.3
     elif heading and describes(heading) and not (ev.imperative or ev.hard):
         score -= 0.6 if ev.grammatical else 0.25  # "Objectif: Décrire …" states a goal
-    elif any(names_rules(h) for h in headings):
+    elif any(names_rules(h) or cues.FORM_HEADING.search(h) for h in headings):
+        # a heading that names rules, or the form of what the agent writes ("Output
+        # format"): the latter does not name rules for a definition list under it
+        # ("PR format" over "feat: new feature" glosses stays a vocabulary)
         score += 0.35 if list_entry else 0.15
     elif list_entry:
         score += 0.15  # structure: an entry of a list in a rule file leans towards a rule
@@ -359,6 +390,7 @@ def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
         or (ev.convention and not ev.follow)
         or (setting(text) and not _led_by_heading(headings))
         or (heading and cues.CONVENTION_HEADING.search(heading))
+        or (heading and cues.FORM_HEADING.search(heading))
     ):
         return MemoruleKind.CONVENTION
     named = kind_of_heading(heading) if heading else None

@@ -46,7 +46,9 @@ from prism_memory.formats.rules_io.cues import (
     EXAMPLE_LEAD,
     PREDICATE_LEAD,
     PROCEDURE_HEADING,
+    RANKING_HEADING,
     RULES_LEAD,
+    WHEN_HEADING,
 )
 from prism_memory.formats.rules_io.drafts import (
     MARKER,
@@ -128,7 +130,8 @@ def _blocks(state: State, nodes: list[Node]) -> None:
             else:
                 _paragraph(state, node)
         elif node.kind == "ordered_list" and _procedure_heading(state, node):
-            _procedure(state, [], node, "")
+            heading = state.headings[-1][1] if state.headings else ""
+            _procedure(state, [], node, "", boxes=RANKING_HEADING.search(heading) is not None)
         elif _checklist(state, node):
             _procedure(state, [], node, "", boxes=True)
         elif node.kind in _LISTS:
@@ -238,7 +241,8 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
         # a line's first sentence is the entry; the ones after it rule by their own wording
         entry = bool(entries) and not same_line
         rule = rule_likeness(piece, context, state.fmt, list_entry=entry) >= 0.5
-        joins = bool(groups) and (not entries or same_line)
+        # a line that points back ("This includes: …") goes on with the line before it
+        joins = bool(groups) and (not entries or same_line or points_back(piece))
         if joins and (not rule or points_back(piece)):
             groups[-1] = (groups[-1][0], end, groups[-1][2])
         else:
@@ -363,7 +367,10 @@ def _item(
         add(state, whole, context, None, strip_comments(join(whole), comments), descriptive=True)
         return
     objects = all(objects_only(state.lines, lst, own_text) for lst in nested)
-    if nested and is_lead(own_text) and not objects:
+    # a label ending in ":" over entries that each carry a hard modal ("Verify strictly
+    # (assume nothing):" over "ALWAYS read …", "NEVER say …") leads them, whatever its mood
+    ruled = _label_colon(own_text) and _mostly_hard(state, nested)
+    if nested and (is_lead(own_text) or ruled) and not objects:
         label = own_text.rstrip(":").replace("**", "").strip()
         carried = own_text if not lead else f"{lead}\n{own_text}"
         for lst in nested:
@@ -403,7 +410,10 @@ def _code(state: State, node: Node) -> None:
 
 
 def _ends_with_colon(state: State, node: Node) -> bool:
-    text = strip_comments(join(span(state, node)), comments_in(node.inline))
+    return _label_colon(strip_comments(join(span(state, node)), comments_in(node.inline)))
+
+
+def _label_colon(text: str) -> bool:
     return text.rstrip().rstrip("*_").rstrip().endswith(COLON)  # "**Principes :**" too
 
 
@@ -414,10 +424,17 @@ def _procedure_heading(state: State, lst: Node) -> bool:
     heading = state.headings[-1][1].rstrip() if state.headings else ""
     if PROCEDURE_HEADING.search(heading):
         return True
-    if not heading.endswith(COLON) or RULES_LEAD.search(heading):
+    leads = heading.endswith(COLON) or WHEN_HEADING.search(heading) is not None
+    if not leads or RULES_LEAD.search(heading):
         return False
-    entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
-    return 2 * sum(1 for e in entries if evidence(e).hard) <= len(entries)
+    return not _mostly_hard(state, [lst])
+
+
+def _mostly_hard(state: State, lists: list[Node]) -> bool:
+    """Most entries of ``lists`` carry a hard modal each ("SEMPRE …", "**NEVER** …"): rules
+    of their own, not the steps or the objects of the line above them."""
+    entries = [join(item_lines(i, state.lines, set())) for lst in lists for i in lst.children]
+    return 2 * sum(1 for e in entries if evidence(e).hard) > len(entries)
 
 
 def _checklist(state: State, node: Node) -> bool:
@@ -435,8 +452,8 @@ def _procedure(
 ) -> None:
     """An ordered list of steps (after a lead-in ending in ':' or under a heading that
     names a workflow), or a checklist: one rule, its steps in order, with the lead-in as
-    first line. A checklist is a rule however its boxes are worded ("- [ ] Tests pass"):
-    they are what to check."""
+    first line. A checklist (``boxes``) is a rule however its boxes are worded ("- [ ]
+    Tests pass"): they are what to check; so is a ranking under a priorities heading."""
     lines = [*lead_lines, *span(state, lst)]
     body = strip_comments(join(span(state, lst)), [])  # line ends trimmed, as an entry's
     text = f"{lead}\n{body}" if lead else body
