@@ -1,0 +1,287 @@
+"""Neighbour smoothing for notes: is a note relevant when the notes written beside it are?
+
+Hypothesis (issue 31, item 4): notes written one after another in a project (a
+conversation's turns, an agent's running log) are context for each other, so the answer to
+a question often sits in the turn after the one the question's words match. Section
+smoothing made a memorule's relevance partly its section's (``studies/section_smoothing.py``);
+the analogue for notes, which have no subject heading, is their neighbours in writing order
+within the same project.
+
+Nothing of this is in the product. The study takes today's recall window exactly as the
+product ranks it (``semantic_recall`` with ``top_k`` 100, the window section smoothing
+uses, at the shipped settings) on LoCoMo's TUNING HALF only (conversations 26, 30, 41, 42,
+43; the held-out half is never run), and re-scores each note of the window::
+
+    relevance' = (1 − μ)·own + μ·f(relevance of the notes within ±w of it in writing order)
+
+that is ``score' = score + confidence_weight · w_relevance · μ · (f − own)``, as section
+smoothing moves a score. ``own`` is the note's hybrid relevance
+(``(1 − w_lexical_note)·cosine + w_lexical_note·lexical``), recovered from its unrounded score
+and its score's other parts (checked against ``why`` to 1e-5). Writing order is the order the
+turns are written (one project per conversation; LoCoMo's notes carry no other context, so
+neighbours cross the conversation's session breaks as writing order does). A neighbour
+outside the window counts as relevance **0**: getting its own relevance is not cheap in the
+product (PostgreSQL scores only what it preselects; the window is what either engine hands
+back), so the study measures what could be shipped. ``f`` is ``max`` or ``mean`` over the
+(up to 2w) neighbours that exist in the conversation (the note itself is not its own
+neighbour). The re-scored window is re-sorted (score rounded to 1e-9, ties keep the
+product's order) and its first 50 are the prediction, scored as ``bench/locomo.py`` scores
+(``locomo.recall_at``, the shipped evaluator's count).
+
+The grid and the choosing rule, fixed before the grid was run:
+
+- μ ∈ {0.1, 0.2, 0.3, 0.4, 0.5} × w ∈ {1, 2} × f ∈ {max, mean}: 20 cells;
+- the pick is the cell with the best recall@5 (all cells have μ ≤ 0.5: a note's own text
+  weighs at least as much as its neighbours'); ties go to the smaller μ, then the smaller
+  w, then max before mean;
+- it is kept (implemented in both engines) only if its recall@5 gain over today's ranking
+  (0.609, the same questions at μ 0) is more than 2 paired SEs over the 997 questions;
+  otherwise the product is not touched and the negative result is recorded.
+
+μ 0 must reproduce ``bench/locomo.py --half tune`` byte for byte (checked: the run is
+rejected otherwise). Memorules are untouched by construction (the study re-scores notes
+only and changes no product code: the rule benchmark is not affected).
+
+Also recorded, descriptive only (no choice rests on it): how many evidence turns missed by
+today's top 5 sit within ±1 / ±2 turns of a top-5 turn — the ceiling the hypothesis plays for.
+
+    python bench/studies/neighbours.py --json-out bench/results/studies/neighbours.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+# bench/ on the path: the shared helpers (lib) and the benchmarks this study drives
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import lib.common as common
+import locomo
+from lib.paired import paired
+from variants import LocomoTune, load_average
+
+MUS = (0.1, 0.2, 0.3, 0.4, 0.5)
+WIDTHS = (1, 2)
+FUNCS: dict[str, Callable[[Sequence[float]], float]] = {"max": max, "mean": mean}
+WINDOW = 100  # the recall window section smoothing re-ranks (PRISM_RANK_SECTION_WINDOW)
+KS = (1, 5, 10)
+SE_RULE = 2.0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    p.add_argument("--json-out", type=Path, required=True)
+    p.add_argument("--pred-dir", type=Path, default=None, help="keep every cell's PRED.jsonl")
+    return p.parse_args(argv)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One note of a question's recall window, in the product's order."""
+
+    key: str  # the LoCoMo turn id
+    position: int  # its place in writing order within the conversation
+    score: float  # the product's score, unrounded
+    own: float  # its hybrid relevance
+    lift: float  # confidence_weight · w_relevance: what one unit of relevance is worth
+
+
+@dataclass(frozen=True)
+class Question:
+    sample: str
+    qa_index: int
+    window: list[Entry]
+    turns: int  # the conversation's length, for the neighbours at its ends
+
+
+def windows(tune: LocomoTune, w_relevance: float, alpha: float) -> list[Question]:
+    """Every question's recall window (top ``WINDOW``), as the product ranks it."""
+    from lib.prism_system import context
+
+    from prism_memory.domain.contract.recall import validate_recall
+
+    recalls = tune.system.svc.memory.recalls
+    out = []
+    worst = 0.0
+    for sample in tune.samples:
+        turns, qa = tune.convs[sample]
+        position = {did: i for i, (did, _, _) in enumerate(turns)}
+        ctx = context(f"locomo-{sample}")
+        for i, q in enumerate(qa):
+            request = {"query": str(q["question"]), "top_k": WINDOW, "source_type": "memory"}
+            result = recalls.recall(ctx, validate_recall(request))
+            entries = []
+            for m in result.matches:
+                key = tune.system.keys[str(m.memory.id)]
+                why = m.why
+                lift = why["confidence_weight"] * w_relevance
+                rest = why["confidence_weight"] * (
+                    why["overlap"] + why["scope_bonus"] + why["prior"]
+                )
+                own = (m.score - rest) / lift
+                shown = (1 - alpha) * why["relevance"] + alpha * why["lexical"]
+                worst = max(worst, abs(own - shown))
+                entries.append(Entry(key, position[key], m.score, own, lift))
+            out.append(Question(sample, i, entries, len(turns)))
+    if worst > 1e-5:
+        raise SystemExit(f"own relevance and why disagree by {worst}")
+    common.progress(f"windows: {len(out)} questions (own vs why: {worst:.1e})")
+    return out
+
+
+def rescore(
+    q: Question, mu: float, width: int, func: Callable[[Sequence[float]], float]
+) -> list[str]:
+    """The question's first ``locomo.K`` turn ids after neighbour smoothing (μ 0: as is)."""
+    scores = [e.score for e in q.window]
+    if mu > 0.0:
+        in_window = {e.position: e.own for e in q.window}
+        for j, e in enumerate(q.window):
+            around = [
+                in_window.get(p, 0.0)
+                for p in range(e.position - width, e.position + width + 1)
+                if p != e.position and 0 <= p < q.turns
+            ]
+            if around:
+                scores[j] = e.score + e.lift * mu * (func(around) - e.own)
+    order = sorted(range(len(scores)), key=lambda j: (-round(scores[j], 9), j))
+    return [q.window[j].key for j in order[: locomo.K]]
+
+
+def predict(questions: list[Question], path: Path, mu: float, width: int, func_name: str) -> Path:
+    func = FUNCS[func_name]
+    lines = [
+        {"sample": q.sample, "qa_index": q.qa_index, "ranked": rescore(q, mu, width, func)}
+        for q in questions
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def cell(tune: LocomoTune, pred: Path, base: Path | None) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for k in KS:
+        new = tune.recall_at(pred, k)
+        row[f"recall@{k}"] = round(mean(new.values()), 4)
+        if base is not None:
+            row[f"recall@{k} vs today"] = paired(new, tune.recall_at(base, k))
+    return row
+
+
+def near_misses(tune: LocomoTune, questions: list[Question]) -> dict[str, Any]:
+    """Evidence turns outside today's top 5, and how many of them are within ±1 / ±2 turns
+    of a top-5 turn (descriptive: what neighbours could reach at best)."""
+    missed = near1 = near2 = 0
+    for q in questions:
+        turns, qa = tune.convs[q.sample]
+        valid = {did: i for i, (did, _, _) in enumerate(turns)}
+        evidence = {
+            x for e in qa[q.qa_index].get("evidence", []) for x in re.split(r"[;,\s]+", e) if x
+        }
+        top = {e.position for e in q.window[:5]}
+        for did in evidence & set(valid):
+            if valid[did] in top:
+                continue
+            missed += 1
+            gap = min((abs(valid[did] - p) for p in top), default=10**9)
+            near1 += gap <= 1
+            near2 += gap <= 2
+    return {
+        "evidence_turns_missed_by_top5": missed,
+        "within_1_of_a_top5_turn": near1,
+        "within_2_of_a_top5_turn": near2,
+    }
+
+
+def shipped_eval(pred: Path) -> dict[str, float]:
+    """The shipped evaluator's headline on ``pred`` (all ten conversations' loader, tune
+    half's questions: it scores the questions ``pred`` holds)."""
+    largs = locomo.parse_args(["--out", str(pred), "--half", "tune"])
+    folder = locomo.data_dir(largs)
+    subset = Path(tempfile.mkdtemp(prefix="bench-neighbours-eval-"))
+    convs = locomo.evaluator(largs.eval).load(str(folder))
+    for sample in locomo.select(sorted(convs), largs):
+        (subset / f"{sample}.json").symlink_to(folder / f"{sample}.json")
+    cmd = [sys.executable, str(largs.eval), "--data", str(subset), "--pred", str(pred)]
+    report = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    return {k: report["all"][k] for k in ("n", "recall@1", "recall@5", "recall@10")}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    work = args.pred_dir or Path(tempfile.mkdtemp(prefix="bench-neighbours-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started_load = load_average()
+    tune = LocomoTune.load(work, "bench-neighbours-", lambda store, embedder: None)
+    w = tune.system.svc.memory.deps.weights  # the shipped ranking weights
+    questions = windows(tune, w.relevance, w.lexical_note)
+    # μ 0 is today's ranking: it must be what bench/locomo.py predicts, byte for byte.
+    today = predict(questions, work / "today.jsonl", 0.0, 1, "max")
+    reference = tune.predict(work / "locomo-py.jsonl")
+    if today.read_bytes() != reference.read_bytes():
+        raise SystemExit("μ 0 does not reproduce bench/locomo.py's prediction")
+    cells: dict[str, dict[str, Any]] = {}
+    for func_name in FUNCS:
+        for width in WIDTHS:
+            for mu in MUS:
+                name = f"{func_name}/w{width}/{mu}"
+                pred = predict(
+                    questions, work / f"{func_name}-w{width}-{mu}.jsonl", mu, width, func_name
+                )
+                cells[name] = {"mu": mu, "w": width, "f": func_name, **cell(tune, pred, today)}
+                common.progress(f"{name}: R@5 {cells[name]['recall@5']}")
+    order = {name: i for i, name in enumerate(FUNCS)}
+    pick = max(
+        cells,
+        key=lambda n: (
+            cells[n]["recall@5"],
+            -cells[n]["mu"],
+            -cells[n]["w"],
+            -order[cells[n]["f"]],
+        ),
+    )
+    gain = cells[pick]["recall@5 vs today"]
+    kept = gain["diff"] > SE_RULE * gain["se"]
+    pick_pred = work / f"{cells[pick]['f']}-w{cells[pick]['w']}-{cells[pick]['mu']}.jsonl"
+    result: dict[str, Any] = {
+        "half": "tune",
+        "conversations": tune.samples,
+        "questions": len(questions),
+        "window": WINDOW,
+        "outside_window": "relevance 0",
+        "rule": (
+            "best recall@5 over mu 0.1-0.5 x w 1,2 x f max,mean (ties: smaller mu, smaller w, "
+            f"max); kept only if its recall@5 gain over today is > {SE_RULE} paired SEs"
+        ),
+        "load_average": {"start": started_load},
+        "today": {**cell(tune, today, None), "shipped_evaluator": shipped_eval(today)},
+        "mu0_is_locomo_py_byte_for_byte": True,
+        "grid": cells,
+        "pick": pick,
+        "pick_shipped_evaluator": shipped_eval(pick_pred),
+        "kept": kept,
+        "near_misses": near_misses(tune, questions),
+    }
+    result["load_average"]["end"] = load_average()
+    tune.system.close()
+    print(
+        json.dumps(
+            {k: result[k] for k in ("today", "pick", "kept")} | {"cell": cells[pick]}, indent=1
+        )
+    )
+    common.save_report(result, args.json_out, echo=False)
+    return result
+
+
+if __name__ == "__main__":
+    main()
