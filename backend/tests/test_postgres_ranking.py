@@ -209,7 +209,7 @@ def assert_same(here: RecallResult, there: RecallResult) -> None:
     for a, b in zip(here.matches, there.matches, strict=True):
         assert b.score == pytest.approx(a.score, abs=1e-6)
         assert b.applicable == a.applicable
-        close = ("relevance", "lexical", "score", "section_relevance")
+        close = ("relevance", "lexical", "score", "section_relevance", "neighbours_relevance")
         assert {k: v for k, v in b.why.items() if k not in close} == {
             k: v for k, v in a.why.items() if k not in close
         }
@@ -260,6 +260,7 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     assert {m.why["scope"] for m in seen} == {"global", "org", "project", "persona"}
     assert {m.memory.kind.value for m in seen} == {"note", "memorule"}
     assert {m.why.get("section") for m in seen} == {None, "testing", "deploys", "style"}
+    assert any(m.why.get("neighbours_relevance", 0) > 0 for m in seen)  # notes' neighbours
     other = context(rng, tenant="other")
     assert readers[1].recalls.recall(other, validate_recall({"query": "deploy"})).matches == []
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from prism_memory.domain.adherence.rules import CheckedRule
+from prism_memory.domain.neighbours import NotePlace
 from prism_memory.domain.ranking import Ranked, RankingWeights
 from prism_memory.domain.records import (
     AuditDraft,
@@ -265,6 +266,23 @@ class RecallStore(Protocol):
 
         Every engine applies the same contract (DESIGN §6, ``prism_memory.domain.ranking``):
         visibility and applicability filters, then the score, ties to the newer record.
+
+        Raises:
+            StorageError: the engine failed.
+        """
+        ...
+
+    def note_places(
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str]
+    ) -> dict[str, NotePlace]:
+        """Where each of ``memory_ids`` that is a live note of ``project_id`` stands in
+        writing order (ids are UUIDv7: id order is creation order) among the project's live
+        notes of its namespace: what recall's neighbour smoothing reads of its window
+        (``domain.neighbours``).
+
+        Returns:
+            A :class:`NotePlace` by id as a string; memorules, retired notes and ids of other
+            projects are absent.
 
         Raises:
             StorageError: the engine failed.

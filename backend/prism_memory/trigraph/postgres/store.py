@@ -31,6 +31,7 @@ from uuid import UUID
 from psycopg import errors as pgerrors
 
 from prism_memory.domain.adherence.rules import CheckedRule
+from prism_memory.domain.neighbours import NotePlace
 from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import StorageError
@@ -39,6 +40,7 @@ from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 from prism_memory.trigraph.listing_sql import list_query
+from prism_memory.trigraph.note_places_sql import NOTE_PLACES
 from prism_memory.trigraph.port import (
     AuditFilter,
     CandidateFilter,
@@ -281,6 +283,20 @@ class PostgresStore:
                 conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {VECTOR_INDEX}")
             self._vector_index = None
             return self._has_vector_index(conn)
+
+    def note_places(
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str]
+    ) -> dict[str, NotePlace]:
+        if not memory_ids:
+            return {}
+        sql = NOTE_PLACES.replace("?", "%s").format(active="active", ids="= ANY(%s)")
+        with self.pool.connection() as conn:
+            found = conn.execute(
+                sql, (tenant_id, project_id, [UUID(i) for i in memory_ids]), binary=True
+            ).fetchall()
+        return {
+            str(i): NotePlace(namespace, position, count) for i, namespace, position, count in found
+        }
 
     def near_duplicates(
         self,

@@ -19,6 +19,7 @@ from uuid import UUID
 import numpy as np
 
 from prism_memory.domain.adherence.rules import CheckedRule
+from prism_memory.domain.neighbours import NotePlace
 from prism_memory.domain.ranking import Candidates
 from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState, iso
 from prism_memory.embeddings.port import Vector
@@ -28,6 +29,7 @@ from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 from prism_memory.trigraph.listing_sql import list_query
+from prism_memory.trigraph.note_places_sql import NOTE_PLACES
 from prism_memory.trigraph.port import (
     AuditFilter,
     CandidateFilter,
@@ -204,6 +206,22 @@ class SQLiteStore:
     def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
         cands = self.candidates(tenant_id, request.filter, request.model)
         return rank_snapshot(cands, request)
+
+    def note_places(
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str]
+    ) -> dict[str, NotePlace]:
+        if not memory_ids:
+            return {}
+        marks = ",".join("?" * len(memory_ids))
+        found = (
+            self.file.connection()
+            .execute(
+                NOTE_PLACES.format(active="active = 1", ids=f"IN ({marks})"),
+                (str(tenant_id), str(project_id), *memory_ids),
+            )
+            .fetchall()
+        )
+        return {i: NotePlace(namespace, position, count) for i, namespace, position, count in found}
 
     def near_duplicates(
         self,

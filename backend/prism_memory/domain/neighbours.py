@@ -1,0 +1,87 @@
+"""Notes written one after another are context for each other: recall smooths a note's
+relevance with its neighbours' in writing order.
+
+A conversation's turns or an agent's running log are notes written in sequence, and the
+answer to a question often sits in the note after the one the question's words match.
+Section smoothing (``domain.sections``) lets a memorule's heading speak for it; notes have
+no heading, so their **neighbours** do: the notes written just before and after, within
+±``neighbours_window`` places in writing order among the live notes of the same project and
+namespace (a :class:`NotePlace`, which each engine reads from its index in one query).
+
+Recall ranks its best ``section_window`` candidates as usual, then::
+
+    relevance' = (1 − μ)·relevance + μ·max(relevance of the note's neighbours)
+
+``μ`` is ``neighbours``. A neighbour outside the window counts as relevance 0 (its own is
+not computed: the window is what either engine hands back), and a place beyond the first or
+last note is no neighbour. The score moves by ``confidence_weight · w_relevance · μ ·
+(max − relevance)``; everything else in it stays. Memorules, inapplicable entries and a
+note with no other note in its project and namespace keep their scores; an empty query
+changes nothing (every relevance is 0). ``relevance`` is the hybrid relevance the ranking
+scored (``sections.relevance_of``); a note's parts gain ``neighbours_relevance`` (the max),
+which ``why`` shows. Chosen on LoCoMo's tuning half (``bench/studies/neighbours.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from prism_memory.domain.ranking import Ranked, RankingWeights
+from prism_memory.domain.sections import relevance_of
+
+
+@dataclass(frozen=True)
+class NotePlace:
+    """Where a live note stands in writing order among its project's and namespace's."""
+
+    namespace: str
+    position: int  # 0: the first note written
+    count: int  # how many live notes the project and namespace hold
+
+
+def smooth_neighbours(
+    ranked: Sequence[Ranked],
+    places: Mapping[str, NotePlace],
+    weights: RankingWeights,
+) -> list[Ranked]:
+    """``ranked`` (best first) re-ordered with neighbour-smoothed relevance for notes.
+
+    Args:
+        ranked: the window as ranked so far, best first.
+        places: each note's :class:`NotePlace`, by memory id (memorules are absent).
+        weights: the ranking weights (``neighbours`` is μ, ``neighbours_window`` the reach).
+
+    Returns:
+        The same entries, applicable first, then by new score (rounded to 1e-9 as ``rank``
+        rounds); equal scores keep the given order.
+    """
+    mu, reach = weights.neighbours, weights.neighbours_window
+    notes = [i for i, r in enumerate(ranked) if r.applicable and r.memory_id in places]
+    if mu <= 0.0 or not notes:
+        return list(ranked)
+    own = {i: relevance_of(ranked[i], False, weights) for i in notes}
+    at = {
+        (places[ranked[i].memory_id].namespace, places[ranked[i].memory_id].position): own[i]
+        for i in notes
+    }
+    out = list(ranked)
+    for i in notes:
+        r, place = ranked[i], places[ranked[i].memory_id]
+        around = [
+            at.get((place.namespace, p), 0.0)
+            for p in range(place.position - reach, place.position + reach + 1)
+            if p != place.position and 0 <= p < place.count
+        ]
+        if not around:  # the only note of its project and namespace
+            continue
+        best = max(around)
+        weight = r.parts.confidence_weight * weights.relevance * mu
+        score = r.score + weight * (best - own[i])
+        out[i] = Ranked(
+            r.index, r.memory_id, score, r.applicable, replace(r.parts, neighbours_relevance=best)
+        )
+    order = sorted(
+        range(len(out)), key=lambda i: (not out[i].applicable, -round(out[i].score, 9), i)
+    )
+    return [out[i] for i in order]

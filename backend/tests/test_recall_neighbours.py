@@ -1,0 +1,243 @@
+"""Recall smooths a note's relevance with its neighbours': the notes written beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+
+from prism_memory.domain.contract.recall import validate_recall
+from prism_memory.domain.contract.remember import validate_remember
+from prism_memory.domain.neighbours import NotePlace, smooth_neighbours
+from prism_memory.domain.ranking import CONFIDENCE_CODE, Ranked, RankingWeights, parts_of
+from prism_memory.domain.records import SessionContext
+from prism_memory.embeddings.fake import FakeEmbedder
+from prism_memory.errors import InvalidInput
+from prism_memory.services.memorule_service import MemoruleService
+from prism_memory.services.memory_deps import MemoryDeps
+from prism_memory.services.memory_rooms import MemoryRooms
+from prism_memory.settings import load_settings
+from prism_memory.trigraph.postgres.store import PostgresStore
+from prism_memory.trigraph.sqlite.store import SQLiteStore
+
+
+def note(name: str, cosine: float, lexical: float = 0.0, applicable: bool = True) -> Ranked:
+    """A ranked note whose score is what ``rank`` gives it (note weight, project scope)."""
+    w = RankingWeights()
+    relevance = (1 - w.lexical_note) * cosine + w.lexical_note * lexical
+    parts = parts_of(
+        w,
+        relevance=cosine,
+        lexical=lexical,
+        matched=[],
+        conflicts=[],
+        scope_rank=2,
+        confidence_code=CONFIDENCE_CODE[None],
+    )
+    score = w.note * (w.relevance * relevance + parts.scope_bonus + w.prior)
+    return Ranked(0, name, score, applicable, parts)
+
+
+def own(r: Ranked, w: RankingWeights) -> float:
+    return (1 - w.lexical_note) * r.parts.relevance + w.lexical_note * r.parts.lexical
+
+
+def test_a_notes_relevance_is_interpolated_with_its_best_neighbour_in_writing_order() -> None:
+    w = RankingWeights(neighbours=0.3, neighbours_window=2)
+    ranked = [
+        note("question-words", 0.70, lexical=0.6),  # matches the question; says little
+        note("far-away", 0.40),
+        note("answer", 0.30),  # the turn after the match: the answer
+        note("two-after", 0.05),
+    ]
+    places = {
+        "question-words": NotePlace("default", 10, 40),
+        "answer": NotePlace("default", 11, 40),
+        "two-after": NotePlace("default", 12, 40),
+        "far-away": NotePlace("default", 30, 40),  # its neighbours are not in the window
+    }
+    out = smooth_neighbours(ranked, places, w)
+    by = {r.memory_id: r for r in out}
+    rel = {r.memory_id: own(r, w) for r in ranked}
+    best = {
+        "question-words": max(rel["answer"], rel["two-after"]),  # 8, 9 absent: 0
+        "answer": max(rel["question-words"], rel["two-after"]),
+        "two-after": max(rel["question-words"], rel["answer"]),
+        "far-away": 0.0,  # neighbours outside the window count as 0
+    }
+    for r in ranked:
+        expected = r.score + w.note * w.relevance * 0.3 * (best[r.memory_id] - rel[r.memory_id])
+        assert by[r.memory_id].score == pytest.approx(expected, abs=1e-12)
+        assert by[r.memory_id].parts.neighbours_relevance == pytest.approx(best[r.memory_id])
+        assert by[r.memory_id].why["neighbours_relevance"] == round(best[r.memory_id], 6)
+        assert by[r.memory_id].why["score"] == round(expected, 6)
+    # The answer and the note after it, beside the match, now outrank the note that
+    # matched alone far away.
+    assert [r.memory_id for r in out] == ["question-words", "answer", "two-after", "far-away"]
+    assert [r.memory_id for r in ranked][:3] == ["question-words", "far-away", "answer"]
+
+
+def test_the_reach_namespaces_and_the_ends_of_the_log_bound_the_neighbours() -> None:
+    w = RankingWeights(neighbours=1.0, neighbours_window=1)
+    ranked = [note("a", 0.9), note("b", 0.1), note("c", 0.5), note("d", 0.2)]
+    places = {
+        "a": NotePlace("default", 0, 3),
+        "b": NotePlace("default", 2, 3),  # two places from a: beyond a reach of 1
+        "c": NotePlace("team", 1, 2),  # another namespace at a's neighbouring place
+        "d": NotePlace("team", 0, 2),
+    }
+    out = {r.memory_id: r for r in smooth_neighbours(ranked, places, w)}
+    assert out["a"].parts.neighbours_relevance == 0.0  # place 1 of default is not in the window
+    assert out["b"].parts.neighbours_relevance == 0.0  # place 3 does not exist; 1 absent
+    assert out["c"].parts.neighbours_relevance == pytest.approx(own(ranked[3], w))
+    assert out["d"].parts.neighbours_relevance == pytest.approx(own(ranked[2], w))
+    wider = smooth_neighbours(ranked, places, RankingWeights(neighbours=1.0, neighbours_window=2))
+    by = {r.memory_id: r for r in wider}
+    assert by["a"].parts.neighbours_relevance == pytest.approx(own(ranked[1], w))
+
+
+def test_memorules_inapplicable_entries_lone_notes_and_off_keep_their_scores() -> None:
+    ranked = [note("rule", 0.9), note("lone", 0.6), note("x", 0.5, applicable=False)]
+    places = {"lone": NotePlace("default", 0, 1), "x": NotePlace("default", 1, 3)}
+    w = RankingWeights(neighbours=0.5)
+    assert smooth_neighbours(ranked, places, w) == ranked  # rule absent, lone alone, x inapplicable
+    two = {"lone": NotePlace("default", 0, 2), "rule": NotePlace("default", 1, 2)}
+    assert smooth_neighbours(ranked, two, RankingWeights(neighbours=0.0)) == ranked
+    assert smooth_neighbours(ranked, {}, w) == ranked
+
+
+def test_the_weight_and_reach_are_settings() -> None:
+    weights = load_settings().ranking_weights()
+    assert (weights.neighbours, weights.neighbours_window) == (0.3, 2)
+    off = load_settings(rank_neighbours=0, rank_neighbours_window=1).ranking_weights()
+    assert (off.neighbours, off.neighbours_window) == (0.0, 1)
+    for bad in (
+        {"rank_neighbours": 1.5},
+        {"rank_neighbours": -0.1},
+        {"rank_neighbours_window": 0},
+        {"rank_neighbours_window": 21},
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            load_settings(**bad)
+        [error] = refused.value.errors
+        assert error.field == next(iter(bad))
+
+
+# -- end to end, on both engines ------------------------------------------------------
+
+ENGINES: list[Any] = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=ENGINES)
+def store(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Any]:
+    if request.param == "sqlite":
+        made: Any = SQLiteStore(db_path)
+    else:
+        made = PostgresStore(request.getfixturevalue("pg_url"))
+    made.migrate()
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def service(store: Any, **settings: Any) -> MemoryRooms:
+    embedder = FakeEmbedder()
+    weights = load_settings(**settings).ranking_weights()
+    return MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.99), weights))
+
+
+LOG = [  # an agent's running log, in writing order: the cause sits after the symptom
+    "The nightly deploy failed with a timeout on the database migration.",
+    "Root cause of the failed migration: the lock wait limit was 5 seconds; raised to 60.",
+    "Lunch order for the team offsite is pizza.",
+    "Renamed the staging bucket to assets-staging.",
+    "Deploy timeout alerts now page the on-call engineer.",
+]
+
+
+def write_log(memory: MemoryRooms, ctx: SessionContext, texts: list[str]) -> list[str]:
+    return [
+        str(memory.writes.remember(ctx, validate_remember({"kind": "note", "body": t})).id)
+        for t in texts
+    ]
+
+
+def test_recall_lifts_the_note_written_after_the_match_on_every_engine(store: Any) -> None:
+    ctx = SessionContext(uuid4(), uuid4(), uuid4())
+    ids = write_log(service(store), ctx, LOG)
+    query = {"query": "deploy failed timeout", "top_k": 5, "source_type": "memory"}
+    plain = service(store, rank_neighbours=0).recalls.recall(ctx, validate_recall(query))
+    smoothed = service(store).recalls.recall(ctx, validate_recall(query))
+    before = [ids.index(str(m.memory.id)) for m in plain.matches]
+    after = [ids.index(str(m.memory.id)) for m in smoothed.matches]
+    # Unsmoothed, the alert note far down the log that repeats the query's words is second;
+    # smoothed, the cause written right after the symptom rises above it.
+    assert before[:3] == [0, 4, 1]
+    assert after[:2] == [0, 1] and after.index(1) < after.index(4)
+    # Every score moved as the formula says, from the unsmoothed ranking's parts.
+    w = RankingWeights()
+    rel = {
+        ids.index(str(m.memory.id)): 0.5 * m.why["relevance"] + 0.5 * m.why["lexical"]
+        for m in plain.matches
+    }
+    for m in smoothed.matches:
+        i = ids.index(str(m.memory.id))
+        best = max(rel[j] for j in range(i - 2, i + 3) if j != i and 0 <= j < len(LOG))
+        unsmoothed = next(p for p in plain.matches if p.memory.id == m.memory.id)
+        expected = unsmoothed.score + w.note * w.relevance * 0.3 * (best - rel[i])
+        assert m.score == pytest.approx(expected, abs=1e-5)
+        assert m.why["neighbours_relevance"] == pytest.approx(best, abs=1e-5)
+    assert all("neighbours_relevance" not in m.why for m in plain.matches)
+    # An empty query has no relevance to smooth: the ranking is the unsmoothed one.
+    empty = {"query": "", "source_type": "memory"}
+    assert [m.why for m in service(store).recalls.recall(ctx, validate_recall(empty)).matches] == [
+        m.why
+        for m in service(store, rank_neighbours=0)
+        .recalls.recall(ctx, validate_recall(empty))
+        .matches
+    ]
+
+
+def test_note_places_count_live_notes_of_the_project_and_namespace_in_writing_order(
+    store: Any,
+) -> None:
+    ctx = SessionContext(uuid4(), uuid4(), uuid4())
+    memory = service(store)
+    ids = write_log(memory, ctx, LOG)
+    team = str(
+        memory.writes.remember(
+            ctx, validate_remember({"kind": "note", "body": "x", "namespace": "team"})
+        ).id
+    )
+    rule = str(
+        memory.writes.remember(
+            ctx,
+            validate_remember(
+                {
+                    "kind": "memorule",
+                    "memorule_kind": "convention",
+                    "subject": "Say why",
+                    "body": "Always say why.",
+                    "applies_to": {"scope": "project"},
+                }
+            ),
+        ).id
+    )
+    other = SessionContext(ctx.tenant_id, uuid4(), uuid4())
+    elsewhere = write_log(memory, other, ["another project's note"])[0]
+    memory.lifecycle.retire(ctx, UUID(ids[1]), "moot")
+    places = store.note_places(ctx.tenant_id, ctx.project_id, [*ids, team, rule, elsewhere])
+    # The retired note is gone and the ones after it close up; the rule and the other
+    # project's note have no place; the team namespace counts on its own.
+    assert places == {
+        ids[0]: NotePlace("default", 0, 4),
+        ids[2]: NotePlace("default", 1, 4),
+        ids[3]: NotePlace("default", 2, 4),
+        ids[4]: NotePlace("default", 3, 4),
+        team: NotePlace("team", 0, 1),
+    }
+    assert store.note_places(ctx.tenant_id, ctx.project_id, []) == {}
