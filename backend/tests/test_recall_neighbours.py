@@ -54,10 +54,10 @@ def test_a_notes_relevance_is_interpolated_with_its_best_neighbour_in_writing_or
         note("two-after", 0.05),
     ]
     places = {
-        "question-words": NotePlace("default", 10, 40),
-        "answer": NotePlace("default", 11, 40),
-        "two-after": NotePlace("default", 12, 40),
-        "far-away": NotePlace("default", 30, 40),  # its neighbours are not in the window
+        "question-words": NotePlace("default", 10),
+        "answer": NotePlace("default", 11),
+        "two-after": NotePlace("default", 12),
+        "far-away": NotePlace("default", 30),  # its neighbours are not in the window
     }
     out = smooth_neighbours(ranked, places, w)
     by = {r.memory_id: r for r in out}
@@ -80,18 +80,18 @@ def test_a_notes_relevance_is_interpolated_with_its_best_neighbour_in_writing_or
     assert [r.memory_id for r in ranked][:3] == ["question-words", "far-away", "answer"]
 
 
-def test_the_reach_namespaces_and_the_ends_of_the_log_bound_the_neighbours() -> None:
+def test_the_reach_and_namespaces_bound_the_neighbours() -> None:
     w = RankingWeights(neighbours=1.0, neighbours_window=1)
     ranked = [note("a", 0.9), note("b", 0.1), note("c", 0.5), note("d", 0.2)]
     places = {
-        "a": NotePlace("default", 0, 3),
-        "b": NotePlace("default", 2, 3),  # two places from a: beyond a reach of 1
-        "c": NotePlace("team", 1, 2),  # another namespace at a's neighbouring place
-        "d": NotePlace("team", 0, 2),
+        "a": NotePlace("default", 0),
+        "b": NotePlace("default", 2),  # two places from a: beyond a reach of 1
+        "c": NotePlace("team", 1),  # another namespace at a's neighbouring place
+        "d": NotePlace("team", 0),
     }
     out = {r.memory_id: r for r in smooth_neighbours(ranked, places, w)}
-    assert out["a"].parts.neighbours_relevance == 0.0  # place 1 of default is not in the window
-    assert out["b"].parts.neighbours_relevance == 0.0  # place 3 does not exist; 1 absent
+    assert out["a"].parts.neighbours_relevance == 0.0  # place 1 of default: not in the window
+    assert out["b"].parts.neighbours_relevance == 0.0
     assert out["c"].parts.neighbours_relevance == pytest.approx(own(ranked[3], w))
     assert out["d"].parts.neighbours_relevance == pytest.approx(own(ranked[2], w))
     wider = smooth_neighbours(ranked, places, RankingWeights(neighbours=1.0, neighbours_window=2))
@@ -101,10 +101,10 @@ def test_the_reach_namespaces_and_the_ends_of_the_log_bound_the_neighbours() -> 
 
 def test_memorules_inapplicable_entries_lone_notes_and_off_keep_their_scores() -> None:
     ranked = [note("rule", 0.9), note("lone", 0.6), note("x", 0.5, applicable=False)]
-    places = {"lone": NotePlace("default", 0, 1), "x": NotePlace("default", 1, 3)}
+    places = {"lone": NotePlace("default", 0, alone=True), "x": NotePlace("default", 1)}
     w = RankingWeights(neighbours=0.5)
     assert smooth_neighbours(ranked, places, w) == ranked  # rule absent, lone alone, x inapplicable
-    two = {"lone": NotePlace("default", 0, 2), "rule": NotePlace("default", 1, 2)}
+    two = {"lone": NotePlace("default", 0), "rule": NotePlace("default", 1)}
     assert smooth_neighbours(ranked, two, RankingWeights(neighbours=0.0)) == ranked
     assert smooth_neighbours(ranked, {}, w) == ranked
 
@@ -230,14 +230,30 @@ def test_note_places_count_live_notes_of_the_project_and_namespace_in_writing_or
     other = SessionContext(ctx.tenant_id, uuid4(), uuid4())
     elsewhere = write_log(memory, other, ["another project's note"])[0]
     memory.lifecycle.retire(ctx, UUID(ids[1]), "moot")
-    places = store.note_places(ctx.tenant_id, ctx.project_id, [*ids, team, rule, elsewhere])
+    asked = [*ids, team, rule, elsewhere]
     # The retired note is gone and the ones after it close up; the rule and the other
-    # project's note have no place; the team namespace counts on its own.
-    assert places == {
-        ids[0]: NotePlace("default", 0, 4),
-        ids[2]: NotePlace("default", 1, 4),
-        ids[3]: NotePlace("default", 2, 4),
-        ids[4]: NotePlace("default", 3, 4),
-        team: NotePlace("team", 0, 1),
+    # project's note have no place; the team namespace counts on its own (its one note is
+    # alone there).
+    assert store.note_places(ctx.tenant_id, ctx.project_id, asked, 2) == {
+        ids[0]: NotePlace("default", 0),
+        ids[2]: NotePlace("default", 1),
+        ids[3]: NotePlace("default", 2),
+        ids[4]: NotePlace("default", 3),
+        team: NotePlace("team", 0, alone=True),
     }
-    assert store.note_places(ctx.tenant_id, ctx.project_id, []) == {}
+    # Positions are exact up to the reach: ids[4] was written three live notes after ids[0];
+    # under a reach of 1 that shows as 2 (farther than the reach), under 3 as 3.
+    some = [ids[4], ids[0]]
+    assert store.note_places(ctx.tenant_id, ctx.project_id, some, 1) == {
+        ids[0]: NotePlace("default", 0),
+        ids[4]: NotePlace("default", 2),
+    }
+    assert store.note_places(ctx.tenant_id, ctx.project_id, some, 3) == {
+        ids[0]: NotePlace("default", 0),
+        ids[4]: NotePlace("default", 3),
+    }
+    # One window note whose namespace holds others is not alone.
+    assert store.note_places(ctx.tenant_id, ctx.project_id, [ids[3]], 2) == {
+        ids[3]: NotePlace("default", 0)
+    }
+    assert store.note_places(ctx.tenant_id, ctx.project_id, [], 2) == {}

@@ -33,11 +33,13 @@ from prism_memory.domain.sections import relevance_of
 
 @dataclass(frozen=True)
 class NotePlace:
-    """Where a live note stands in writing order among its project's and namespace's."""
+    """Where a live note stands in writing order among its project's and namespace's notes
+    (an engine's ``note_places``): positions of two notes differ by how many places apart
+    they were written, exactly up to the reach (farther apart: more than the reach)."""
 
     namespace: str
-    position: int  # 0: the first note written
-    count: int  # how many live notes the project and namespace hold
+    position: int
+    alone: bool = False  # the only live note of its project and namespace
 
 
 def smooth_neighbours(
@@ -68,14 +70,16 @@ def smooth_neighbours(
     out = list(ranked)
     for i in notes:
         r, place = ranked[i], places[ranked[i].memory_id]
-        around = [
+        if place.alone:  # no note was written beside it
+            continue
+        # A place outside the window, or before the first note or after the last, counts
+        # as 0: relevance is never below 0, so for a max that is the same as leaving the
+        # ends out.
+        best = max(
             at.get((place.namespace, p), 0.0)
             for p in range(place.position - reach, place.position + reach + 1)
-            if p != place.position and 0 <= p < place.count
-        ]
-        if not around:  # the only note of its project and namespace
-            continue
-        best = max(around)
+            if p != place.position
+        )
         weight = r.parts.confidence_weight * weights.relevance * mu
         score = r.score + weight * (best - own[i])
         out[i] = Ranked(

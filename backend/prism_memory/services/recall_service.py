@@ -112,6 +112,8 @@ class RecallService:
             window = smooth(window, sections, rules, w)
         notes = [r.memory_id for r, (kind, _) in kept if kind is Kind.NOTE]
         if w.neighbours > 0.0 and notes:
-            places = deps.store.note_places(ctx.tenant_id, ctx.project_id, notes)
+            places = deps.store.note_places(
+                ctx.tenant_id, ctx.project_id, notes, w.neighbours_window
+            )
             window = smooth_neighbours(window, places, w)
         return window

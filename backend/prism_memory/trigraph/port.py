@@ -273,20 +273,11 @@ class RecallStore(Protocol):
         ...
 
     def note_places(
-        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str]
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str], reach: int
     ) -> dict[str, NotePlace]:
         """Where each of ``memory_ids`` that is a live note of ``project_id`` stands in
-        writing order (ids are UUIDv7: id order is creation order) among the project's live
-        notes of its namespace: what recall's neighbour smoothing reads of its window
-        (``domain.neighbours``).
-
-        Returns:
-            A :class:`NotePlace` by id as a string; memorules, retired notes and ids of other
-            projects are absent.
-
-        Raises:
-            StorageError: the engine failed.
-        """
+        writing order in its namespace, exact up to ``reach`` places (absent: not such a
+        note): what neighbour smoothing reads (``domain.neighbours``, ``note_places_sql``)."""
         ...
 
     def near_duplicates(

@@ -317,6 +317,18 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "ALTER TABLE memory ADD COLUMN pinned boolean NOT NULL DEFAULT false",
         ],
     ),
+    (
+        11,
+        "recall_index_notes_in_order",
+        [
+            # See prism_memory.trigraph.sqlite.schema, migration 11: the project's live
+            # notes per namespace in writing order, for recall's neighbour smoothing; partial
+            # to exactly the rows note_places_sql.py reads.
+            "CREATE INDEX recall_index_notes_in_order "
+            "ON recall_index (tenant_id, project_id, namespace, memory_id) "
+            "WHERE active AND kind = 'note'",
+        ],
+    ),
 ]
 
 # The HNSW index on the 384-d vectors (pgvector's inner product) through which recall

@@ -40,7 +40,6 @@ from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 from prism_memory.trigraph.listing_sql import list_query
-from prism_memory.trigraph.note_places_sql import NOTE_PLACES
 from prism_memory.trigraph.port import (
     AuditFilter,
     CandidateFilter,
@@ -53,6 +52,7 @@ from prism_memory.trigraph.port import (
     WriteOutcome,
 )
 from prism_memory.trigraph.postgres import checked_rules, rows
+from prism_memory.trigraph.postgres import note_places as postgres_note_places
 from prism_memory.trigraph.postgres import preselect as postgres_preselect
 from prism_memory.trigraph.postgres import ranking as postgres_ranking
 from prism_memory.trigraph.postgres import transfer as postgres_transfer
@@ -285,18 +285,12 @@ class PostgresStore:
             return self._has_vector_index(conn)
 
     def note_places(
-        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str]
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str], reach: int
     ) -> dict[str, NotePlace]:
         if not memory_ids:
             return {}
-        sql = NOTE_PLACES.replace("?", "%s").format(active="active", ids="= ANY(%s)")
         with self.pool.connection() as conn:
-            found = conn.execute(
-                sql, (tenant_id, project_id, [UUID(i) for i in memory_ids]), binary=True
-            ).fetchall()
-        return {
-            str(i): NotePlace(namespace, position, count) for i, namespace, position, count in found
-        }
+            return postgres_note_places.note_places(conn, tenant_id, project_id, memory_ids, reach)
 
     def near_duplicates(
         self,

@@ -29,7 +29,6 @@ from prism_memory.trigraph.hook_failures import HookFailureCounts
 from prism_memory.trigraph.keys import ApiKeyStore
 from prism_memory.trigraph.ledger import AuditLedger
 from prism_memory.trigraph.listing_sql import list_query
-from prism_memory.trigraph.note_places_sql import NOTE_PLACES
 from prism_memory.trigraph.port import (
     AuditFilter,
     CandidateFilter,
@@ -43,6 +42,7 @@ from prism_memory.trigraph.port import (
 )
 from prism_memory.trigraph.sqlite import checked_rules, rows
 from prism_memory.trigraph.sqlite import near_duplicates as sqlite_near
+from prism_memory.trigraph.sqlite import note_places as sqlite_note_places
 from prism_memory.trigraph.sqlite import recall as sqlite_recall
 from prism_memory.trigraph.sqlite import write as sqlite_write
 from prism_memory.trigraph.sqlite.conn import SQLiteFile
@@ -208,20 +208,13 @@ class SQLiteStore:
         return rank_snapshot(cands, request)
 
     def note_places(
-        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str]
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str], reach: int
     ) -> dict[str, NotePlace]:
         if not memory_ids:
             return {}
-        marks = ",".join("?" * len(memory_ids))
-        found = (
-            self.file.connection()
-            .execute(
-                NOTE_PLACES.format(active="active = 1", ids=f"IN ({marks})"),
-                (str(tenant_id), str(project_id), *memory_ids),
-            )
-            .fetchall()
+        return sqlite_note_places.note_places(
+            self.file.connection(), tenant_id, project_id, memory_ids, reach
         )
-        return {i: NotePlace(namespace, position, count) for i, namespace, position, count in found}
 
     def near_duplicates(
         self,
