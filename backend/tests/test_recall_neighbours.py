@@ -78,6 +78,8 @@ def test_a_notes_relevance_is_interpolated_with_its_best_neighbour_in_writing_or
     # matched alone far away.
     assert [r.memory_id for r in out] == ["question-words", "answer", "two-after", "far-away"]
     assert [r.memory_id for r in ranked][:3] == ["question-words", "far-away", "answer"]
+    # Asked for the best two (recall's page), it returns exactly those.
+    assert smooth_neighbours(ranked, places, w, keep=2) == out[:2]
 
 
 def test_the_reach_and_namespaces_bound_the_neighbours() -> None:

@@ -45,7 +45,16 @@ only and changes no product code: the rule benchmark is not affected).
 Also recorded, descriptive only (no choice rests on it): how many evidence turns missed by
 today's top 5 sit within ±1 / ±2 turns of a top-5 turn — the ceiling the hypothesis plays for.
 
-    python bench/studies/neighbours.py --json-out bench/results/studies/neighbours.json
+``--cost-only`` times what the shipped smoothing costs a recall: the tuning half's first
+2,000 turns as one project of 2,000 notes, recalled (top 10, query vectors cached: no
+embedding timed) by two services on the one store, neighbour smoothing off
+(``rank_neighbours`` 0) and on (the shipped settings), taking turns question by question,
+``--rounds`` passes over the questions; SQLite and a throwaway PostgreSQL. It reports each
+round's p50 and their median.
+
+    R=bench/results/studies
+    python bench/studies/neighbours.py --json-out $R/neighbours.json
+    python bench/studies/neighbours.py --cost-only --json-out $R/neighbours_cost.json
 """
 
 from __future__ import annotations
@@ -56,10 +65,11 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import mean
+from statistics import mean, median
 from typing import Any
 
 # bench/ on the path: the shared helpers (lib) and the benchmarks this study drives
@@ -82,6 +92,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     p.add_argument("--json-out", type=Path, required=True)
     p.add_argument("--pred-dir", type=Path, default=None, help="keep every cell's PRED.jsonl")
+    p.add_argument("--cost-only", action="store_true", help="only time recall off against on")
+    p.add_argument("--rounds", type=int, default=7, help="--cost-only: passes over the questions")
+    p.add_argument("--notes", type=int, default=2000, help="--cost-only: notes in the project")
     return p.parse_args(argv)
 
 
@@ -217,8 +230,74 @@ def shipped_eval(pred: Path) -> dict[str, float]:
     return {k: report["all"][k] for k in ("n", "recall@1", "recall@5", "recall@10")}
 
 
+def cost(notes: int, rounds: int) -> dict[str, Any]:
+    """Recall p50 with neighbour smoothing off and on, on one store of ``notes`` notes."""
+    from lib.prism_system import PrismNotes, context, settings_for
+
+    from prism_memory.domain.contract.recall import validate_recall
+    from prism_memory.services.memory_deps import MemoryDeps
+    from prism_memory.services.memory_rooms import MemoryRooms
+
+    largs = locomo.parse_args(["--out", "/dev/null", "--half", "tune"])
+    convs = locomo.evaluator(largs.eval).load(str(locomo.data_dir(largs)))
+    samples = locomo.select(sorted(convs), largs)
+    turns = [(did, text, {}) for s in samples for did, text, _ in convs[s][0]][:notes]
+    questions = [str(q["question"]) for s in samples for q in convs[s][1]]
+    embedder = common.CachedEmbedder(common.make_embedder("minilm"))
+    embedder.embed(questions)  # cached before timing: no embedding is timed
+    out: dict[str, Any] = {"notes": len(turns), "questions": len(questions), "rounds": rounds}
+    out["load_average"] = {"start": load_average()}
+    for engine in ("sqlite", "postgres"):
+        pg = argparse.Namespace(engine=engine, database_url="")
+        with common.postgres_for(pg):
+            db = Path(tempfile.mkdtemp(prefix="bench-neighbours-cost-")) / "notes.db"
+            system = PrismNotes(db, "minilm", embedder, None, pg.database_url)
+            system.add("cost", turns)
+            on = system.svc.memory
+            off_weights = settings_for(db, "minilm", {"rank_neighbours": 0}).ranking_weights()
+            deps = on.deps
+            off = MemoryRooms(
+                MemoryDeps(deps.store, embedder, deps.memorules, off_weights, deps.preselect_above)
+            )
+            services = {"off": off, "on": on}
+            ctx = context("locomo-cost")
+            times: dict[str, list[list[float]]] = {name: [] for name in services}
+            for q in questions[:20]:  # warm-up
+                for svc in services.values():
+                    svc.recalls.recall(ctx, validate_recall({"query": q, "top_k": 10}))
+            for r in range(rounds):
+                for name in services:
+                    times[name].append([])
+                for i, q in enumerate(questions):
+                    order = list(services) if (r + i) % 2 == 0 else list(reversed(services))
+                    request = validate_recall({"query": q, "top_k": 10})
+                    for name in order:
+                        started = time.perf_counter()
+                        services[name].recalls.recall(ctx, request)
+                        times[name][-1].append(time.perf_counter() - started)
+            system.close()
+        row: dict[str, Any] = {}
+        for name, per_round in times.items():
+            p50s = [common.summary_ms(t)["p50_ms"] for t in per_round]
+            row[name] = {
+                "p50_ms_median_of_rounds": round(median(p50s), 3),
+                "p50_ms_per_round": p50s,
+                "all": common.summary_ms([x for t in per_round for x in t]),
+            }
+        out[engine] = row
+        medians = [row[name]["p50_ms_median_of_rounds"] for name in ("off", "on")]
+        common.progress(f"{engine}: p50 {medians[0]} -> {medians[1]} ms")
+    out["load_average"]["end"] = load_average()
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    if args.cost_only:
+        result = cost(args.notes, args.rounds)
+        print(json.dumps(result, indent=1))
+        common.save_report(result, args.json_out, echo=False)
+        return result
     work = args.pred_dir or Path(tempfile.mkdtemp(prefix="bench-neighbours-"))
     work.mkdir(parents=True, exist_ok=True)
     started_load = load_average()

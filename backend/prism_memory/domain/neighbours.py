@@ -46,6 +46,7 @@ def smooth_neighbours(
     ranked: Sequence[Ranked],
     places: Mapping[str, NotePlace],
     weights: RankingWeights,
+    keep: int | None = None,
 ) -> list[Ranked]:
     """``ranked`` (best first) re-ordered with neighbour-smoothed relevance for notes.
 
@@ -53,21 +54,23 @@ def smooth_neighbours(
         ranked: the window as ranked so far, best first.
         places: each note's :class:`NotePlace`, by memory id (memorules are absent).
         weights: the ranking weights (``neighbours`` is μ, ``neighbours_window`` the reach).
+        keep: how many of the best to return (None: all); only those are re-explained.
 
     Returns:
-        The same entries, applicable first, then by new score (rounded to 1e-9 as ``rank``
+        The entries, applicable first, then by new score (rounded to 1e-9 as ``rank``
         rounds); equal scores keep the given order.
     """
     mu, reach = weights.neighbours, weights.neighbours_window
     notes = [i for i, r in enumerate(ranked) if r.applicable and r.memory_id in places]
     if mu <= 0.0 or not notes:
-        return list(ranked)
+        return list(ranked[:keep])
     own = {i: relevance_of(ranked[i], False, weights) for i in notes}
     at = {
         (places[ranked[i].memory_id].namespace, places[ranked[i].memory_id].position): own[i]
         for i in notes
     }
-    out = list(ranked)
+    scores = [r.score for r in ranked]
+    best: dict[int, float] = {}
     for i in notes:
         r, place = ranked[i], places[ranked[i].memory_id]
         if place.alone:  # no note was written beside it
@@ -75,17 +78,21 @@ def smooth_neighbours(
         # A place outside the window, or before the first note or after the last, counts
         # as 0: relevance is never below 0, so for a max that is the same as leaving the
         # ends out.
-        best = max(
+        best[i] = max(
             at.get((place.namespace, p), 0.0)
             for p in range(place.position - reach, place.position + reach + 1)
             if p != place.position
         )
         weight = r.parts.confidence_weight * weights.relevance * mu
-        score = r.score + weight * (best - own[i])
-        out[i] = Ranked(
-            r.index, r.memory_id, score, r.applicable, replace(r.parts, neighbours_relevance=best)
-        )
+        scores[i] = r.score + weight * (best[i] - own[i])
     order = sorted(
-        range(len(out)), key=lambda i: (not out[i].applicable, -round(out[i].score, 9), i)
+        range(len(ranked)), key=lambda i: (not ranked[i].applicable, -round(scores[i], 9), i)
     )
-    return [out[i] for i in order]
+    out = []
+    for i in order[:keep]:
+        r = ranked[i]
+        if i in best:
+            parts = replace(r.parts, neighbours_relevance=best[i])
+            r = Ranked(r.index, r.memory_id, scores[i], r.applicable, parts)
+        out.append(r)
+    return out

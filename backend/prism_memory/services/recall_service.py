@@ -82,7 +82,7 @@ class RecallService:
         )
         ranked = page.ranked
         if smoothed and len(ranked) > 1:
-            ranked = self._smoothed(ctx, ranked, page.subjects)
+            ranked = self._smoothed(ctx, ranked, page.subjects, q.top_k)
         ranked = ranked[: q.top_k]
         found = deps.store.get_many(ctx.tenant_id, [UUID(r.memory_id) for r in ranked])
         matches = []
@@ -99,8 +99,10 @@ class RecallService:
         ctx: SessionContext,
         ranked: list[Ranked],
         heads: dict[str, tuple[Kind, str | None]] | None,
+        keep: int,
     ) -> list[Ranked]:
-        """The window re-ranked by section, then its notes by their neighbours."""
+        """The window re-ranked by section, then its notes by their neighbours (at least
+        its best ``keep``)."""
         deps, w = self.deps, self.deps.weights
         if heads is None:
             heads = deps.store.subjects(ctx.tenant_id, [r.memory_id for r in ranked])
@@ -115,5 +117,5 @@ class RecallService:
             places = deps.store.note_places(
                 ctx.tenant_id, ctx.project_id, notes, w.neighbours_window
             )
-            window = smooth_neighbours(window, places, w)
+            window = smooth_neighbours(window, places, w, keep)
         return window
