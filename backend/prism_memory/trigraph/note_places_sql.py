@@ -1,88 +1,71 @@
 """Where notes stand in writing order, for recall's neighbour smoothing
-(``domain.neighbours``): the statements both engines run for ``note_places``, and the one
-assembly of their answers.
+(``domain.neighbours``): the one statement both engines run for ``note_places``, and the
+one reading of its rows.
 
 A project's live notes, per namespace, in id order (ids are UUIDv7, so id order is the order
-the notes were written), read from ``recall_index`` through an index on exactly that
-(migration 11). Numbering every note would read the whole project on each recall; the
-smoothing only needs the distances up to its reach between the window's notes, so an
-engine asks three things, each from the index alone:
+the notes were written). Numbering every note would read the whole project on each recall;
+the smoothing only needs the distances up to its reach between the window's notes, so the
+statement reads:
 
-1. which of the window's ids are the project's live notes, and their namespaces (by key,
-   from ``memory``);
-2. for each two window notes next to each other in writing order, how many live notes of
-   the namespace lie between them, counted in the index up to the reach;
+1. the window's ids that are the project's live notes, and their namespaces (by key, from
+   ``memory``), each with the window note written before it in its namespace;
+2. how many live notes lie between those two, counted up to the reach in the index of the
+   project's live notes in id order (migration 11);
 3. for a namespace with one window note, whether it holds any other live note.
 
-:func:`places` turns those into a :class:`NotePlace` per note whose position differences
-are exact up to the reach (a gap wider than the reach is shortened to it plus one).
-``?`` marks a parameter (PostgreSQL swaps in ``%s``); ``{active}`` is the engine's spelling
-of a live row.
+:func:`places` turns the rows into a :class:`NotePlace` per note whose position differences
+are exact up to the reach (a wider gap is shortened to the reach plus one). ``?`` marks a
+parameter (PostgreSQL swaps in ``%s``); ``{ids}`` is the engine's test of the window's ids
+and ``{active}`` its spelling of a live row.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from typing import Final
+from collections.abc import Iterable
+from typing import Any, Final
 
 from prism_memory.domain.neighbours import NotePlace
 
-_NOTES: Final = "tenant_id = ? AND project_id = ? AND kind = 'note' AND {active}"
-# The window's notes are read by key from ``memory`` (its status is the index's ``active``).
-WINDOW_NOTES: Final = (
-    "SELECT id, namespace FROM memory WHERE tenant_id = ? AND id {ids} AND project_id = ? "
-    "AND kind = 'note' AND status = 'active'"
+_NOTES: Final = (
+    "SELECT 1 FROM recall_index WHERE tenant_id = ? AND project_id = ? AND kind = 'note' "
+    "AND {active} AND namespace = ordered.namespace"
 )
-# ``{pairs}``: the engine's rows of (namespace, earlier id, later id), parameters first; the
-# count stops at the reach (the last parameter): a wider gap need not be exact.
-BETWEEN: Final = (
-    "WITH pair(namespace, low, high) AS ({pairs}) "
-    "SELECT pair.low, pair.high, (SELECT COUNT(*) FROM (SELECT 1 FROM recall_index WHERE "
-    + _NOTES
-    + " AND namespace = pair.namespace AND memory_id > pair.low AND memory_id < pair.high "
-    "LIMIT ?) gap) FROM pair"
-)
-SIZES: Final = (
-    "SELECT namespace, COUNT(*) FROM recall_index WHERE " + _NOTES + " "
-    "AND namespace {namespaces} GROUP BY namespace"
+NOTE_PLACES: Final = (
+    "WITH window_note AS (SELECT id, namespace FROM memory WHERE tenant_id = ? AND id {ids} "
+    "AND project_id = ? AND kind = 'note' AND status = 'active'), "
+    "ordered AS (SELECT id, namespace, "
+    "LAG(id) OVER (PARTITION BY namespace ORDER BY id) AS previous, "
+    "COUNT(*) OVER (PARTITION BY namespace) AS in_window FROM window_note) "
+    "SELECT id, namespace, "
+    "CASE WHEN previous IS NULL THEN 0 ELSE (SELECT COUNT(*) FROM (" + _NOTES + " "
+    "AND memory_id > ordered.previous AND memory_id < ordered.id LIMIT ?) gap) END, "
+    "CASE WHEN in_window = 1 THEN (SELECT COUNT(*) FROM (" + _NOTES + " LIMIT 2) other) "
+    "ELSE 2 END "
+    "FROM ordered"
 )
 
 
-def chains(window: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """The window's notes (id, namespace) per namespace, in writing order."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for memory_id, namespace in window:
-        out[namespace].append(memory_id)
-    return {ns: sorted(ids) for ns, ids in out.items()}
+def parameters(tenant: Any, ids: Iterable[Any], project: Any, reach: int) -> tuple[Any, ...]:
+    """:data:`NOTE_PLACES`' parameters in order (``ids`` spread for SQLite's marks, or one
+    array for PostgreSQL's ``= ANY(%s)``)."""
+    return (tenant, *ids, project, tenant, project, reach, tenant, project)
 
 
-def pairs(by_namespace: Mapping[str, list[str]]) -> list[tuple[str, str, str]]:
-    """(namespace, earlier id, later id) of every two window notes next to each other."""
-    return [(ns, a, b) for ns, ids in by_namespace.items() for a, b in itertools.pairwise(ids)]
-
-
-def places(
-    by_namespace: Mapping[str, list[str]],
-    between: Mapping[tuple[str, str], int],
-    sizes: Mapping[str, int],
-    reach: int,
-) -> dict[str, NotePlace]:
-    """Each window note's :class:`NotePlace` from the engine's answers.
-
-    Args:
-        by_namespace: :func:`chains` of the window's notes.
-        between: live notes between each :func:`pairs` entry's ids, by (earlier, later) id.
-        sizes: live notes of each namespace holding a single window note.
-        reach: the smoothing's reach; gaps beyond it need not be exact.
-    """
+def places(rows: Iterable[tuple[Any, str, int, int]], reach: int) -> dict[str, NotePlace]:
+    """Each window note's :class:`NotePlace` from :data:`NOTE_PLACES`' rows: (id, namespace,
+    live notes between it and the window note before it, live notes of a namespace holding
+    it alone in the window, up to 2)."""
+    by_namespace: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+    for memory_id, namespace, gap, size in rows:
+        by_namespace[namespace].append((str(memory_id), gap, size))
     out: dict[str, NotePlace] = {}
-    for ns, ids in by_namespace.items():
+    for namespace, notes in by_namespace.items():
+        notes.sort()
         position = 0
-        for i, memory_id in enumerate(ids):
+        for i, (memory_id, gap, size) in enumerate(notes):
             if i:
-                position += min(between[(ids[i - 1], memory_id)], reach) + 1
-            alone = len(ids) == 1 and sizes.get(ns, 1) <= 1
-            out[memory_id] = NotePlace(ns, position, alone)
+                position += min(gap, reach) + 1
+            alone = len(notes) == 1 and size <= 1
+            out[memory_id] = NotePlace(namespace, position, alone)
     return out
