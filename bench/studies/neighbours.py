@@ -7,10 +7,11 @@ smoothing made a memorule's relevance partly its section's (``studies/section_sm
 the analogue for notes, which have no subject heading, is their neighbours in writing order
 within the same project.
 
-Nothing of this is in the product. The study takes today's recall window exactly as the
-product ranks it (``semantic_recall`` with ``top_k`` 100, the window section smoothing
-uses, at the shipped settings) on LoCoMo's TUNING HALF only (conversations 26, 30, 41, 42,
-43; the held-out half is never run), and re-scores each note of the window::
+The study takes the recall window exactly as the product ranked it before neighbour
+smoothing shipped (``semantic_recall`` with ``top_k`` 100, the window section smoothing
+uses, at the shipped settings with ``PRISM_RANK_NEIGHBOURS=0``; "today" in its results)
+on LoCoMo's TUNING HALF only (conversations 26, 30, 41, 42, 43; the held-out half is never
+run), and re-scores each note of the window::
 
     relevance' = (1 − μ)·own + μ·f(relevance of the notes within ±w of it in writing order)
 
@@ -61,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -301,6 +303,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     work = args.pred_dir or Path(tempfile.mkdtemp(prefix="bench-neighbours-"))
     work.mkdir(parents=True, exist_ok=True)
     started_load = load_average()
+    # The windows are ranked as before neighbour smoothing shipped: the study smooths them.
+    os.environ["PRISM_RANK_NEIGHBOURS"] = "0"
     tune = LocomoTune.load(work, "bench-neighbours-", lambda store, embedder: None)
     w = tune.system.svc.memory.deps.weights  # the shipped ranking weights
     questions = windows(tune, w.relevance, w.lexical_note)
