@@ -106,7 +106,8 @@ class Settings(BaseModel):
         ge=0.0,
         le=1.0,
         description="μ: a note's relevance is (1 − μ)·its own + μ·the best relevance of the "
-        "notes written within the window's reach of it, in the recall window (0: off)",
+        "notes written within ±rank_neighbours_window places of it, in the recall window "
+        "(0: off)",
     )
     rank_neighbours_window: int = Field(
         _W.neighbours_window,
