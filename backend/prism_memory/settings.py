@@ -115,6 +115,13 @@ class Settings(BaseModel):
         le=20,
         description="how many notes before and after a note in writing order are its neighbours",
     )
+    rank_neighbours_gate: float = Field(
+        _W.neighbours_gate,
+        ge=0.0,
+        le=1.0,
+        description="smooth by neighbours only when the window's best 20 notes sit closer "
+        "together in writing order than chance by at least this share (0: always)",
+    )
     rank_restated: str = Field(
         ",".join(_W.restated),
         description="context keys whose values a query's words restating them are scored "
@@ -303,6 +310,7 @@ class Settings(BaseModel):
             section_window=self.rank_section_window,
             neighbours=self.rank_neighbours,
             neighbours_window=self.rank_neighbours_window,
+            neighbours_gate=self.rank_neighbours_gate,
         )
 
 

@@ -243,8 +243,11 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     both = BothEngines(sqlite, postgres)
     writer = MemoryRooms(MemoryDeps(both, embedder, MemoruleService(both, embedder, 0.9)))  # type: ignore[arg-type]
     populate(rng, writer, 120)
+    # Random notes are in no order that speaks, so the neighbour gate would leave every
+    # window as ranked: at 0 every window is smoothed, and both engines' note places count.
+    weights = load_settings(rank_neighbours_gate=0).ranking_weights()
     readers = [
-        MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.9)))
+        MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.9), weights))
         for store in (sqlite, postgres)
     ]
     seen: list[Any] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pytest
 
 from prism_memory.domain.contract.recall import validate_recall
 from prism_memory.domain.contract.remember import validate_remember
-from prism_memory.domain.neighbours import NotePlace, smooth_neighbours
+from prism_memory.domain.neighbours import ORDER_TOP, NotePlace, order_excess, smooth_neighbours
 from prism_memory.domain.ranking import CONFIDENCE_CODE, Ranked, RankingWeights, parts_of
 from prism_memory.domain.records import SessionContext
 from prism_memory.embeddings.fake import FakeEmbedder
@@ -46,7 +47,7 @@ def own(r: Ranked, w: RankingWeights) -> float:
 
 
 def test_a_notes_relevance_is_interpolated_with_its_best_neighbour_in_writing_order() -> None:
-    w = RankingWeights(neighbours=0.3, neighbours_window=2)
+    w = RankingWeights(neighbours=0.3, neighbours_window=2, neighbours_gate=0.0)
     ranked = [
         note("question-words", 0.70, lexical=0.6),  # matches the question; says little
         note("far-away", 0.40),
@@ -83,7 +84,7 @@ def test_a_notes_relevance_is_interpolated_with_its_best_neighbour_in_writing_or
 
 
 def test_the_reach_and_namespaces_bound_the_neighbours() -> None:
-    w = RankingWeights(neighbours=1.0, neighbours_window=1)
+    w = RankingWeights(neighbours=1.0, neighbours_window=1, neighbours_gate=0.0)
     ranked = [note("a", 0.9), note("b", 0.1), note("c", 0.5), note("d", 0.2)]
     places = {
         "a": NotePlace("default", 0),
@@ -96,7 +97,9 @@ def test_the_reach_and_namespaces_bound_the_neighbours() -> None:
     assert out["b"].parts.neighbours_relevance == 0.0
     assert out["c"].parts.neighbours_relevance == pytest.approx(own(ranked[3], w))
     assert out["d"].parts.neighbours_relevance == pytest.approx(own(ranked[2], w))
-    wider = smooth_neighbours(ranked, places, RankingWeights(neighbours=1.0, neighbours_window=2))
+    wider = smooth_neighbours(
+        ranked, places, RankingWeights(neighbours=1.0, neighbours_window=2, neighbours_gate=0.0)
+    )
     by = {r.memory_id: r for r in wider}
     assert by["a"].parts.neighbours_relevance == pytest.approx(own(ranked[1], w))
 
@@ -104,7 +107,7 @@ def test_the_reach_and_namespaces_bound_the_neighbours() -> None:
 def test_memorules_inapplicable_entries_lone_notes_and_off_keep_their_scores() -> None:
     ranked = [note("rule", 0.9), note("lone", 0.6), note("x", 0.5, applicable=False)]
     places = {"lone": NotePlace("default", 0, alone=True), "x": NotePlace("default", 1)}
-    w = RankingWeights(neighbours=0.5)
+    w = RankingWeights(neighbours=0.5, neighbours_gate=0.0)
     assert smooth_neighbours(ranked, places, w) == ranked  # rule absent, lone alone, x inapplicable
     two = {"lone": NotePlace("default", 0), "rule": NotePlace("default", 1)}
     assert smooth_neighbours(ranked, two, RankingWeights(neighbours=0.0)) == ranked
@@ -113,19 +116,68 @@ def test_memorules_inapplicable_entries_lone_notes_and_off_keep_their_scores() -
 
 def test_the_weight_and_reach_are_settings() -> None:
     weights = load_settings().ranking_weights()
-    assert (weights.neighbours, weights.neighbours_window) == (0.3, 2)
-    off = load_settings(rank_neighbours=0, rank_neighbours_window=1).ranking_weights()
-    assert (off.neighbours, off.neighbours_window) == (0.0, 1)
+    assert (weights.neighbours, weights.neighbours_window, weights.neighbours_gate) == (
+        0.3,
+        2,
+        0.15,
+    )
+    off = load_settings(
+        rank_neighbours=0, rank_neighbours_window=1, rank_neighbours_gate=0
+    ).ranking_weights()
+    assert (off.neighbours, off.neighbours_window, off.neighbours_gate) == (0.0, 1, 0.0)
     for bad in (
         {"rank_neighbours": 1.5},
         {"rank_neighbours": -0.1},
         {"rank_neighbours_window": 0},
         {"rank_neighbours_window": 21},
+        {"rank_neighbours_gate": -0.1},
+        {"rank_neighbours_gate": 1.5},
     ):
         with pytest.raises(InvalidInput) as refused:
             load_settings(**bad)
         [error] = refused.value.errors
         assert error.field == next(iter(bad))
+
+
+def window_at(positions: list[int]) -> tuple[list[Ranked], dict[str, NotePlace]]:
+    """A window of notes ranked in the given order, each written at the given place."""
+    ranked = [note(f"n{p}", 0.9 - 0.001 * i) for i, p in enumerate(positions)]
+    return ranked, {f"n{p}": NotePlace("default", p) for p in positions}
+
+
+def test_order_speaks_when_the_best_notes_sit_together_and_not_when_they_are_scattered() -> None:
+    # 60 window notes of a long log. Side by side: the best 20 are places 0-19.
+    together = list(range(20)) + list(range(100, 400, 7))[:40]
+    ranked, places = window_at(together)
+    assert order_excess(ranked, places, 2) > 0.5
+    w = RankingWeights(neighbours=0.3)  # the default gate, 0.15
+    smoothed = smooth_neighbours(ranked, places, w)
+    assert all(r.parts.neighbours_relevance is not None for r in smoothed)
+    assert smoothed != ranked
+    # Scattered: every note ten places from the next, the best ones no nearer each other
+    # than the rest are: order says nothing, and the window stays as ranked.
+    scattered, places = window_at([10 * i for i in range(60)])
+    assert order_excess(scattered, places, 2) == pytest.approx(0.0)
+    assert smooth_neighbours(scattered, places, w) == scattered
+    # A run of 60 written side by side, ranked in an order unrelated to where they stand:
+    # the best 20 are as close as any 20 would be, about chance.
+    shuffled = list(range(60))
+    random.Random(7).shuffle(shuffled)
+    ranked, places = window_at(shuffled)
+    assert abs(order_excess(ranked, places, 2)) < 0.15
+    assert smooth_neighbours(ranked, places, w) == ranked
+    # The gate at 0 smooths every window.
+    open_ = smooth_neighbours(ranked, places, RankingWeights(neighbours=0.3, neighbours_gate=0))
+    assert open_ != ranked
+
+
+def test_a_window_of_no_more_notes_than_the_test_reads_is_left_as_ranked() -> None:
+    ranked, places = window_at(list(range(ORDER_TOP)))
+    assert order_excess(ranked, places, 2) == 0.0
+    assert smooth_neighbours(ranked, places, RankingWeights(neighbours=0.3)) == ranked
+    # Memorules and inapplicable entries do not count towards the window's notes.
+    rules = [note(f"rule{i}", 0.95) for i in range(10)]
+    assert order_excess([*rules, *ranked], places, 2) == 0.0
 
 
 # -- end to end, on both engines ------------------------------------------------------
@@ -173,7 +225,11 @@ def test_recall_lifts_the_note_written_after_the_match_on_every_engine(store: An
     ids = write_log(service(store), ctx, LOG)
     query = {"query": "deploy failed timeout", "top_k": 5, "source_type": "memory"}
     plain = service(store, rank_neighbours=0).recalls.recall(ctx, validate_recall(query))
-    smoothed = service(store).recalls.recall(ctx, validate_recall(query))
+    # Five notes are too few for the order test (domain.neighbours.ORDER_TOP): by default
+    # the window stays as ranked, and with the gate at 0 it is smoothed.
+    gated = service(store).recalls.recall(ctx, validate_recall(query))
+    assert [m.why for m in gated.matches] == [m.why for m in plain.matches]
+    smoothed = service(store, rank_neighbours_gate=0).recalls.recall(ctx, validate_recall(query))
     before = [ids.index(str(m.memory.id)) for m in plain.matches]
     after = [ids.index(str(m.memory.id)) for m in smoothed.matches]
     # Unsmoothed, the alert note far down the log that repeats the query's words is second;
@@ -196,7 +252,8 @@ def test_recall_lifts_the_note_written_after_the_match_on_every_engine(store: An
     assert all("neighbours_relevance" not in m.why for m in plain.matches)
     # An empty query has no relevance to smooth: the ranking is the unsmoothed one.
     empty = {"query": "", "source_type": "memory"}
-    assert [m.why for m in service(store).recalls.recall(ctx, validate_recall(empty)).matches] == [
+    open_ = service(store, rank_neighbours_gate=0)
+    assert [m.why for m in open_.recalls.recall(ctx, validate_recall(empty)).matches] == [
         m.why
         for m in service(store, rank_neighbours=0)
         .recalls.recall(ctx, validate_recall(empty))

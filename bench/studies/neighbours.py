@@ -46,6 +46,15 @@ only and changes no product code: the rule benchmark is not affected).
 Also recorded, descriptive only (no choice rests on it): how many evidence turns missed by
 today's top 5 sit within ±1 / ±2 turns of a top-5 turn — the ceiling the hypothesis plays for.
 
+``--order`` asks what the pick costs where writing order says nothing, and whether a gate
+can keep that cost off while keeping the gain (added after the pick, 2026-12-07). The same
+windows, with each conversation's turns given shuffled places (seeds 1 and 2): the notes
+are then a bank of separate facts whose neighbours are unrelated. For each, the pick (max,
+±2, μ 0.3) with the product's own order test (``domain.neighbours.order_excess``: how much
+closer together the window's best 20 notes sit than 20 of its notes drawn at random)
+gating it at 0 (no gate), 0.1, 0.15 and 0.2. This part was read before the gate's default
+(0.15) was chosen; the held-out half was not run.
+
 ``--cost-only`` times what the shipped smoothing costs a recall: the tuning half's first
 2,000 turns as one project of 2,000 notes, recalled (top 10, query vectors cached: no
 embedding timed) by two services on the one store, neighbour smoothing off
@@ -56,6 +65,7 @@ round's p50 and their median.
     R=bench/results/studies
     python bench/studies/neighbours.py --json-out $R/neighbours.json
     python bench/studies/neighbours.py --cost-only --json-out $R/neighbours_cost.json
+    python bench/studies/neighbours.py --order --json-out $R/neighbours_order.json
 """
 
 from __future__ import annotations
@@ -63,15 +73,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import mean, median
+from types import SimpleNamespace
 from typing import Any
 
 # bench/ on the path: the shared helpers (lib) and the benchmarks this study drives
@@ -88,6 +100,8 @@ FUNCS: dict[str, Callable[[Sequence[float]], float]] = {"max": max, "mean": mean
 WINDOW = 100  # the recall window section smoothing re-ranks (PRISM_RANK_SECTION_WINDOW)
 KS = (1, 5, 10)
 SE_RULE = 2.0
+GATES = (0.0, 0.1, 0.15, 0.2)  # --order: the order test's thresholds (0: no gate)
+SHUFFLES = (1, 2)  # --order: seeds of the shuffled places
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -95,6 +109,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json-out", type=Path, required=True)
     p.add_argument("--pred-dir", type=Path, default=None, help="keep every cell's PRED.jsonl")
     p.add_argument("--cost-only", action="store_true", help="only time recall off against on")
+    p.add_argument(
+        "--order", action="store_true", help="the pick with shuffled order and with the gate"
+    )
     p.add_argument("--rounds", type=int, default=7, help="--cost-only: passes over the questions")
     p.add_argument("--notes", type=int, default=2000, help="--cost-only: notes in the project")
     return p.parse_args(argv)
@@ -171,6 +188,57 @@ def rescore(
                 scores[j] = e.score + e.lift * mu * (func(around) - e.own)
     order = sorted(range(len(scores)), key=lambda j: (-round(scores[j], 9), j))
     return [q.window[j].key for j in order[: locomo.K]]
+
+
+def excess(q: Question, width: int) -> float:
+    """The product's order test on a question's window (``domain.neighbours.order_excess``)."""
+    from prism_memory.domain.neighbours import NotePlace, order_excess
+
+    ranked = [SimpleNamespace(applicable=True, memory_id=e.key) for e in q.window]
+    places = {e.key: NotePlace("default", e.position) for e in q.window}
+    return order_excess(ranked, places, width)  # type: ignore[arg-type]
+
+
+def shuffled(questions: list[Question], seed: int) -> list[Question]:
+    """The windows with each conversation's turns at shuffled places (one draw each)."""
+    moved: dict[str, list[int]] = {}
+    out = []
+    for q in questions:
+        if q.sample not in moved:
+            moved[q.sample] = list(range(q.turns))
+            random.Random(f"{seed}-{q.sample}").shuffle(moved[q.sample])
+        at = moved[q.sample]
+        out.append(replace(q, window=[replace(e, position=at[e.position]) for e in q.window]))
+    return out
+
+
+def order_study(
+    tune: LocomoTune, questions: list[Question], today: Path, work: Path
+) -> dict[str, Any]:
+    """The pick on ordered and shuffled places, with the order test gating it."""
+    mu, width, func = 0.3, 2, FUNCS["max"]
+    variants = {"ordered": questions}
+    variants.update({f"shuffled {seed}": shuffled(questions, seed) for seed in SHUFFLES})
+    out: dict[str, Any] = {}
+    for name, qs in variants.items():
+        tests = [excess(q, width) for q in qs]
+        out[name] = {"order_excess_mean": round(mean(tests), 4), "gates": {}}
+        for gate in GATES:
+            lines = [
+                {
+                    "sample": q.sample,
+                    "qa_index": q.qa_index,
+                    "ranked": rescore(q, mu if gate == 0 or t >= gate else 0.0, width, func),
+                }
+                for q, t in zip(qs, tests, strict=True)
+            ]
+            pred = work / f"order-{name.replace(' ', '-')}-{gate}.jsonl"
+            pred.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            row = cell(tune, pred, today)
+            row["smoothed"] = sum(gate == 0 or t >= gate for t in tests)
+            out[name]["gates"][str(gate)] = row
+            common.progress(f"{name}, gate {gate}: R@5 {row['recall@5']}")
+    return out
 
 
 def predict(questions: list[Question], path: Path, mu: float, width: int, func_name: str) -> Path:
@@ -313,6 +381,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     reference = tune.predict(work / "locomo-py.jsonl")
     if today.read_bytes() != reference.read_bytes():
         raise SystemExit("μ 0 does not reproduce bench/locomo.py's prediction")
+    if args.order:
+        started = load_average()
+        result = {
+            "half": "tune",
+            "pick": "max/w2/0.3",
+            "questions": len(questions),
+            "gates": list(GATES),
+            "shuffle_seeds": list(SHUFFLES),
+            "load_average": {"start": started},
+            "today": cell(tune, today, None),
+            **order_study(tune, questions, today, work),
+        }
+        result["load_average"]["end"] = load_average()
+        tune.system.close()
+        common.save_report(result, args.json_out, echo=False)
+        return result
     cells: dict[str, dict[str, Any]] = {}
     for func_name in FUNCS:
         for width in WIDTHS:
