@@ -98,7 +98,29 @@ class Settings(BaseModel):
         _W.section_window,
         ge=1,
         le=1000,
-        description="how many of recall's best candidates are smoothed",
+        description="how many of recall's best candidates are smoothed (by section and "
+        "by neighbours)",
+    )
+    rank_neighbours: float = Field(
+        _W.neighbours,
+        ge=0.0,
+        le=1.0,
+        description="μ: a note's relevance is (1 − μ)·its own + μ·the best relevance of the "
+        "notes written within ±rank_neighbours_window places of it, in the recall window "
+        "(0: off)",
+    )
+    rank_neighbours_window: int = Field(
+        _W.neighbours_window,
+        ge=1,
+        le=20,
+        description="how many notes before and after a note in writing order are its neighbours",
+    )
+    rank_neighbours_gate: float = Field(
+        _W.neighbours_gate,
+        ge=0.0,
+        le=1.0,
+        description="smooth by neighbours only when the window's best 20 notes sit closer "
+        "together in writing order than chance by at least this share (0: always)",
     )
     rank_restated: str = Field(
         ",".join(_W.restated),
@@ -286,6 +308,9 @@ class Settings(BaseModel):
             bm25_b=self.rank_bm25_b,
             section=self.rank_section,
             section_window=self.rank_section_window,
+            neighbours=self.rank_neighbours,
+            neighbours_window=self.rank_neighbours_window,
+            neighbours_gate=self.rank_neighbours_gate,
         )
 
 

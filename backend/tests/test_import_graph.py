@@ -265,6 +265,9 @@ REVIEWED_LONG_MODULES: dict[str, str] = {
     "prism_memory.domain.adherence.propose": "candidate checks from the text of a rule: the "
     "shapes people write (replacements, prohibitions, git's, orders, companion edits) and the "
     "escaped patterns built from them; one derivation, read as a whole when a check is wrong",
+    "prism_memory.trigraph.port": "the storage port: every Protocol an engine implements "
+    "(reads, recall, writes, adherence, admin) and the records they pass, already split by use; "
+    "one module so an engine's author reads the whole contract in one place",
     "prism_memory.formats.rules_io.markdown": "the walk of a rule file's Markdown block tree "
     "into units: paragraphs, lists, lead-ins, procedures, checklists and code each decide with "
     "the state the walk carries (the reading of lists, tables and exceptions is already apart)",

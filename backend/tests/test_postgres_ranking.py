@@ -209,7 +209,7 @@ def assert_same(here: RecallResult, there: RecallResult) -> None:
     for a, b in zip(here.matches, there.matches, strict=True):
         assert b.score == pytest.approx(a.score, abs=1e-6)
         assert b.applicable == a.applicable
-        close = ("relevance", "lexical", "score", "section_relevance")
+        close = ("relevance", "lexical", "score", "section_relevance", "neighbours_relevance")
         assert {k: v for k, v in b.why.items() if k not in close} == {
             k: v for k, v in a.why.items() if k not in close
         }
@@ -243,8 +243,11 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     both = BothEngines(sqlite, postgres)
     writer = MemoryRooms(MemoryDeps(both, embedder, MemoruleService(both, embedder, 0.9)))  # type: ignore[arg-type]
     populate(rng, writer, 120)
+    # Random notes are in no order that speaks, so the neighbour gate would leave every
+    # window as ranked: at 0 every window is smoothed, and both engines' note places count.
+    weights = load_settings(rank_neighbours_gate=0).ranking_weights()
     readers = [
-        MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.9)))
+        MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.9), weights))
         for store in (sqlite, postgres)
     ]
     seen: list[Any] = []
@@ -260,6 +263,7 @@ def test_postgres_top_k_equals_the_embedded_engines_on_random_data(
     assert {m.why["scope"] for m in seen} == {"global", "org", "project", "persona"}
     assert {m.memory.kind.value for m in seen} == {"note", "memorule"}
     assert {m.why.get("section") for m in seen} == {None, "testing", "deploys", "style"}
+    assert any(m.why.get("neighbours_relevance", 0) > 0 for m in seen)  # notes' neighbours
     other = context(rng, tenant="other")
     assert readers[1].recalls.recall(other, validate_recall({"query": "deploy"})).matches == []
 

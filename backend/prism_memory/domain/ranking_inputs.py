@@ -64,6 +64,14 @@ class RankingWeights:
     # (``domain.sections``): a memory's relevance is (1 − λ)·its own + λ·its section's mean.
     section: float = 0.5
     section_window: int = 100
+    # μ of the neighbour smoothing recall applies to the notes of the same window
+    # (``domain.neighbours``): a note's relevance is (1 − μ)·its own + μ·the best of the
+    # notes within ±``neighbours_window`` places of it in writing order.
+    neighbours: float = 0.3
+    neighbours_window: int = 2
+    # ... only when the window's best notes sit closer together in writing order than
+    # chance by at least this much (``domain.neighbours.order_excess``; 0: always).
+    neighbours_gate: float = 0.15
 
     def by_confidence_code(self) -> FloatArray:
         return np.array([getattr(self, name) for name in CONFIDENCE_WEIGHT], dtype=np.float64)

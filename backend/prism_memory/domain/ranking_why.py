@@ -30,7 +30,8 @@ def normalise_key(value: str | None) -> str | None:
 class ScoreParts:
     """The parts of one ranked memory's score, as the ranking computed them (not rounded).
 
-    What reads a score's parts (section smoothing, ``domain.sections``) reads them here;
+    What reads a score's parts (section and neighbour smoothing, ``domain.sections``,
+    ``domain.neighbours``) reads them here;
     :meth:`why` renders them, rounded, for the caller — the only place ``why`` is made.
     """
 
@@ -47,6 +48,8 @@ class ScoreParts:
     # Set by section smoothing (``domain.sections``): the section and its mean relevance.
     section: str | None = None
     section_relevance: float | None = None
+    # Set by neighbour smoothing (``domain.neighbours``): a note's neighbours' best relevance.
+    neighbours_relevance: float | None = None
 
     def why(self, score: float) -> dict[str, Any]:
         """The ``why`` of a memory scored ``score`` with these parts, as callers see it."""
@@ -66,6 +69,8 @@ class ScoreParts:
         if self.section_relevance is not None:
             out["section"] = self.section
             out["section_relevance"] = round(self.section_relevance, 6)
+        if self.neighbours_relevance is not None:
+            out["neighbours_relevance"] = round(self.neighbours_relevance, 6)
         return out
 
 

@@ -80,7 +80,7 @@ def smooth(
         return list(ranked)
     out = list(ranked)
     for rows in groups:
-        mixed = {i: _relevance(ranked[i], is_memorule[i], weights) for i in rows}
+        mixed = {i: relevance_of(ranked[i], is_memorule[i], weights) for i in rows}
         mean = sum(mixed.values()) / len(rows)
         for i in rows:
             r = ranked[i]
@@ -94,7 +94,8 @@ def smooth(
     return [out[i] for i in order]
 
 
-def _relevance(r: Ranked, is_memorule: bool, weights: RankingWeights) -> float:
-    """The hybrid relevance ``rank`` scored ``r`` with, from its score parts."""
+def relevance_of(r: Ranked, is_memorule: bool, weights: RankingWeights) -> float:
+    """The hybrid relevance ``rank`` scored ``r`` with, from its score parts (a memorule's
+    lexical share is ``lexical``, a note's ``lexical_note``)."""
     alpha = weights.lexical if is_memorule else weights.lexical_note
     return (1.0 - alpha) * r.parts.relevance + alpha * r.parts.lexical

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from prism_memory.domain.ranking import normalise_key
+from prism_memory.domain.neighbours import smooth_neighbours
+from prism_memory.domain.ranking import Ranked, normalise_key
 from prism_memory.domain.records import (
     APPLIES_TO_KEYS,
     Kind,
@@ -60,9 +61,10 @@ class RecallService:
         # Relevance is scored without the words that only restate the context (DESIGN §6).
         text = without_restated(q.query, ctx, deps.weights.restated)
         qvec = deps.embedder.embed([text])[0] if text.strip() else None
-        # Section smoothing re-ranks the best ``section_window`` (DESIGN §6; domain.sections).
+        # Section and neighbour smoothing re-rank the best ``section_window`` (DESIGN §6;
+        # domain.sections, domain.neighbours).
         w = deps.weights
-        smoothed = w.section > 0.0 and qvec is not None
+        smoothed = (w.section > 0.0 or w.neighbours > 0.0) and qvec is not None
         window = max(q.top_k, w.section_window) if smoothed else q.top_k
         page = deps.store.recall(
             ctx.tenant_id,
@@ -80,13 +82,7 @@ class RecallService:
         )
         ranked = page.ranked
         if smoothed and len(ranked) > 1:
-            heads = page.subjects
-            if heads is None:
-                heads = deps.store.subjects(ctx.tenant_id, [r.memory_id for r in ranked])
-            kept = [(r, heads[r.memory_id]) for r in ranked if r.memory_id in heads]
-            sections = [section_of(subject) for _, (_, subject) in kept]
-            rules = [kind is Kind.MEMORULE for _, (kind, _) in kept]
-            ranked = smooth([r for r, _ in kept], sections, rules, w)
+            ranked = self._smoothed(ctx, ranked, page.subjects, q.top_k)
         ranked = ranked[: q.top_k]
         found = deps.store.get_many(ctx.tenant_id, [UUID(r.memory_id) for r in ranked])
         matches = []
@@ -97,3 +93,29 @@ class RecallService:
         if served_as is not None and deps.served is not None:
             deps.served.record(ctx, served_as, q.query, matches)
         return RecallResult(matches, deps.embedder.model_id, page.candidates)
+
+    def _smoothed(
+        self,
+        ctx: SessionContext,
+        ranked: list[Ranked],
+        heads: dict[str, tuple[Kind, str | None]] | None,
+        keep: int,
+    ) -> list[Ranked]:
+        """The window re-ranked by section, then its notes by their neighbours (at least
+        its best ``keep``)."""
+        deps, w = self.deps, self.deps.weights
+        if heads is None:
+            heads = deps.store.subjects(ctx.tenant_id, [r.memory_id for r in ranked])
+        kept = [(r, heads[r.memory_id]) for r in ranked if r.memory_id in heads]
+        window = [r for r, _ in kept]
+        if w.section > 0.0:
+            sections = [section_of(subject) for _, (_, subject) in kept]
+            rules = [kind is Kind.MEMORULE for _, (kind, _) in kept]
+            window = smooth(window, sections, rules, w)
+        notes = [r.memory_id for r, (kind, _) in kept if kind is Kind.NOTE]
+        if w.neighbours > 0.0 and notes:
+            places = deps.store.note_places(
+                ctx.tenant_id, ctx.project_id, notes, w.neighbours_window
+            )
+            window = smooth_neighbours(window, places, w, keep)
+        return window

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from prism_memory.domain.adherence.rules import CheckedRule
+from prism_memory.domain.neighbours import NotePlace
 from prism_memory.domain.ranking import Ranked, RankingWeights
 from prism_memory.domain.records import (
     AuditDraft,
@@ -269,6 +270,14 @@ class RecallStore(Protocol):
         Raises:
             StorageError: the engine failed.
         """
+        ...
+
+    def note_places(
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str], reach: int
+    ) -> dict[str, NotePlace]:
+        """Where each of ``memory_ids`` that is a live note of ``project_id`` stands in
+        writing order in its namespace, exact up to ``reach`` places (absent: not such a
+        note): what neighbour smoothing reads (``domain.neighbours``, ``note_places_sql``)."""
         ...
 
     def near_duplicates(

@@ -317,6 +317,19 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "ALTER TABLE memory ADD COLUMN pinned boolean NOT NULL DEFAULT false",
         ],
     ),
+    (
+        11,
+        "recall_index_notes_in_order",
+        [
+            # See prism_memory.trigraph.sqlite.schema, migration 11: the project's notes
+            # per namespace in writing order, for recall's neighbour smoothing. Not partial
+            # to live rows: postgres/note_places.py tests liveness from the included column,
+            # so the planner cannot take the project index (partial to live rows) instead,
+            # as it did on a table without statistics (30 ms, not 1, at 2,000 notes).
+            "CREATE INDEX recall_index_notes_in_order "
+            "ON recall_index (tenant_id, project_id, kind, namespace, memory_id) INCLUDE (active)",
+        ],
+    ),
 ]
 
 # The HNSW index on the 384-d vectors (pgvector's inner product) through which recall

@@ -31,6 +31,7 @@ from uuid import UUID
 from psycopg import errors as pgerrors
 
 from prism_memory.domain.adherence.rules import CheckedRule
+from prism_memory.domain.neighbours import NotePlace
 from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState
 from prism_memory.embeddings.port import Vector
 from prism_memory.errors import StorageError
@@ -51,6 +52,7 @@ from prism_memory.trigraph.port import (
     WriteOutcome,
 )
 from prism_memory.trigraph.postgres import checked_rules, rows
+from prism_memory.trigraph.postgres import note_places as postgres_note_places
 from prism_memory.trigraph.postgres import preselect as postgres_preselect
 from prism_memory.trigraph.postgres import ranking as postgres_ranking
 from prism_memory.trigraph.postgres import transfer as postgres_transfer
@@ -281,6 +283,14 @@ class PostgresStore:
                 conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {VECTOR_INDEX}")
             self._vector_index = None
             return self._has_vector_index(conn)
+
+    def note_places(
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str], reach: int
+    ) -> dict[str, NotePlace]:
+        if not memory_ids:
+            return {}
+        with self.pool.connection() as conn:
+            return postgres_note_places.note_places(conn, tenant_id, project_id, memory_ids, reach)
 
     def near_duplicates(
         self,

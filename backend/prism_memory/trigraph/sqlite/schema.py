@@ -314,4 +314,15 @@ MIGRATIONS: Final[list[tuple[int, str, list[Step]]]] = [
             "ON recall_index (tenant_id, project_id, active, memorule_kind)",
         ],
     ),
+    (
+        11,
+        "recall_index_notes_in_order",
+        [
+            # Recall's neighbour smoothing numbers a project's live notes per namespace in
+            # writing order (trigraph/note_places_sql.py): read from this index alone, in
+            # its order, without the rows (their vectors) or a sort.
+            "CREATE INDEX recall_index_notes_in_order "
+            "ON recall_index (tenant_id, project_id, kind, active, namespace, memory_id)",
+        ],
+    ),
 ]

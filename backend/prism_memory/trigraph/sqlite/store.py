@@ -19,6 +19,7 @@ from uuid import UUID
 import numpy as np
 
 from prism_memory.domain.adherence.rules import CheckedRule
+from prism_memory.domain.neighbours import NotePlace
 from prism_memory.domain.ranking import Candidates
 from prism_memory.domain.records import Kind, MemoruleAudit, Memory, MemoryState, iso
 from prism_memory.embeddings.port import Vector
@@ -41,6 +42,7 @@ from prism_memory.trigraph.port import (
 )
 from prism_memory.trigraph.sqlite import checked_rules, rows
 from prism_memory.trigraph.sqlite import near_duplicates as sqlite_near
+from prism_memory.trigraph.sqlite import note_places as sqlite_note_places
 from prism_memory.trigraph.sqlite import recall as sqlite_recall
 from prism_memory.trigraph.sqlite import write as sqlite_write
 from prism_memory.trigraph.sqlite.conn import SQLiteFile
@@ -204,6 +206,15 @@ class SQLiteStore:
     def recall(self, tenant_id: UUID, request: RecallRequest) -> RankedPage:
         cands = self.candidates(tenant_id, request.filter, request.model)
         return rank_snapshot(cands, request)
+
+    def note_places(
+        self, tenant_id: UUID, project_id: UUID, memory_ids: list[str], reach: int
+    ) -> dict[str, NotePlace]:
+        if not memory_ids:
+            return {}
+        return sqlite_note_places.note_places(
+            self.file.connection(), tenant_id, project_id, memory_ids, reach
+        )
 
     def near_duplicates(
         self,
