@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -15,14 +13,10 @@ from prism_memory.domain.contract.remember import validate_remember
 from prism_memory.domain.neighbours import ORDER_TOP, NotePlace, order_excess, smooth_neighbours
 from prism_memory.domain.ranking import CONFIDENCE_CODE, Ranked, RankingWeights, parts_of
 from prism_memory.domain.records import SessionContext
-from prism_memory.embeddings.fake import FakeEmbedder
 from prism_memory.errors import InvalidInput
-from prism_memory.services.memorule_service import MemoruleService
-from prism_memory.services.memory_deps import MemoryDeps
 from prism_memory.services.memory_rooms import MemoryRooms
 from prism_memory.settings import load_settings
-from prism_memory.trigraph.postgres.store import PostgresStore
-from prism_memory.trigraph.sqlite.store import SQLiteStore
+from tests import test_recall_sections as recall_sections
 
 
 def note(name: str, cosine: float, lexical: float = 0.0, applicable: bool = True) -> Ranked:
@@ -182,27 +176,10 @@ def test_a_window_of_no_more_notes_than_the_test_reads_is_left_as_ranked() -> No
 
 # -- end to end, on both engines ------------------------------------------------------
 
-ENGINES: list[Any] = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-@pytest.fixture(params=ENGINES)
-def store(request: pytest.FixtureRequest, db_path: Path) -> Iterator[Any]:
-    if request.param == "sqlite":
-        made: Any = SQLiteStore(db_path)
-    else:
-        made = PostgresStore(request.getfixturevalue("pg_url"))
-    made.migrate()
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-def service(store: Any, **settings: Any) -> MemoryRooms:
-    embedder = FakeEmbedder()
-    weights = load_settings(**settings).ranking_weights()
-    return MemoryRooms(MemoryDeps(store, embedder, MemoruleService(store, embedder, 0.99), weights))
-
+# The same engines (a store fixture over SQLite and PostgreSQL) and service as section
+# smoothing's tests.
+store = recall_sections.store
+service = recall_sections.service
 
 LOG = [  # an agent's running log, in writing order: the cause sits after the symptom
     "The nightly deploy failed with a timeout on the database migration.",
