@@ -23,7 +23,7 @@ which ``why`` shows. Chosen on LoCoMo's tuning half (``bench/studies/neighbours.
 
 **Only where writing order speaks.** Where notes are not a sequence (a bank of separate
 facts, written in any order), a note's neighbours are unrelated notes, and lifting them
-costs recall (LoCoMo's tuning half with each conversation's turns shuffled: R@5 −0.045).
+costs recall (LoCoMo's tuning half with each conversation's turns shuffled: R@5 −0.05).
 So recall first asks whether the window's order carries anything for this query
 (:func:`order_excess`): how much more often its best :data:`ORDER_TOP` notes have another of
 them within the reach than the same number of its notes drawn at random would. Only when
