@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from prism_memory.domain.neighbours import smooth_neighbours
+from prism_memory.domain.neighbours import ORDER_TOP, smooth_neighbours
 from prism_memory.domain.ranking import Ranked, normalise_key
 from prism_memory.domain.records import (
     APPLIES_TO_KEYS,
@@ -113,7 +113,10 @@ class RecallService:
             rules = [kind is Kind.MEMORULE for _, (kind, _) in kept]
             window = smooth(window, sections, rules, w)
         notes = [r.memory_id for r, (kind, _) in kept if kind is Kind.NOTE]
-        if w.neighbours > 0.0 and notes:
+        # A window of no more notes than the order test reads is left as ranked under a
+        # gate, so the engine is not asked where they stand.
+        gated_out = w.neighbours_gate > 0.0 and len(notes) <= ORDER_TOP
+        if w.neighbours > 0.0 and notes and not gated_out:
             places = deps.store.note_places(
                 ctx.tenant_id, ctx.project_id, notes, w.neighbours_window
             )
