@@ -65,3 +65,49 @@ def test_the_score_script_counts_every_message_of_every_part(tmp_path: Path) -> 
         assert f["messages"] == len(rows)
         assert f["true_positives"] + f["misses"] == sum(bool(r["lasting"]) for r in rows)
         assert 0.0 <= f["precision"] <= 1.0 and 0.0 <= f["recall"] <= 1.0
+
+
+def _score_module() -> object:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("capture_others_score", SET / "score.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["dev", "setaside", "setaside2"])
+def test_adjudicated_labels_are_the_agreed_label_or_the_third_call(name: str) -> None:
+    score = _score_module()
+    first = _part(name)
+    second = {
+        row["id"]: row["lasting"]
+        for row in map(json.loads, (SET / "agreement" / "second.jsonl").read_text().splitlines())
+        if row["part"] == name
+    }
+    calls = {
+        row["id"]: row["lasting"]
+        for row in map(
+            json.loads, (SET / "agreement" / "adjudicated.jsonl").read_text().splitlines()
+        )
+        if row["part"] == name
+    }
+    adjudicated = {r["id"]: r["lasting"] for r in score.load(name, "adjudicated")}  # type: ignore[attr-defined]
+    assert set(adjudicated) == {r["id"] for r in first}
+    disagreed = {r["id"] for r in first if r["lasting"] != second[r["id"]]}
+    assert set(calls) == disagreed and disagreed
+    for r in first:
+        expected = calls[r["id"]] if r["id"] in disagreed else r["lasting"]
+        assert adjudicated[r["id"]] is expected, r["id"]
+
+
+def test_adjudicated_refuses_calls_that_do_not_cover_the_disagreements(tmp_path: Path) -> None:
+    score = _score_module()
+    rows = (SET / "agreement" / "adjudicated.jsonl").read_text().splitlines()
+    setaside = [line for line in rows if json.loads(line)["part"] == "setaside"]
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(setaside[1:]) + "\n")
+    score.ADJUDICATED = short  # type: ignore[attr-defined]
+    with pytest.raises(score.AdjudicationMismatchError, match="without a call"):  # type: ignore[attr-defined]
+        score.load("setaside", "adjudicated")  # type: ignore[attr-defined]
