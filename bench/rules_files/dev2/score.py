@@ -9,6 +9,7 @@
     python bench/rules_files/dev2/score.py --split holdout7 # the seventh round's blind files
     python bench/rules_files/dev2/score.py --split holdout8 # the eighth round's blind files
     python bench/rules_files/dev2/score.py --split holdout9 # the ninth round's blind files
+    python bench/rules_files/dev2/score.py --split holdout10 # the tenth round's blind files
     python bench/rules_files/dev2/score.py --json bench/results/rules_files_dev2.json
 
 Every file of ``corpus/`` is read as ``prism import-rules <its folder>`` reads it and scored
@@ -68,7 +69,7 @@ from prism_memory.settings import load_settings  # noqa: E402
 
 # dev/holdout: issue 30's first corpus; dev3/holdout3: its fresh blind round;
 # holdout4: the fourth round's blind files (never tuned on); dev5/holdout5: the fifth
-# round's blind files, split by a seeded draw; holdout6 to holdout9: the sixth to ninth
+# round's blind files, split by a seeded draw; holdout6 to holdout10: the sixth to tenth
 # rounds' blind files, all set aside (never tuned on)
 SPLITS = (
     "dev",
@@ -82,6 +83,7 @@ SPLITS = (
     "holdout7",
     "holdout8",
     "holdout9",
+    "holdout10",
 )
 
 _DROP = re.compile(r"[#>|]|^\s*[-+*]\s|^\s*\d+[.)]\s", re.MULTILINE)
