@@ -378,14 +378,53 @@ def pooled(cases: list[FileCase], keeps: dict[str, list[bool]] | None) -> dict[s
     return out
 
 
+def probabilities(w: np.ndarray, cases: list[FileCase]) -> dict[str, list[float]]:
+    return {
+        case.file: [float(v) for v in predict(w, features(case.candidates))]
+        if case.candidates
+        else []
+        for case in cases
+    }
+
+
 def decide(w: np.ndarray, cases: list[FileCase]) -> dict[str, list[bool]]:
-    out = {}
-    for case in cases:
-        if not case.candidates:
-            out[case.file] = []
-            continue
-        p = predict(w, features(case.candidates))
-        out[case.file] = [bool(v >= THRESHOLD) for v in p]
+    return {f: [v >= THRESHOLD for v in p] for f, p in probabilities(w, cases).items()}
+
+
+def _auc(scores: list[float], truth: list[bool]) -> float | None:
+    """The chance a positive unit scores above a negative one (ties count half)."""
+    pos = [s for s, t in zip(scores, truth, strict=True) if t]
+    neg = [s for s, t in zip(scores, truth, strict=True) if not t]
+    if not pos or not neg:
+        return None
+    wins = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg)
+    return round(wins / (len(pos) * len(neg)), 3)
+
+
+def disagreement(w: np.ndarray, cases: list[FileCase]) -> dict[str, Any]:
+    """Where the model parts from the importer, and how well it ranks the units inside
+    each of the importer's decisions (the only place a flip can come from); the
+    importer's own ``rule_likeness`` ranked the same way, for comparison."""
+    probs = probabilities(w, cases)
+    rows = [
+        (c, p) for case in cases for c, p in zip(case.candidates, probs[case.file], strict=True)
+    ]
+    out: dict[str, Any] = {}
+    for name, kept in (("kept", True), ("skipped", False)):
+        part = [(c, p) for c, p in rows if c.kept is kept]
+        truth = [c.positive for c, _ in part]
+        flips = [c for c, p in part if (p >= THRESHOLD) is not kept]
+        out[name] = {
+            "units": len(part),
+            "positive": sum(truth),
+            "auc_model": _auc([p for _, p in part], truth),
+            "auc_likeness": _auc([c.likeness for c, _ in part], truth),
+            "flipped": len(flips),
+            "flipped_right": sum(c.positive is not kept for c in flips),
+            "max_p" if not kept else "min_p": round(
+                (max if not kept else min)((p for _, p in part), default=0.0), 3
+            ),
+        }
     return out
 
 
@@ -461,7 +500,11 @@ def leave_one_split_out(cases: list[FileCase], l2: float) -> dict[str, Any]:
     for split in TUNING:
         held = [c for c in cases if c.split == split]
         w = fit([c for c in cases if c.split != split], l2)
-        rows[split] = {"importer": pooled(held, None), "with_model": pooled(held, decide(w, held))}
+        rows[split] = {
+            "importer": pooled(held, None),
+            "with_model": pooled(held, decide(w, held)),
+            "disagreement": disagreement(w, held),
+        }
         print(f"  {split}: {rows[split]}", flush=True)
     mean = {
         who: round(sum(r[who]["f1"] for r in rows.values()) / len(rows), 3)
@@ -521,6 +564,7 @@ def main(argv: list[str] | None = None) -> int:
         keeps = decide(w, test)
         report["test"] = {"importer": pooled(test, None), "with_model": pooled(test, keeps)}
         report["test_wrong"] = wrong_units(test, keeps)
+        report["test_disagreement"] = disagreement(w, test)
         print(f"{TEST}: {report['test']}")
     if args.json:
         text = json.dumps(report, indent=1, ensure_ascii=False, sort_keys=True)
