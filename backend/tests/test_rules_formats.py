@@ -526,3 +526,33 @@ def test_windsurf_globs_scope_rules_only_with_a_glob_trigger(
     )
     (parsed,) = read_rule_files([tmp_path / ".windsurf/rules/py.md"], tmp_path)
     assert {json.dumps(u.applies_to) for u in parsed.units if u.kind} == {json.dumps(surface)}
+
+
+# a rule whose code block (not in a list) holds a line of spaces only, as editors leave them
+SPACED = (
+    "# Pull requests\n\n"
+    "**Always write the pull request's description in this form:**\n\n"
+    "```markdown\n# Title\n\n1. **What changed**\n   - details\n   \n2. **Why**\n```\n"
+)
+
+
+@pytest.mark.parametrize("fmt", [ExportFormat.COPILOT, ExportFormat.AGENTS_MD])
+def test_a_code_line_of_spaces_neither_breaks_the_round_trip_nor_reads_as_an_edit(
+    services: Services, make_ctx: ContextFactory, tmp_path: Path, fmt: ExportFormat
+) -> None:
+    ctx = make_ctx(project="one")
+    name = SOURCES[fmt][0]
+    write(tmp_path / "src", name, SPACED)
+    assert run_import(services, ctx, tmp_path / "src", name).counts()["written"] == 1
+    [(_, body, _, _)] = rules_of(services, ctx)
+    assert "\n   \n" not in body and "   - details\n\n2. **Why**" in body
+    out = tmp_path / "out"
+    files = export(services, ctx, fmt)  # the export indents the code block's lines
+    for f in files:
+        write(out, f.name, f.text)
+    assert written(run_import(services, ctx, out, *[f.name for f in files])) == 0
+    fresh = make_ctx(tenant="elsewhere", project="two")
+    run_import(services, fresh, out, *[f.name for f in files])
+    assert rules_of(services, fresh) == rules_of(services, ctx)
+    # the file unchanged, read again: nothing written
+    assert written(run_import(services, ctx, tmp_path / "src", name)) == 0

@@ -244,8 +244,8 @@ def line_at(offsets: list[int], position: int) -> int:
 
 
 def join(lines: list[Line]) -> str:
-    """Lines as one text, their common indentation removed."""
-    texts = [t for _, t in lines]
+    """Lines as one text, their common indentation removed, lines of white space empty."""
+    texts = [t if t.strip() else "" for _, t in lines]
     indents = [len(t) - len(t.lstrip(" ")) for t in texts if t.strip()]
     cut = min(indents) if indents else 0
     return "\n".join(t[cut:] if t[:cut].strip() == "" else t for t in texts).strip("\n").rstrip()

@@ -3,7 +3,7 @@
 Stored records remember their source: a memorule in its evidence (``file:X#L3-L5``), a
 note in its subject's tag. For one file, units and the records from that file pair up:
 
-1. same text (exactly) → unchanged, nearest lines first;
+1. same text (white space at line ends aside) → unchanged, nearest lines first;
 2. similar text of the same record type (similarity ≥ 0.6, or ≥ 0.3 at the same first
    line) → an edit: the record gets a new version;
 3. the rest: new units are created; records left over are no longer in the file.
@@ -19,7 +19,13 @@ from typing import Final
 from uuid import UUID
 
 from prism_memory.domain.records import Kind, Memory, MemoryState, SessionContext, Status
-from prism_memory.formats.rules_io.records import Location, Unit, parse_tag, shorten_path
+from prism_memory.formats.rules_io.records import (
+    Location,
+    Unit,
+    comparable,
+    parse_tag,
+    shorten_path,
+)
 from prism_memory.formats.rules_io.requests import note_location
 from prism_memory.trigraph.dump import MemoryDump
 from prism_memory.trigraph.port import TriGraphStore
@@ -86,11 +92,11 @@ def pair(units: list[Unit], indexes: Iterable[int], stored: list[Stored]) -> Pai
     ordered = sorted(stored, key=lambda s: (s.location.line_start, str(s.memory.id)))
     by_body: dict[str, list[Stored]] = {}
     for s in ordered:
-        by_body.setdefault(s.state.body.strip(), []).append(s)
+        by_body.setdefault(comparable(s.state.body), []).append(s)
     same: list[tuple[int, Stored]] = []
     taken: set[UUID] = set()
     for i in indexes:
-        matches = by_body.get(units[i].text.strip(), [])
+        matches = by_body.get(comparable(units[i].text), [])
         if matches:
             line = units[i].location.line_start
             best = min(matches, key=lambda s: abs(s.location.line_start - line))

@@ -31,6 +31,7 @@ from prism_memory.formats.rules_io.records import (
     NotesMode,
     ParsedFile,
     Unit,
+    comparable,
     front_of,
 )
 from prism_memory.formats.rules_io.requests import (
@@ -211,7 +212,7 @@ def item_for(
 def changes(unit: Unit, state: MemoryState, exported: bool) -> dict[str, Any]:
     """What the file says differently from the stored state (see the module doc)."""
     wanted: dict[str, Any] = {}
-    if unit.text.strip() != state.body.strip():
+    if comparable(unit.text) != comparable(state.body):
         wanted["body"] = unit.text
         subject = note_subject(unit) if state.memorule_kind is None else subject_for(unit)
         if subject != state.subject:

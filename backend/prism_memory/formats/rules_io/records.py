@@ -84,6 +84,13 @@ class Location:
         return f"{EVIDENCE_PREFIX}{shorten_path(self.path)}#L{self.line_start}-L{self.line_end}"
 
 
+def comparable(text: str) -> str:
+    """A rule's text as an import compares it: white space at the ends of its lines is no
+    part of it (an export indents a code block's blank-looking lines; a reader may keep or
+    drop their spaces), so such a difference is never an edit."""
+    return "\n".join(line.rstrip() for line in text.strip().split("\n"))
+
+
 def shorten_path(path: str) -> str:
     """The path as it goes in a tag: long ones keep their tail, marked with a leading ``…``."""
     if len(path) <= PATH_IN_TAG_MAX:

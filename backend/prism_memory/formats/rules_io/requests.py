@@ -21,7 +21,7 @@ from uuid import UUID
 
 from prism_memory.domain.records import SessionContext
 from prism_memory.domain.validation import SUBJECT_MAX, SUBJECT_MIN
-from prism_memory.formats.rules_io.records import Location, Unit, parse_tag
+from prism_memory.formats.rules_io.records import Location, Unit, comparable, parse_tag
 from prism_memory.formats.rules_io.sentences import code_spans, sentence_spans
 
 SENTENCE_MAX: Final = 160
@@ -55,7 +55,7 @@ def first_sentence(text: str) -> str:
 
 def body_digest(body: str) -> str:
     """A short digest of a rule's body, tying a subject stated in an export to that body."""
-    return hashlib.sha256(body.strip().encode()).hexdigest()[:12]
+    return hashlib.sha256(comparable(body).encode()).hexdigest()[:12]
 
 
 def subject_for(unit: Unit) -> str:
