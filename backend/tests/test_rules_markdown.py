@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from prism_memory.domain.records import MemoruleKind
-from prism_memory.formats.rules_io.kinds import guess_kind, rule_likeness
+from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD, guess_kind, rule_likeness
 from prism_memory.formats.rules_io.records import ParsedFile, Unit
 from prism_memory.formats.rules_io.requests import memorule_request, subject_for
 from prism_memory.services.rules_import import read_rule_files
@@ -224,6 +224,36 @@ def test_rule_likeness_is_a_score_another_ranking_can_reuse() -> None:
     )
     assert with_lead > under_rules > rule_likeness("Requested work is done.")
     assert rule_likeness("What does the cache invalidate on?") == 0.0
+
+
+def test_every_keep_or_skip_decision_reads_the_one_threshold_an_import_is_given(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "# Project\n\n## Technical decisions\n\n"
+        "- Object pooling for performance with many entities\n"
+        "- An entity component system for game entities\n"
+        "- Never commit secrets.\n"
+    )
+    path = tmp_path / "AGENTS.md"
+    path.write_text(text, encoding="utf-8")
+    statement = rule_likeness(
+        "Object pooling for performance with many entities",
+        ["Technical decisions"],
+        list_entry=True,
+    )
+
+    def kept(threshold: float) -> list[str]:
+        [parsed] = read_rule_files([path], tmp_path, threshold)
+        return [u.text for u in rules(parsed)]
+
+    assert kept(RULE_THRESHOLD) == [u.text for u in rules(parse(tmp_path, text))]
+    assert kept(statement + 0.01) == ["Never commit secrets."]
+    assert kept(statement) == [
+        "Object pooling for performance with many entities",
+        "An entity component system for game entities",
+        "Never commit secrets.",
+    ]
 
 
 def test_the_labelled_corpus_of_real_files_meets_the_issue_17_bars(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from prism_memory.domain.records import MemoruleWrite, SessionContext, Status
 from prism_memory.errors import FieldError, InvalidInput, PrismError
 from prism_memory.formats.rules_io.formats import parse_rule_file
 from prism_memory.formats.rules_io.imports import MAX_DEPTH, follows_imports, resolve
+from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD
 from prism_memory.formats.rules_io.matching import stored_by_path
 from prism_memory.formats.rules_io.planning import Planner, Step
 from prism_memory.formats.rules_io.reading import display_path, expand_paths, read_rule_file
@@ -57,7 +58,9 @@ class ImportOptions:
     retire_missing: bool = False
 
 
-def read_rule_files(paths: Sequence[Path], cwd: Path) -> list[ParsedFile]:
+def read_rule_files(
+    paths: Sequence[Path], cwd: Path, threshold: float = RULE_THRESHOLD
+) -> list[ParsedFile]:
     """Read and split every file (folders are searched); refuse all if any is unsafe.
 
     A CLAUDE.md's ``@path`` imports are followed as Claude Code follows them (see
@@ -68,11 +71,13 @@ def read_rule_files(paths: Sequence[Path], cwd: Path) -> list[ParsedFile]:
     Args:
         paths: files or folders.
         cwd: paths inside it are shown (and tagged) relative to it.
+        threshold: the :func:`~prism_memory.formats.rules_io.kinds.rule_likeness` from
+            which a piece of a file is kept as a rule (the default is the importer's).
 
     Raises:
         InvalidInput: every missing, binary, non-UTF-8 or oversize file at once.
     """
-    reader = _Reader(cwd)
+    reader = _Reader(cwd, threshold)
     for path in expand_paths(paths):
         reader.read(path, None, ())
     if reader.errors:
@@ -83,6 +88,7 @@ def read_rule_files(paths: Sequence[Path], cwd: Path) -> list[ParsedFile]:
 @dataclass
 class _Reader:
     cwd: Path
+    threshold: float
     parsed: list[ParsedFile] = field(default_factory=list)
     errors: list[FieldError] = field(default_factory=list)
     seen: set[Path] = field(default_factory=set)
@@ -94,7 +100,7 @@ class _Reader:
         self.seen.add(resolved)
         shown = display_path(path, self.cwd)
         try:
-            parsed = parse_rule_file(read_rule_file(path, shown))
+            parsed = parse_rule_file(read_rule_file(path, shown), self.threshold)
         except InvalidInput as exc:
             self.errors.extend(exc.errors)
             return

@@ -11,6 +11,7 @@
     python bench/rules_files/dev2/score.py --split holdout9 # the ninth round's blind files
     python bench/rules_files/dev2/score.py --split holdout10 # the tenth round's blind files
     python bench/rules_files/dev2/score.py --json bench/results/rules_files_dev2.json
+    python bench/rules_files/dev2/score.py --split dev --threshold 0.45  # see threshold.py
 
 Every file of ``corpus/`` is read as ``prism import-rules <its folder>`` reads it and scored
 against the labels beside it, written blind (before the importer ran on the file):
@@ -58,6 +59,7 @@ from prism_memory.domain.records import SessionContext  # noqa: E402
 from prism_memory.errors import InvalidInput  # noqa: E402
 from prism_memory.formats.rules_io.exporter import ExportFormat, render  # noqa: E402
 from prism_memory.formats.rules_io.frontmatter import parse_front_matter  # noqa: E402
+from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD  # noqa: E402
 from prism_memory.formats.rules_io.records import Action, Unit  # noqa: E402
 from prism_memory.formats.rules_io.requests import memorule_request  # noqa: E402
 from prism_memory.services.rules_import import (  # noqa: E402
@@ -221,20 +223,22 @@ def _rules(services: Any, ctx: SessionContext) -> list[tuple[str, str, str, str]
     return out
 
 
-def _import(services: Any, ctx: SessionContext, paths: list[Path], base: Path) -> Any:
+def _import(
+    services: Any, ctx: SessionContext, paths: list[Path], base: Path, threshold: float
+) -> Any:
     access, me = as_operator(services, ctx)
     importer = RulesImporter(access, me.key, services.store)
-    return importer.run(ctx, read_rule_files(paths, base), ImportOptions())
+    return importer.run(ctx, read_rule_files(paths, base, threshold), ImportOptions())
 
 
-def round_trip(base: Path, path: str, score: Score) -> None:
+def round_trip(base: Path, path: str, score: Score, threshold: float = RULE_THRESHOLD) -> None:
     """Import, export in the file's own format, import the export into a fresh store."""
     ctx = _ctx()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         first = _store(tmp, "first")
         try:
-            _import(first, ctx, [base / path], base)
+            _import(first, ctx, [base / path], base, threshold)
             before = _rules(first, ctx)
             fmt = export_format(path)
             files = render(fmt, _applicable(first, ctx), ctx)
@@ -250,7 +254,7 @@ def round_trip(base: Path, path: str, score: Score) -> None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(exported.text, encoding="utf-8")
                 written.append(target)
-            again = _import(first, ctx, written, out) if written else None
+            again = _import(first, ctx, written, out, threshold) if written else None
             if again is not None:
                 score.rewrites += sum(
                     1
@@ -262,7 +266,7 @@ def round_trip(base: Path, path: str, score: Score) -> None:
         second = _store(tmp, "second")
         try:
             if written:
-                _import(second, ctx, written, out)
+                _import(second, ctx, written, out, threshold)
             after = Counter(_rules(second, ctx))
             if source_front is not None:
                 # the first export, and the export of what importing it gave a fresh store
@@ -303,14 +307,16 @@ def _applicable(services: Any, ctx: SessionContext) -> Any:
     return access.applicable_rules(me.key, ctx)
 
 
-def run(split: str, with_round_trip: bool) -> dict[str, tuple[dict[str, str], Score]]:
+def run(
+    split: str, with_round_trip: bool, threshold: float = RULE_THRESHOLD
+) -> dict[str, tuple[dict[str, str], Score]]:
     manifest = json.loads((HERE / "manifest.json").read_text())["files"]
     out: dict[str, tuple[dict[str, str], Score]] = {}
     for entry in manifest:
         if split not in ("all", entry["split"]):
             continue
         base = HERE / "corpus" / entry["dir"]
-        parsed = read_rule_files([base / entry["path"]], base)
+        parsed = read_rule_files([base / entry["path"]], base, threshold)
         units = [u for p in parsed if p.path == entry["path"] for u in p.units]
         requests = [r for u in units if (r := would_write(u))]
         labels = json.loads((base / (entry["path"] + ".labels.json")).read_text())["rules"]
@@ -321,7 +327,7 @@ def run(split: str, with_round_trip: bool) -> dict[str, tuple[dict[str, str], Sc
         ):
             score.silent_empty += 1
         if with_round_trip and requests:
-            round_trip(base, entry["path"], score)
+            round_trip(base, entry["path"], score, threshold)
         out[f"{entry['dir']}/{entry['path']}"] = (entry, score)
     return out
 
@@ -358,11 +364,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--details", action="store_true", help="misses, extras, subjects, drift")
     p.add_argument("--no-round-trip", action="store_true", help="skip the export round trip")
     p.add_argument("--json", type=Path, help="write the figures to this file")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=RULE_THRESHOLD,
+        help=f"rule_likeness from which a piece is kept as a rule (default {RULE_THRESHOLD})",
+    )
     args = p.parse_args(argv)
     splits = list(SPLITS) if args.split == "all" else [args.split]
     report: dict[str, Any] = {}
     for split in splits:
-        rows = run(split, not args.no_round_trip)
+        rows = run(split, not args.no_round_trip, args.threshold)
         values = list(rows.values())
         total = Score()
         for _, s in values:

@@ -18,7 +18,7 @@ from prism_memory.domain.records import MemoruleKind
 from prism_memory.domain.validation import MEMORULE_BODY_MIN as BODY_MIN
 from prism_memory.formats.rules_io.blocks import Line, Node, comment_lines
 from prism_memory.formats.rules_io.headings import negating
-from prism_memory.formats.rules_io.kinds import classify, rule_likeness
+from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD, classify, rule_likeness
 from prism_memory.formats.rules_io.records import FileWarning, Location, Marker, Unit
 
 _SCOPE_TITLE: Final = re.compile(r"^(?:Global|Organisation|Project|Persona) rules\b")
@@ -77,6 +77,7 @@ class State:
     fmt: str
     lines: dict[int, str]
     exported: bool = False
+    threshold: float = RULE_THRESHOLD  # rule_likeness from which a piece is a rule
     headings: list[tuple[int, str]] = field(default_factory=list)
     section: int = 0
     section_kind: MemoruleKind | None = None
@@ -189,11 +190,11 @@ def add(
             own,
             context,
             state.fmt,
-            lead or lead_in or heading_lead(context),
+            lead or lead_in or heading_lead(context, state.threshold),
             list_entry,
             among_rules,
         )
-        >= 0.5
+        >= state.threshold
     ):
         kind = state.section_kind or classify(own, context)
         decided = state.section_kind is not None
@@ -215,10 +216,10 @@ def add(
     )
 
 
-def heading_lead(context: tuple[str, ...]) -> str:
+def heading_lead(context: tuple[str, ...], threshold: float) -> str:
     """A heading that is itself an instruction ("DO NOT use high-cardinality attributes:")
     leads the entries under it."""
-    return context[-1] if context and rule_likeness(context[-1]) >= 0.5 else ""
+    return context[-1] if context and rule_likeness(context[-1]) >= threshold else ""
 
 
 def report_inline(state: State, node: Node, comments: list[str]) -> None:

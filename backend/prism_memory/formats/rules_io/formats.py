@@ -23,6 +23,7 @@ from typing import Final
 
 from prism_memory.domain.contract.bounds import EVIDENCE_MAX
 from prism_memory.formats.rules_io.frontmatter import FrontMatter, parse_front_matter
+from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD
 from prism_memory.formats.rules_io.markdown import split_markdown
 from prism_memory.formats.rules_io.reading import MAX_UNITS, SourceText, rejected
 from prism_memory.formats.rules_io.records import (
@@ -61,11 +62,12 @@ def format_of(
     return by_key or FileFormat.MARKDOWN
 
 
-def parse_rule_file(source: SourceText) -> ParsedFile:
+def parse_rule_file(source: SourceText, threshold: float = RULE_THRESHOLD) -> ParsedFile:
     """Split a file that was read safely into units, with its front matter's scope.
 
     Args:
         source: the file's text and the warnings reading it raised.
+        threshold: the :func:`~.kinds.rule_likeness` from which a piece is a rule.
 
     Returns:
         The parsed file: units in file order, and every warning.
@@ -89,7 +91,7 @@ def parse_rule_file(source: SourceText) -> ParsedFile:
         )
     applies_to = _applies_to(source.path, front, warnings)
     numbered = [(i + 1, lines[i]) for i in range(front.body_start, len(lines))]
-    split = split_markdown(source.path, numbered, applies_to, fmt.family)
+    split = split_markdown(source.path, numbered, applies_to, fmt.family, threshold)
     if len(split.units) > MAX_UNITS:
         raise rejected(
             source.path,

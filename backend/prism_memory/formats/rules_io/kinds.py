@@ -12,8 +12,9 @@ is a prohibition unless a heading above it describes; a bold "**Label:** value" 
 value names what to use ("**Lingua:** Italiano", "**Framework**: FastAPI") is a convention
 (:func:`setting`).
 
-- :func:`rule_likeness` turns that into a score in [0, 1]; 0.5 and up reads as a rule.
-  It is public so that ranking can reuse it as a prior.
+- :func:`rule_likeness` turns that into a score in [0, 1]; :data:`RULE_THRESHOLD` and up
+  reads as a rule (every keep/skip decision of the splitter compares with it, or with the
+  threshold an import is given). It is public so that ranking can reuse it as a prior.
 - :func:`classify` picks the kind of a rule, first match wins: correction, feedback,
   preference, behavioral_rule (hard modal), convention (cues or a conventions/style
   heading), behavioral_rule (any other instruction) — the order the corpus guideline in
@@ -40,7 +41,7 @@ from prism_memory.formats.rules_io.headings import (
     template,
 )
 
-RULE_THRESHOLD: Final = 0.5
+RULE_THRESHOLD: Final = 0.5  # the rule_likeness from which a piece of a file is a rule
 
 _CODE: Final = re.compile(r"`+[^`]*`+")
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
@@ -300,7 +301,7 @@ def rule_likeness(
     list_entry: bool = False,
     among_rules: bool = False,
 ) -> float:
-    """How much ``text`` reads as an instruction to an agent, in [0, 1] (0.5 and up: a rule).
+    """How much ``text`` reads as an instruction to an agent, in [0, 1] (see RULE_THRESHOLD).
 
     Args:
         text: the candidate (a list item, a sentence with its rationale...).

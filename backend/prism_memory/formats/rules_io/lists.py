@@ -103,12 +103,12 @@ def is_lead(text: str) -> bool:
     )
 
 
-def objects_only(lines: dict[int, str], lst: Node, lead: str) -> bool:
+def objects_only(lines: dict[int, str], lst: Node, lead: str, threshold: float) -> bool:
     """Entries that are only the objects of the line before them, no rules: short ones, or
     any that read as no rule when that line is itself an instruction ("Check X for:")."""
     if cues.PREDICATE_LEAD.search(lead):
         return False  # "… deve essere:" over "completo", "accurato": a requirement each
-    instruction = rule_likeness(lead) >= 0.5
+    instruction = rule_likeness(lead) >= threshold
     enumerating = ENUMERATING_LEAD.search(lead) is not None
     for item in lst.children:
         if any(c.kind in LISTS for c in item.children):

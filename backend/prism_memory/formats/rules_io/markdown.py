@@ -66,7 +66,7 @@ from prism_memory.formats.rules_io.drafts import (
 from prism_memory.formats.rules_io.exceptions import attach_exception, exception_paragraph
 from prism_memory.formats.rules_io.headings import kind_of_heading
 from prism_memory.formats.rules_io.imports import imports_in
-from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
+from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD, evidence, rule_likeness
 from prism_memory.formats.rules_io.lists import (
     describing,
     is_lead,
@@ -86,7 +86,11 @@ MIN_BOXES: Final = 2
 
 
 def split_markdown(
-    path: str, lines: list[Line], applies_to: dict[str, str], fmt: str = "markdown"
+    path: str,
+    lines: list[Line],
+    applies_to: dict[str, str],
+    fmt: str = "markdown",
+    threshold: float = RULE_THRESHOLD,
 ) -> Split:
     """Split Markdown lines (with their file line numbers) into units.
 
@@ -96,10 +100,11 @@ def split_markdown(
         applies_to: ``applies_to`` the front matter stated (a ``prism:applies_to`` comment
             replaces it for the rules after it).
         fmt: the file's dialect, a prior for the rule classifier.
+        threshold: the :func:`~.kinds.rule_likeness` from which a piece is a rule.
     """
     if not lines:
         return Split([], [], False)
-    state = State(path, fmt, dict(lines), applies_to=dict(applies_to))
+    state = State(path, fmt, dict(lines), threshold=threshold, applies_to=dict(applies_to))
     state.exported = any(_EXPORT.search(text) for _, text in lines[:40])
     nodes = parse("\n".join(as_list_items([text for _, text in lines])), lines[0][0])
     state.imports = imports_in(nodes)
@@ -240,7 +245,7 @@ def _paragraph(state: State, node: Node, upto: int | None = None) -> None:
         same_line = bool(groups) and line_at(offsets, start) == line_at(offsets, groups[-1][1] - 1)
         # a line's first sentence is the entry; the ones after it rule by their own wording
         entry = bool(entries) and not same_line
-        rule = rule_likeness(piece, context, state.fmt, list_entry=entry) >= 0.5
+        rule = rule_likeness(piece, context, state.fmt, list_entry=entry) >= state.threshold
         # a line that points back ("This includes: …") goes on with the line before it
         joins = bool(groups) and (not entries or same_line or points_back(piece))
         if joins and (not rule or points_back(piece)):
@@ -288,18 +293,20 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
                 descriptive=True,
             )
         return
-    if objects_only(state.lines, lst, lead):
+    if objects_only(state.lines, lst, lead, state.threshold):
         report_inline(state, para, comments_in(para.inline))
         lines = span(state, para) + span(state, lst)
         merged = text + "\n" + join(span(state, lst))
         add(state, lines, state.context(), None, merged, lead_in=lead)
         return
     entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
-    rules = sum(1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= 0.5)
+    rules = sum(
+        1 for e in entries if rule_likeness(e, state.context(), state.fmt) >= state.threshold
+    )
     predicates = PREDICATE_LEAD.search(lead) is not None  # "… deve essere:": each entry rules
     if (
         not predicates
-        and rule_likeness(lead, state.context(), state.fmt) >= 0.5
+        and rule_likeness(lead, state.context(), state.fmt) >= state.threshold
         and 2 * rules < len(entries)
     ):
         # a rule of its own ("…each may only import from layers below it:") over entries
@@ -317,7 +324,9 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
 def _list(state: State, lst: Node, context: tuple[str, ...], lead: str) -> None:
     items = [i for i in lst.children if i.kind == "list_item"]
     own = [join(item_lines(i, state.lines, _nested_lines(i))) for i in items]
-    rules = sum(1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= 0.5)
+    rules = sum(
+        1 for t in own if rule_likeness(t, context, state.fmt, lead, True) >= state.threshold
+    )
     among = len(items) > 1 and 2 * rules >= len(items)
     marked = state.exported or any("prism:id=" in t for t in own)  # Prism wrote these rules
     if not marked and (
@@ -366,7 +375,7 @@ def _item(
     if nested and EXAMPLE_LEAD.match(own_text.replace("**", "").rstrip(":： ")):
         add(state, whole, context, None, strip_comments(join(whole), comments), descriptive=True)
         return
-    objects = all(objects_only(state.lines, lst, own_text) for lst in nested)
+    objects = all(objects_only(state.lines, lst, own_text, state.threshold) for lst in nested)
     # a label ending in ":" over entries that each carry a hard modal ("Verify strictly
     # (assume nothing):" over "ALWAYS read …", "NEVER say …") leads them, whatever its mood
     ruled = _label_colon(own_text) and _mostly_hard(state, nested)

@@ -70,7 +70,7 @@ def table(state: State, node: Node) -> None:
         if update or (
             advice
             and any(
-                rule_likeness(text, context, state.fmt, list_entry=True) >= 0.5
+                rule_likeness(text, context, state.fmt, list_entry=True) >= state.threshold
                 for text in (" ".join(cells), *advice)
             )
         ):
