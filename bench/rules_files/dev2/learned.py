@@ -92,18 +92,7 @@ from prism_memory.formats.rules_io.kinds import (  # noqa: E402
 from prism_memory.formats.rules_io.records import FileFormat, Unit  # noqa: E402
 from prism_memory.services.rules_import import read_rule_files  # noqa: E402
 
-TUNING = (
-    "dev",
-    "holdout",
-    "dev3",
-    "holdout3",
-    "holdout4",
-    "dev5",
-    "holdout5",
-    "holdout6",
-    "holdout7",
-    "holdout8",
-)
+TUNING = score.TUNING  # dev … holdout8
 TEST = "holdout9"
 EXTRA = "rules30"  # ../corpus: training only, never a fold of its own
 LAMBDAS = (0.0003, 0.001, 0.003, 0.01, 0.03)
