@@ -22,6 +22,7 @@ from prism_memory.domain.records import AuditEventType, SessionContext, Status
 from prism_memory.errors import Conflict, InvalidInput, PermissionDenied
 from prism_memory.services.access_service import AccessService
 from prism_memory.trigraph.port import AuditFilter
+from tests.bench_scripts import REPO, load_script
 from tests.cli_run import invoke_prism
 from tests.conftest import raw_sql
 
@@ -165,14 +166,9 @@ def test_propose_is_deterministic_bounded_and_always_valid() -> None:
 
 def test_the_labelled_set_reaches_its_bars_on_both_parts() -> None:
     """The scorer of bench/adherence over the labelled real sentences (see its docstring)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[2] / "bench" / "adherence" / "proposals_score.py"
-    spec = importlib.util.spec_from_file_location("proposals_score", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    items = json.loads((path.parent / "proposal_sentences.json").read_text())["items"]
+    module = load_script("bench/adherence/proposals_score.py", "proposals_score")
+    sentences = REPO / "bench" / "adherence" / "proposal_sentences.json"
+    items = json.loads(sentences.read_text())["items"]
     module.verify_labels(items)
     for split in ("dev", "held_out"):
         part = module.score([i for i in items if i["split"] == split])

@@ -4,20 +4,14 @@ bug that overstated precision (several unlabelled rules counted as one)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from types import ModuleType
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_scripts import load_script
 
 
 def load_runner() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("real_tasks_run", REPO / "bench/tasks/run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/tasks/run.py", "real_tasks_run")
 
 
 def test_each_unlabelled_rule_counts_on_its_own() -> None:

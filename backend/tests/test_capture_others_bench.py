@@ -7,8 +7,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+
+from tests.bench_scripts import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 SET = REPO / "bench" / "capture_others"
@@ -67,14 +70,8 @@ def test_the_score_script_counts_every_message_of_every_part(tmp_path: Path) -> 
         assert 0.0 <= f["precision"] <= 1.0 and 0.0 <= f["recall"] <= 1.0
 
 
-def _score_module() -> object:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("capture_others_score", SET / "score.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _score_module() -> ModuleType:
+    return load_script("bench/capture_others/score.py", "capture_others_score")
 
 
 @pytest.mark.parametrize("name", ["dev", "setaside", "setaside2"])
@@ -93,7 +90,7 @@ def test_adjudicated_labels_are_the_agreed_label_or_the_third_call(name: str) ->
         )
         if row["part"] == name
     }
-    adjudicated = {r["id"]: r["lasting"] for r in score.load(name, "adjudicated")}  # type: ignore[attr-defined]
+    adjudicated = {r["id"]: r["lasting"] for r in score.load(name, "adjudicated")}
     assert set(adjudicated) == {r["id"] for r in first}
     disagreed = {r["id"] for r in first if r["lasting"] != second[r["id"]]}
     assert set(calls) == disagreed and disagreed
@@ -108,6 +105,6 @@ def test_adjudicated_refuses_calls_that_do_not_cover_the_disagreements(tmp_path:
     setaside = [line for line in rows if json.loads(line)["part"] == "setaside"]
     short = tmp_path / "short.jsonl"
     short.write_text("\n".join(setaside[1:]) + "\n")
-    score.ADJUDICATED = short  # type: ignore[attr-defined]
-    with pytest.raises(score.AdjudicationMismatchError, match="without a call"):  # type: ignore[attr-defined]
-        score.load("setaside", "adjudicated")  # type: ignore[attr-defined]
+    score.ADJUDICATED = short
+    with pytest.raises(score.AdjudicationMismatchError, match="without a call"):
+        score.load("setaside", "adjudicated")
