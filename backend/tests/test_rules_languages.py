@@ -1064,3 +1064,21 @@ def test_a_template_heading_that_names_rules_keeps_its_rules(tmp_path: Path) -> 
         tmp_path, "## Template conventions\n\n- One block per page\n- Logic-free markup\n"
     )
     assert rule_texts(parsed) == ["One block per page", "Logic-free markup"]
+
+
+def test_a_file_whose_only_rules_are_too_short_to_write_says_why(tmp_path: Path) -> None:
+    # At a low keep/skip threshold bare heading fragments read as rules; none can be a
+    # memorule (under 10 characters), so the file must still say why it imports nothing.
+    path = tmp_path / ".cursorrules"
+    path.write_text("# 前置\n- 你是一个\n# 项目简介\n# 技术架构\n# 代码规范\n", encoding="utf-8")
+    [low] = read_rule_files([path], tmp_path, threshold=0.35)
+    assert [u.text for u in low.units if u.kind is not None] == [
+        "前置",
+        "项目简介",
+        "技术架构",
+        "代码规范",
+    ]
+    [warning] = [w for w in low.warnings if w.code == "no_rules"]
+    assert "shorter than 10 characters" in warning.message
+    [default] = [w for w in read_rule_files([path], tmp_path)[0].warnings if w.code == "no_rules"]
+    assert "none of its 5 stretches of text reads as a rule" in default.message

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Final
 
 from prism_memory.domain.contract.bounds import EVIDENCE_MAX
+from prism_memory.domain.contract.bounds import MEMORULE_BODY_MIN as BODY_MIN
 from prism_memory.formats.rules_io.frontmatter import FrontMatter, parse_front_matter
 from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD
 from prism_memory.formats.rules_io.markdown import split_markdown
@@ -103,7 +104,7 @@ def parse_rule_file(source: SourceText, threshold: float = RULE_THRESHOLD) -> Pa
         )
     split_warnings = list(split.warnings)
     units = _with_front(source.path, fmt, front, applies_to, split.units, split_warnings)
-    if not split.imports and not any(u.kind is not None for u in split.units):
+    if not split.imports and not any(_importable(u) for u in split.units):
         split_warnings.append(_nothing_imported(source.path, split.units, split.exported))
     return ParsedFile(
         path=source.path,
@@ -146,10 +147,23 @@ def _with_front(
     return out
 
 
+def _importable(unit: Unit) -> bool:
+    """A rule long enough to be a memorule (a shorter one is refused when it is written)."""
+    return unit.kind is not None and len(unit.text.strip()) >= BODY_MIN
+
+
 def _nothing_imported(path: str, units: list[Unit], exported: bool) -> FileWarning:
-    """Why a file yields no rule: it holds no text, or none of its text reads as a rule."""
+    """Why a file yields no rule: it holds no text, none of its text reads as a rule, or what
+    reads as one is too short to be a memorule (a bare heading fragment, "项目简介")."""
+    short = sum(1 for u in units if u.kind is not None)
     if not units:
         why = "it has no text outside headings, HTML comments, front matter and imports"
+    elif short:
+        why = (
+            f"the {short} of its {len(units)} stretches of text that read as rules are "
+            f"shorter than {BODY_MIN} characters, too short to be memorules (the others are "
+            "listed as skipped, descriptive)"
+        )
     else:
         why = (
             f"none of its {len(units)} stretches of text reads as a rule (they are listed as "
