@@ -183,10 +183,14 @@ def score_labels(
     for i, request in enumerate(requests):
         if i not in taken:
             score.extra.append(request["subject"])
-        parts = [norm(p.removesuffix("…")).strip(" .:;,") for p in request["subject"].split(": ")]
-        if "::" in request["subject"] or any(p and p not in plain for p in parts):
+        subject = request["subject"]
+        parts = [norm(p.removesuffix("…")).strip(" .:;,") for p in subject.split(": ")]
+        # "X:: Y" (a label's ":" doubled by a join) is never in the source; an IPv6 address
+        # ("bab3:d3ad::/64") or a C++ name ("std::vector") written in the file is
+        joined = [t for t in re.findall(r"\S*::\S*", subject) if norm(t) not in plain]
+        if joined or any(p and p not in plain for p in parts):
             score.bad_subjects += 1
-            score.subjects.append(request["subject"])
+            score.subjects.append(subject)
     return score
 
 

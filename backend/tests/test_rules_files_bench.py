@@ -1,0 +1,35 @@
+"""The dev2 rule-file scorer's subject check (bench/rules_files/dev2/score.py): a subject
+counts as "not in the source" for a doubled label colon or a part the file does not hold,
+not for a "::" the file itself writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.bench_scripts import load_script
+
+score = load_script("bench/rules_files/dev2/score.py", "dev2_score")
+
+
+def request(subject: str) -> dict[str, Any]:
+    return {"subject": subject, "body": subject, "memorule_kind": "convention"}
+
+
+@pytest.mark.parametrize(
+    ("source", "subject", "bad"),
+    [
+        ("## Testing:\n\n- Run make test\n", "Testing:: Run make test", 1),  # a join's "::"
+        ("## Testing\n\n- Run make test\n", "Testing: Run pytest", 1),  # a part not in it
+        ("## Testing\n\n- Run make test\n", "Testing: Run make test", 0),
+        ('- `p`: a prefix, e.g. "bab3:d3ad::/64"\n', '`p`: a prefix, e.g. "bab3:d3ad::/64"', 0),
+        ("- Prefer `std::vector` to arrays\n", "Prefer `std::vector` to arrays", 0),
+    ],
+)
+def test_a_subject_is_out_of_the_source_only_for_what_the_file_does_not_write(
+    source: str, subject: str, bad: int
+) -> None:
+    scored = score.score_labels([], [request(subject)], source)
+    assert scored.bad_subjects == bad
+    assert scored.subjects == ([subject] if bad else [])
