@@ -624,3 +624,31 @@ def test_the_cli_reports_what_it_wrote_kept_and_skipped_and_lists_all_with_verbo
     assert lines[4] == "written 0, updated 0, unchanged 2, skipped 1, notes 0, missing 0, retired 0"
     data = json.loads(invoke_prism(db, "import-rules", "AGENTS.md", "--json", cwd=tmp_path).stdout)
     assert data["counts"]["unchanged"] == 2 and len(data["items"]) == 3
+
+
+def test_lenient_keeps_list_entries_without_a_cue_and_the_default_keeps_them_after(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        "AGENTS.md",
+        "# Project\n\n## Tech stack\n\n- FastAPI with Pydantic models\n- React with Vite\n\n"
+        "## Rules\n\n- Always run `make test` before committing.\n",
+    )
+
+    def counts(*args: str) -> dict[str, int]:
+        done = prism(tmp_path, "import-rules", *args, "--json")
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout)["counts"])
+
+    default = counts("AGENTS.md", "--dry-run")
+    assert (default["written"], default["skipped"]) == (1, 2)
+    lenient = counts("AGENTS.md", "--lenient")
+    assert (lenient["written"], lenient["skipped"]) == (3, 0)
+    assert counts("AGENTS.md", "--lenient")["unchanged"] == 3
+    after = counts("AGENTS.md", "--retire-missing")  # the default reading, later
+    assert (after["unchanged"], after["written"], after["retired"]) == (3, 0, 0)
+    exported = prism(tmp_path, "export-rules", "--format", "agents-md", "--out", "out")
+    assert exported.returncode == 0, exported.stderr
+    again = counts("out/AGENTS.md")
+    assert (again["unchanged"], again["written"], again["updated"]) == (3, 0, 0)

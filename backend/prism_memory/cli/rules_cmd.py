@@ -24,6 +24,7 @@ from prism_memory.domain.records import Scope
 from prism_memory.errors import FieldError, InvalidInput
 from prism_memory.formats.graph_export import write_cypher
 from prism_memory.formats.rules_io.exporter import ExportFormat, Rule, render
+from prism_memory.formats.rules_io.kinds import LENIENT_THRESHOLD, RULE_THRESHOLD
 from prism_memory.formats.rules_io.reading import escape_hidden
 from prism_memory.formats.rules_io.records import Action, NotesMode
 from prism_memory.serializers import import_dict
@@ -60,6 +61,13 @@ def import_rules() -> click.Command:
     @click.option("--dry-run", is_flag=True, help="show what would be written; write nothing")
     @click.option("--retire-missing", is_flag=True, help="retire rules no longer in their file")
     @click.option(
+        "--lenient",
+        is_flag=True,
+        help="also keep as rules the list entries with no instruction cue (a tech stack or a "
+        "list of patterns written as plain entries), which the default skips as descriptive: "
+        "more rules, more of them descriptions",
+    )
+    @click.option(
         "--verbose", "-v", is_flag=True, help="list every item (unchanged and descriptive too)"
     )
     @common
@@ -70,6 +78,7 @@ def import_rules() -> click.Command:
         notes: str,
         dry_run: bool,
         retire_missing: bool,
+        lenient: bool,
         verbose: bool,
     ) -> None:
         """Import every tool's rule files as memorules.
@@ -88,7 +97,8 @@ def import_rules() -> click.Command:
         applies = {k: v for k, v in applies.items() if rt.options.get(k)}
         if scope:
             applies["scope"] = scope
-        files = read_rule_files(list(paths), Path.cwd())
+        threshold = LENIENT_THRESHOLD if lenient else RULE_THRESHOLD
+        files = read_rule_files(list(paths), Path.cwd(), threshold)
         access, me = as_operator(rt.services, rt.ctx)
         importer = RulesImporter(access, me.key, rt.services.store)
         options = ImportOptions(applies, NotesMode(notes), dry_run, retire_missing)

@@ -42,6 +42,9 @@ from prism_memory.formats.rules_io.headings import (
 )
 
 RULE_THRESHOLD: Final = 0.5  # the rule_likeness from which a piece of a file is a rule
+# `prism import-rules --lenient`: also every list entry that no cue marks either way (a tech
+# stack, a list of patterns), 0.2 to start + 0.15 for an entry of a list (see rule_likeness)
+LENIENT_THRESHOLD: Final = 0.35
 
 _CODE: Final = re.compile(r"`+[^`]*`+")
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
