@@ -1082,3 +1082,67 @@ def test_a_file_whose_only_rules_are_too_short_to_write_says_why(tmp_path: Path)
     assert "shorter than 10 characters" in warning.message
     [default] = [w for w in read_rule_files([path], tmp_path)[0].warnings if w.code == "no_rules"]
     assert "none of its 5 stretches of text reads as a rule" in default.message
+
+
+# -- the twelfth round: lead-ins in every language, rules headings, du, XML-style tags ----
+
+
+def test_a_lead_in_that_negates_in_chinese_carries_into_its_entries(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 安全\n\n[SAFETY_LOCKS]\n🔒 禁止操作：\n   - 修改_docs现有文件路径\n"
+        "   - 变更Jekyll的默认Markdown解析器\n   - 添加需要后端交互的功能\n",
+    )
+    texts = rule_texts(parsed)
+    assert len(texts) == 3  # each entry a rule, with the lead-in that forbids it
+    assert all(t.startswith("[SAFETY_LOCKS]\n🔒 禁止操作：\n") for t in texts)
+
+
+def test_a_lead_in_with_a_du_modal_makes_its_entries_rules(tmp_path: Path) -> None:
+    text = "## Agent\n\nDu musst dich an die folgenden Anweisungen halten:\n\n- Kleine Commits\n"
+    assert len(rule_texts(parse(tmp_path, text))) == 1
+    # a heading is no lead-in: "Important Notes" over statements leaves them statements
+    notes = "## Important Notes\n\n- The language compiles to WASM\n- Comments use `//`\n"
+    assert rule_texts(parse(tmp_path, notes)) == []
+
+
+def test_a_numbered_list_under_a_heading_that_names_rules_and_a_workflow_is_rules(
+    tmp_path: Path,
+) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Git & Workflow Richtlinien\n\n1. Überprüfe vor jedem Commit den Status.\n"
+        "2. Formatiere alle Commit-Nachrichten auf Englisch.\n",
+    )
+    assert len(rule_texts(parsed)) == 2
+    steps = parse(tmp_path, "## Workflow\n\n1. Run `make setup`.\n2. Run `make test`.\n")
+    assert len(rule_texts(steps)) == 1  # a workflow alone: the steps of one task
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "Du darfst und sollst vorhandene Dateien bearbeiten.",
+        "Hilf bei der Planung von Entwicklungsaufgaben.",
+        "Du musst die Datei nach jeder Änderung aktualisieren.",
+        "Du solltest kurze Antworten geben.",
+    ],
+)
+def test_german_addressed_as_du_reads_as_an_instruction(tmp_path: Path, entry: str) -> None:
+    parsed = parse(tmp_path, f"## Aufgaben\n\n- {entry}\n- Das Projekt läuft auf Vercel.\n")
+    assert rule_texts(parsed) == [entry]
+
+
+def test_xml_style_tags_are_markup_and_the_lines_inside_are_read(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "# Rules\n\n<law>\n第1原則： AIは必ずベストプラクティスに準拠する。\n"
+        "第2原則： AIは実行前に必ず計画を報告する。\n</law>\n\n"
+        "<language_rules>\n- Always answer in Russian\n</language_rules>\n\n<br/>\n",
+    )
+    assert rule_texts(parsed) == [
+        "第1原則： AIは必ずベストプラクティスに準拠する。",
+        "第2原則： AIは実行前に必ず計画を報告する。",
+        "Always answer in Russian",
+    ]
+    assert not any("<" in u.text for u in parsed.units)  # no tag is a unit of its own

@@ -214,3 +214,34 @@ def as_list_items(texts: list[str]) -> list[str]:
         if 2 * bare >= sum(hashed):
             out = [("- " + t[2:]) if _HASH_LINE.match(t) else t for t in out]
     return out
+
+
+# A line that is only one opening or closing tag ("<law>", "</language_rules>", "<br/>");
+# not a comment, not an autolink ("<https://…>").
+_TAG_LINE: Final = re.compile(r"^ {0,3}</?[A-Za-z][\w.:-]*(?:\s+[^<>]*)?/?>\s*$")
+_FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def without_tag_lines(texts: list[str]) -> list[str]:
+    """The lines with every line that is only an opening or closing tag blank, outside fenced
+    code. XML-style tags around rules (``<law>`` … ``</law>``, ``<language_rules>``, as
+    prompts for Claude write them) are markup: the lines between are read as Markdown, not
+    as one block of raw HTML, and no tag is a unit of its own. Line numbers are kept."""
+    out: list[str] = []
+    fence = ""
+    for text in texts:
+        opened = _FENCE.match(text)
+        if fence:
+            closes = (
+                opened is not None and opened[1][0] == fence[0] and len(opened[1]) >= len(fence)
+            )
+            if closes and not text.strip().lstrip(fence[0]):
+                fence = ""
+            out.append(text)
+            continue
+        if opened is not None:
+            fence = opened[1]
+            out.append(text)
+            continue
+        out.append("" if _TAG_LINE.match(text) else text)
+    return out

@@ -84,6 +84,7 @@ _DE_VERBS: Final = (
     "|bleibe|sei|denke|antworte|beschreibe|ergänze|fasse|gehe|mache|melde|sorge|speichere"
     "|trenne|vergiss|übernimm|öffne|folge|bevorzuge|markiere|kennzeichne|frag|schau|suche"
     "|finde|zeige|verweise|nimm|lass|lasse|rufe|hole|schließe|vermeide|bestätige|behebe"
+    "|hilf|sieh|sprich"  # strong verbs: "Hilf bei der Planung", "Sprich Deutsch"
 )
 _DE_IMPERATIVE: Final = re.compile(
     rf"^(?:{_DE_VERBS}|[{_L}]{{3,}}iere)\b"  # "Verwende …", "Dokumentiere …"

@@ -359,13 +359,22 @@ def rule_likeness(
         score += 0.15  # structure: an entry of a list in a rule file leans towards a rule
     if list_entry and among_rules and not ev.descriptive and not _STATEMENT.match(prose(text)):
         score += 0.2
-    if (lead_in and _DIRECTIVE_LEAD.search(lead_in)) or (
-        lead_in and lead_word(lead_in) in IMPERATIVE
-    ):
+    if lead_in and _directive_lead(lead_in):
         score += 0.4
     if file_format in ("cursor", "copilot"):
         score += 0.05
     return max(0.0, min(1.0, score))
+
+
+def _directive_lead(lead_in: str) -> bool:
+    """A lead-in that instructs its entries: a modal or an imperative in any language's
+    table, a negation ("🔒 禁止操作：", "Avoid:") or a name for rules ("编码规范：")."""
+    if _DIRECTIVE_LEAD.search(lead_in) or lead_word(lead_in) in IMPERATIVE:
+        return True
+    if not lead_in.rstrip(" *").endswith((":", "：")):
+        return False  # a heading over the entries weighs as a heading (see rule_likeness)
+    said = evidence(lead_in)
+    return bool(said.hard or said.soft or negating(lead_in) or cues.RULES_LEAD.search(lead_in))
 
 
 def _led_by_heading(headings: Sequence[str]) -> bool:

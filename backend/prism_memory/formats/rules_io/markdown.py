@@ -40,6 +40,7 @@ from prism_memory.formats.rules_io.blocks import (
     parse,
     plain_inline,
     strip_comments,
+    without_tag_lines,
 )
 from prism_memory.formats.rules_io.cues import (
     COLON,
@@ -104,9 +105,12 @@ def split_markdown(
     """
     if not lines:
         return Split([], [], False)
+    exported = any(_EXPORT.search(text) for _, text in lines[:40])
+    texts = without_tag_lines([text for _, text in lines])  # "<law>": markup
+    lines = [(number, text) for (number, _), text in zip(lines, texts, strict=True)]
     state = State(path, fmt, dict(lines), threshold=threshold, applies_to=dict(applies_to))
-    state.exported = any(_EXPORT.search(text) for _, text in lines[:40])
-    nodes = parse("\n".join(as_list_items([text for _, text in lines])), lines[0][0])
+    state.exported = exported
+    nodes = parse("\n".join(as_list_items(texts)), lines[0][0])
     state.imports = imports_in(nodes)
     _blocks(state, nodes)
     state.comments_summary()
@@ -428,10 +432,11 @@ def _label_colon(text: str) -> bool:
 
 def _procedure_heading(state: State, lst: Node) -> bool:
     """The last heading names a task, or leads in like a paragraph ending in ':' does
-    ("Como rodar o projeto localmente:"), unless it names rules or most entries carry a
-    hard modal ("**ALWAYS** check …", "**NEVER** run …"): rules of their own."""
+    ("Como rodar o projeto localmente:"), unless it names rules ("Git & Workflow
+    Richtlinien", as a lead-in that names rules does) or most entries carry a hard modal
+    ("**ALWAYS** check …", "**NEVER** run …"): rules of their own."""
     heading = state.headings[-1][1].rstrip() if state.headings else ""
-    if PROCEDURE_HEADING.search(heading):
+    if PROCEDURE_HEADING.search(heading) and not RULES_LEAD.search(heading):
         return True
     leads = heading.endswith(COLON) or WHEN_HEADING.search(heading) is not None
     if not leads or RULES_LEAD.search(heading):
