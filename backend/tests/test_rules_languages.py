@@ -1146,3 +1146,20 @@ def test_xml_style_tags_are_markup_and_the_lines_inside_are_read(tmp_path: Path)
         "Always answer in Russian",
     ]
     assert not any("<" in u.text for u in parsed.units)  # no tag is a unit of its own
+
+
+# -- the thirteenth round: Chinese without 请 or 必须 ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["使用中文跟我对话", "没有我的许可 不许随意新建文件", "所有的注释都要使用中文"],
+)
+def test_chinese_instructions_without_a_request_word_are_rules(tmp_path: Path, line: str) -> None:
+    parsed = parse(tmp_path, f"## 注释\n{line}\n")
+    assert [t.splitlines()[-1] for t in rule_texts(parsed)] == [line]  # short: heading first
+
+
+def test_a_chinese_verb_that_heads_a_label_is_no_instruction(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## 文档\n\n使用方法：见 README\n")
+    assert rule_texts(parsed) == []

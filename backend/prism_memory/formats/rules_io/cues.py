@@ -27,7 +27,8 @@ from prism_memory.formats.rules_io import markers
 # "must", "never", "always", prohibitions: Chinese, Japanese and Korean here, the languages
 # written with spaces from their tables in :mod:`.markers`, and French "ne … pas".
 HARD: Final = re.compile(
-    r"必须|必需|务必|一定要|禁止|严禁|不要|不得|不能|不允许|不可以|始终|总是|永远|只能|只允许"
+    r"必须|必需|务必|一定要|禁止|严禁|不要|不得|不能|不允许|不可以|不许|不准|始终|总是|永远|只能"
+    r"|只允许"
     r"|必ず|常に|絶対|してはいけない|しないでください|しないこと|しない[。．]?$|ないこと"
     r"|ないでください|禁止|必須|厳禁|のみ"
     r"|반드시|항상|절대|금지|하지 ?마|않는다|않도록|말 것|마세요|안 ?됨|필수"
@@ -36,7 +37,7 @@ HARD: Final = re.compile(
 )
 # "should", "ensure", "avoid", "need to".
 SOFT: Final = re.compile(
-    r"应该|应当|需要|确保|避免|尽量|注意|保证"
+    r"应该|应当|需要|都要|确保|避免|尽量|注意|保证"
     r"|べき|ようにする|ようにしてください|必要があ|確認する|避け|心がけ"
     r"|해야|하도록|확인|피하|지양|" + markers.pattern("soft"),
     re.IGNORECASE,

@@ -76,6 +76,13 @@ _ZH_WHEN: Final = re.compile(
     r"|说明|阅读|查看|提交|记录|列出|告知|询问|用|请)"
 )
 
+# A Chinese line that opens with an instruction verb ("使用中文跟我对话", "添加中文注释"),
+# unless the verb heads a label ("使用方法：", "运行环境:").
+_ZH_FIRST: Final = re.compile(
+    r"^(?:使用|采用|遵循|保持|运行|执行|添加|编写|调用|检查|确认|创建|删除|避免|输出|回复|阅读"
+    r"|查看|列出|告知|询问)(?![^，。,；;\s]{0,6}[:：])"
+)
+
 # German.
 _DE_VERBS: Final = (
     "verwende|nutze|benutze|schreibe|halte|führe|prüfe|überprüfe|teste|lies|lese|gib|nimm"
@@ -321,7 +328,7 @@ def infinitive_label(text: str) -> bool:
 def instruction(text: str) -> bool:
     """``text`` (a rule's opening, without its label) opens with an instruction in one of
     the languages above, after an optional clause that says when."""
-    if _ZH_WHEN.match(text.strip()) or _after_when(text):
+    if _ZH_WHEN.match(text.strip()) or _ZH_FIRST.match(text.strip()) or _after_when(text):
         return True
     main = _main_clause(text)
     if not main or main == text.strip():
