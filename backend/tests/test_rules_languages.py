@@ -1163,3 +1163,12 @@ def test_chinese_instructions_without_a_request_word_are_rules(tmp_path: Path, l
 def test_a_chinese_verb_that_heads_a_label_is_no_instruction(tmp_path: Path) -> None:
     parsed = parse(tmp_path, "## 文档\n\n使用方法：见 README\n")
     assert rule_texts(parsed) == []
+
+
+def test_a_bare_russian_ne_states_a_fact_and_a_negated_imperative_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Проект\n\n- Сервер не поддерживает HTTP/1.0\n- Сборка пока не кэшируется\n"
+        "- Не используй `var` в новом коде\n",
+    )
+    assert rule_texts(parsed) == ["Не используй `var` в новом коде"]
