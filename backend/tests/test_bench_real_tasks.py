@@ -35,3 +35,22 @@ def test_every_label_names_a_rule_of_its_repositorys_file() -> None:
         rules = json.loads((run.HERE / "rules" / f"{run.slug(repo)}.json").read_text())["rules"]
         known = {rule["key"] for rule in rules}
         assert set(label["must"]) | label["useful"] <= known, ref
+
+
+def test_a_labelled_rule_the_importer_now_cuts_passes_its_key_to_every_piece() -> None:
+    run = load_runner()
+    rules = [
+        {"key": "r010", "lines": [40, 42], "subject": "Build: npm run build"},
+        {"key": "r011", "lines": [44, 56], "subject": "Testing: Test Commands: …"},
+    ]
+    items = [
+        {"id": "id-a", "lines": [40, 42], "subject": "Build: npm run build"},
+        {"id": "id-b", "lines": [45, 45], "subject": "Test Commands: Unit (All): npm run test"},
+        {"id": "id-c", "lines": [47, 49], "subject": "Test Commands: NOTE: run memory tests …"},
+        {"id": "id-d", "lines": [60, 61], "subject": "Other: something else"},
+    ]
+    ids = run.labelled_ids(rules, items)
+    assert ids == {"r010": ["id-a"], "r011": ["id-b", "id-c"]}
+    key_of = run.keys_of(ids)
+    # a key stands once, where its first piece does; an unlabelled rule still counts alone
+    assert run.as_keys(["id-c", "id-d", "id-b", "id-a"], key_of) == ["r011", "?id-d", "r010"]

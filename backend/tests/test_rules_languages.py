@@ -1172,3 +1172,19 @@ def test_a_bare_russian_ne_states_a_fact_and_a_negated_imperative_rules(tmp_path
         "- Не используй `var` в новом коде\n",
     )
     assert rule_texts(parsed) == ["Не используй `var` в новом коде"]
+
+
+def test_a_bold_title_over_rules_is_a_label_and_a_bold_instruction_is_a_rule(
+    tmp_path: Path,
+) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Practices\n\n- **Build Process**\n  - Use `tsc` for building the project\n"
+        "  - Run `npm run build` to compile TypeScript files\n"
+        "- **Install dependencies**\n  - With pnpm: `pnpm install`\n  - With npm: `npm install`\n",
+    )
+    assert rule_texts(parsed) == [
+        "**Build Process**\nUse `tsc` for building the project",
+        "**Build Process**\nRun `npm run build` to compile TypeScript files",
+        "**Install dependencies**\n- With pnpm: `pnpm install`\n- With npm: `npm install`",
+    ]

@@ -85,13 +85,16 @@ def load_labels() -> dict[str, dict[str, Any]]:
 
 def import_repo(
     prism: str, db: Path, source: dict[str, Any], project: str | None = None
-) -> dict[str, str]:
-    """Import one rule file into its project; the memorule id of each labelled key.
+) -> dict[str, list[str]]:
+    """Import one rule file into its project; the memorule ids of each labelled key.
 
     A labelled rule is the imported rule at the same lines with the same subject; failing
     that (the importer has since changed how it words a subject or where it cuts a list),
     the imported rule at the same lines, else the shortest one whose lines hold it: its
-    text is what the model is given. Several labelled keys may then share one rule.
+    text is what the model is given. Several labelled keys may then share one rule. When
+    no imported rule holds it because the importer now cuts it into several, its key
+    passes to every piece inside its lines (delivering a piece delivers the key, as
+    delivering a rule that holds several keys delivers each).
     ``project``: import into this project instead of the repository's own.
     """
     path = HERE / "files" / slug(source["repo"]) / source["path"]
@@ -111,37 +114,47 @@ def import_repo(
         check=True,
     ).stdout
     items = [i for i in json.loads(out)["items"] if i["record"] == "memorule"]
-    by_place = {(tuple(i["lines"]), i["subject"]): i["id"] for i in items}
     rules = json.loads((HERE / "rules" / f"{slug(source['repo'])}.json").read_text())["rules"]
-    ids = {}
+    return labelled_ids(rules, items)
+
+
+def labelled_ids(rules: list[dict[str, Any]], items: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Each labelled key's memorule ids among the imported ``items`` (see import_repo)."""
+    by_place = {(tuple(i["lines"]), i["subject"]): i["id"] for i in items}
+    ids: dict[str, list[str]] = {}
     for rule in rules:
         first, last = rule["lines"]
         found = by_place.get((tuple(rule["lines"]), rule["subject"]))
-        if found is None:
+        pieces = [found] if found is not None else []
+        if not pieces:
             holding = sorted(
                 (i["lines"][1] - i["lines"][0], i["lines"] != rule["lines"], i["id"])
                 for i in items
                 if i["lines"][0] <= first and last <= i["lines"][1]
             )
-            found = holding[0][2] if holding else None
-        if found is not None:
-            ids[rule["key"]] = found
+            pieces = [holding[0][2]] if holding else []
+        if not pieces:
+            pieces = [i["id"] for i in items if first <= i["lines"][0] and i["lines"][1] <= last]
+        if pieces:
+            ids[rule["key"]] = pieces
     return ids
 
 
-def keys_of(ids: dict[str, str]) -> dict[str, list[str]]:
+def keys_of(ids: dict[str, list[str]]) -> dict[str, list[str]]:
     """Memorule id -> the labelled keys it holds (one, or several when the importer
     made one rule of lines labelled as several)."""
     found: dict[str, list[str]] = {}
-    for key, rule_id in sorted(ids.items()):
-        found.setdefault(rule_id, []).append(key)
+    for key, rule_ids in sorted(ids.items()):
+        for rule_id in rule_ids:
+            found.setdefault(rule_id, []).append(key)
     return found
 
 
 def as_keys(rule_ids: list[str], key_of: dict[str, list[str]]) -> list[str]:
-    """Labelled keys of the rule ids, in order; ``?<id>`` for a rule no label names (each
+    """Labelled keys of the rule ids, in order, each once (a key whose rule the importer cut
+    in pieces stands where its first piece does); ``?<id>`` for a rule no label names (each
     such rule counts once, as an irrelevant one: a bare "?" made several count as one)."""
-    return [key for i in rule_ids for key in key_of.get(i, [f"?{i}"])]
+    return list(dict.fromkeys(key for i in rule_ids for key in key_of.get(i, [f"?{i}"])))
 
 
 IN_PROCESS = False

@@ -118,6 +118,9 @@ def split_markdown(
     return Split(units, state.warnings, state.exported, state.imports)
 
 
+_BOLD_ONLY: Final = re.compile(r"\*\*[^*\n]{1,60}\*\*[:：]?")  # "**Build Process**"
+
+
 def _blocks(state: State, nodes: list[Node]) -> None:
     i = 0
     while i < len(nodes):
@@ -383,7 +386,10 @@ def _item(
     # a label ending in ":" over entries that each carry a hard modal ("Verify strictly
     # (assume nothing):" over "ALWAYS read …", "NEVER say …") leads them, whatever its mood
     ruled = _label_colon(own_text) and _mostly_hard(state, nested)
-    if nested and (is_lead(own_text) or ruled) and not objects:
+    # a bold label over entries that rule ("**Build Process**" over "Run `npm run build`"):
+    # context like "**Package Management**", not a rule whose first word is "Build"
+    labelled = _title_label(own_text) and _mostly_rules(state, nested, context)
+    if nested and (is_lead(own_text) or ruled or labelled) and not objects:
         label = own_text.rstrip(":").replace("**", "").strip()
         carried = own_text if not lead else f"{lead}\n{own_text}"
         for lst in nested:
@@ -442,6 +448,31 @@ def _procedure_heading(state: State, lst: Node) -> bool:
     if not leads or RULES_LEAD.search(heading):
         return False
     return not _mostly_hard(state, [lst])
+
+
+def _title_label(text: str) -> bool:
+    """Bold text only, two words or more, each capitalised, no modal ("**Build Process**",
+    "**Release Checklist**"): a label, whatever its first word could mean. An instruction in
+    bold ("**NE JAMAIS lancer `pnpm dev`**", "**Install dependencies**") is not one."""
+    found = _BOLD_ONLY.fullmatch(text.strip())
+    if found is None:
+        return False
+    words = re.findall(r"[^\W\d_]+", found[0])
+    said = evidence(found[0])
+    return (
+        len(words) >= 2
+        and all(w[0].isupper() for w in words if len(w) > 2)
+        and not (said.hard or said.soft or said.prefer)
+    )
+
+
+def _mostly_rules(state: State, lists: list[Node], context: tuple[str, ...]) -> bool:
+    """Most entries of ``lists`` read as rules on their own."""
+    entries = [join(item_lines(i, state.lines, set())) for lst in lists for i in lst.children]
+    ruling = sum(
+        1 for e in entries if rule_likeness(e, context, state.fmt, "", True) >= state.threshold
+    )
+    return 2 * ruling > len(entries)
 
 
 def _mostly_hard(state: State, lists: list[Node]) -> bool:
