@@ -1188,3 +1188,82 @@ def test_a_bold_title_over_rules_is_a_label_and_a_bold_instruction_is_a_rule(
         "**Build Process**\nRun `npm run build` to compile TypeScript files",
         "**Install dependencies**\n- With pnpm: `pnpm install`\n- With npm: `npm install`",
     ]
+
+
+# -- the fourteenth round: numbered prohibitions, Chinese "when" and "uniformly use",
+# Japanese noun-final instructions ------------------------------------------------------
+
+
+def test_numbered_prohibitions_after_a_lead_in_are_rules_of_their_own(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 强制约束\n\n以下约束在所有项目中强制生效：\n\n"
+        "1. 禁止 git add -A，只能精确 add 本任务涉及的文件\n2. 禁止使用 Docker 进行任何测试\n"
+        "3. 禁止修改测试来让测试通过\n",
+    )
+    assert [t.splitlines()[-1] for t in rule_texts(parsed)] == [
+        "禁止 git add -A，只能精确 add 本任务涉及的文件",
+        "禁止使用 Docker 进行任何测试",
+        "禁止修改测试来让测试通过",
+    ]
+
+
+def test_numbered_steps_after_a_lead_in_stay_one_procedure(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Releases\n\nWhen you cut a release:\n\n1. Update the CHANGELOG\n2. Tag the commit\n"
+        "3. Push the tag\n",
+    )
+    [rule] = rule_texts(parsed)
+    steps = ["1. Update the CHANGELOG", "2. Tag the commit", "3. Push the tag"]
+    assert rule.splitlines()[-3:] == steps
+
+
+@pytest.mark.parametrize("lead", ["Contraintes :", "制約：", "Einschränkungen:", "Ограничения:"])
+def test_constraints_name_rules_in_every_language(lead: str) -> None:
+    assert cues.RULES_LEAD.search(lead)
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("当用户输入 `读 start.md`（或含此短语的消息）时，立即读取项目根目录下的文件", True),
+        ("当上下文消耗超过 60% 时，立刻执行紧急存档", True),
+        ("提交前先运行测试", True),
+        ("当网络断开时，应用会自动重连", False),  # what the app does, no instruction
+    ],
+)
+def test_a_chinese_when_clause_then_at_once_an_action(text: str, hit: bool) -> None:
+    assert grammar.instruction(text) is hit
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("文件名统一使用小写字母和中划线（如：user-list.tsx）。", MemoruleKind.CONVENTION),
+        ("本仓库内所有新建的项目文档默认使用中文。", MemoruleKind.CONVENTION),
+    ],
+)
+def test_chinese_uniformly_or_by_default_use_is_a_convention(
+    tmp_path: Path, text: str, kind: MemoruleKind
+) -> None:
+    parsed = parse(tmp_path, f"## 项目\n\n- {text}\n")
+    [unit] = [u for u in parsed.units if u.kind is not None]
+    assert unit.kind is kind
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("重要なポイントは太字で強調", True),
+        ("ユーティリティは lib/ 配下に配置", True),
+        ("コンテキストが不明瞭な時は、ユーザーに確認します。", True),
+        ("Implementation Plan などは日本語で記載する。", True),
+        ("例文や具体例を積極的に使用", True),
+        ("このモジュールは PostgreSQL に依存する", False),  # a state, not an instruction
+        ("このファイルは Claude Code へのガイダンスを提供します。", False),  # what it offers
+        ("新しいサイクルを開始する場合に使用します。", False),  # what a thing is used for
+    ],
+)
+def test_japanese_noun_final_and_plain_instructions(text: str, rule: bool) -> None:
+    assert bool(cues.IMPERATIVE.search(text)) is rule

@@ -58,8 +58,15 @@ IMPERATIVE: Final = re.compile(
     r"|^(?:保持|遵循|遵守|采用)"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
     r"|(?:작성|준수|중단|종료)(?:할 것|하기)?[.]?$"  # "주석은 한국어로 작성", a noun that instructs
-    r"|(?:を|に|で|は)(?:使用|実施|生成|排除|記述|整理|確認|作成|追加|修正|実装|削除|採用|重視"
-    r"|適用|維持|活用|処理|従う|書く|行う|守る|避ける)(?:する)?[。．]?$"
+    # Japanese plain and noun-final instructions: a case particle, then a kanji verbal noun
+    # that ends the line, with or without する / します ("太字で強調", "lib/ 配下に配置",
+    # "ユーザーに確認します"); not the nouns of a state ("に対応する", "に依存する"), of what a
+    # thing offers ("ガイダンスを提供します", "README を参照": a pointer) or is used for
+    # ("…時に使用します")
+    r"|(?:を|(?<!場合)(?<!ため)(?<!用途)(?<!時)(?<!際)に|(?:場合|ため|用途|時|際)に(?!\s*使用)|で|は|へ)\s*"
+    r"(?!対応|依存|該当|相当|関連|関係|存在|所属|由来|位置|発生|動作|提供|参照)"
+    r"[\u4e00-\u9fff]{2}(?:する|します)?[。．]?$"
+    r"|(?:を|に|で|は)(?:従う|書く|行う|守る|避ける)[。．]?$"
     r"|^(?:usa|use|utiliza|utilice|usar|utilizar|mantén|mantener|escribe|escriba|escrever"
     r"|agrega|añade|incluye|indica|resume|actualiza|responde|explica|realiza|sigue|seguir"
     r"|pregunta|justifica|reutiliza|verifica|revisa|ejecuta|crea|documenta|comenta"
@@ -315,8 +322,10 @@ ENUMERATING_LEAD: Final = re.compile(
 RULES_LEAD: Final = re.compile(
     r"\b(?:rules|guidelines|principles|conventions|requirements|constraints|principes"
     r"|principi|principios|princípios|prinzipien|regole)\b"
-    r"|ルール|規則|規約|原則|规则|规范|原则|규칙|원칙|\b(?:reglas|normas|regeln|richtlinien|règles"
-    r"|consignes|regras|diretrizes)\b|(?<![а-яё])(?:правила|требования)(?![а-яё])",
+    r"|ルール|規則|規約|原則|规则|规范|原则|규칙|원칙|约束|制約|제약"
+    r"|\b(?:reglas|normas|regeln|richtlinien|règles|consignes|regras|diretrizes|contraintes"
+    r"|restricciones|restrições|vincoli|einschränkungen)\b"
+    r"|(?<![а-яё])(?:правила|требования|ограничения)(?![а-яё])",
     re.IGNORECASE,
 )
 # A lead-in that ends in a modal and "be" ("Every output must be:", "Ogni output dell'AI

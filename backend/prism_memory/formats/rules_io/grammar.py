@@ -70,10 +70,16 @@ _CLAUSE: Final = re.compile(
     r"|prima\s+di|dopo)\b(?:[^,.;:!?\n()]|\([^()\n]{0,60}\)){1,90},\s*",
     re.IGNORECASE,
 )
+_ZH_VERBS: Final = (
+    "使用|采用|遵循|保持|运行|执行|添加|编写|调用|检查|确认|参考|更新|创建|删除|避免|输出|回复"
+    "|说明|阅读|读取|查看|提交|记录|列出|告知|询问|用|请"
+)
+# then at once, or first ("…时，立即读取…", "…时，先执行…")
+_ZH_AT_ONCE: Final = r"(?:先|立即|立刻|马上|首先|直接)?"
 _ZH_WHEN: Final = re.compile(
-    r"^[^，。,；;：:\n]{1,24}?(?:时|時|之前|之后|以前|以后|前|后)[，,]?\s*先?"
-    r"(?:使用|采用|遵循|保持|运行|执行|添加|编写|调用|检查|确认|参考|更新|创建|删除|避免|输出|回复"
-    r"|说明|阅读|查看|提交|记录|列出|告知|询问|用|请)"
+    rf"^[^，。,；;：:\n]{{1,24}}?(?:时|時|之前|之后|以前|以后|前|后)[，,]?\s*{_ZH_AT_ONCE}(?:{_ZH_VERBS})"
+    # a clause opened by 当 ("when") may run long before its 时
+    rf"|^当[^。；;\n]{{1,90}}?时[，,]\s*{_ZH_AT_ONCE}(?:{_ZH_VERBS})"
 )
 
 # A Chinese line that opens with an instruction verb ("使用中文跟我对话", "添加中文注释"),

@@ -110,6 +110,9 @@ _USE_TOOL: Final = re.compile(
     r"(?:\s+\([^()\n]{1,30}\))?(?:\*\*|`)?\s+(?:for|to|as|\()",
     re.I,
 )
+# Chinese "uniformly / by default use" ("文件名统一使用小写字母", "项目文档默认使用中文"):
+# the project's convention wherever it stands in the line.
+_ZH_UNIFORM: Final = re.compile(r"(?:统一|默认|一律|均|都|全部)(?:使用|采用)")
 # A size limit ("文件 ≤ 260 行", "functions <= 50 lines"): how things are laid out.
 _LIMIT: Final = re.compile(r"(?:≤|⩽|<=)\s*\d")
 _COMPARATIVE: Final = re.compile(r"^[a-z][\w`'\" ./-]{2,60}\s+over\s+\S", re.IGNORECASE)
@@ -268,6 +271,7 @@ def evidence(text: str) -> Evidence:
             or (_COMPARATIVE.match(bare) and lead not in IMPERATIVE)
             or grammar.INSTEAD.search(bare)
             or _LIMIT.search(flat)
+            or _ZH_UNIFORM.search(flat)
         ),
         labelled=_labelled_command(flat),
         descriptive=bool(

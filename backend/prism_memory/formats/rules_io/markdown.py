@@ -280,7 +280,10 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
     lead_start = spans[-1][0] if spans else 0
     lead = text[lead_start:].strip()
     boxes = _checklist(state, lst)
-    steps = (lst.kind == "ordered_list" and not RULES_LEAD.search(lead)) or boxes
+    # numbered entries that each forbid or require ("1. 禁止 git add -A …") are rules of
+    # their own, as under a heading that leads in (:func:`_procedure_heading`)
+    numbered = lst.kind == "ordered_list" and not RULES_LEAD.search(lead)
+    steps = (numbered and not _mostly_hard(state, [lst])) or boxes
     if steps or EXAMPLE_LEAD.match(lead.rstrip(":：")):
         if lead_start > 0:
             _paragraph(state, para, upto=lead_start)
