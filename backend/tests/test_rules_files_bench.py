@@ -25,6 +25,9 @@ def request(subject: str) -> dict[str, Any]:
         ("## Testing\n\n- Run make test\n", "Testing: Run make test", 0),
         ('- `p`: a prefix, e.g. "bab3:d3ad::/64"\n', '`p`: a prefix, e.g. "bab3:d3ad::/64"', 0),
         ("- Prefer `std::vector` to arrays\n", "Prefer `std::vector` to arrays", 0),
+        # a Markdown escape is the character it escapes: the heading reads 'applyTo: "**"'
+        ('## applyTo: "\\*\\*"\n\n- Name things well\n', 'applyTo: "**": Name things well', 0),
+        ('## applyTo: "\\*\\*"\n\n- Name things well\n', 'applyTo: "*.py": Name things well', 1),
     ],
 )
 def test_a_subject_is_out_of_the_source_only_for_what_the_file_does_not_write(
@@ -33,3 +36,14 @@ def test_a_subject_is_out_of_the_source_only_for_what_the_file_does_not_write(
     scored = score.score_labels([], [request(subject)], source)
     assert scored.bad_subjects == bad
     assert scored.subjects == ([subject] if bad else [])
+
+
+def test_a_label_merged_into_a_coarser_rule_is_covered_but_not_found() -> None:
+    labels = [
+        {"text": "类名: PascalCase", "kind": "convention"},
+        {"text": "常量: UPPER_SNAKE_CASE", "kind": "convention"},
+        {"text": "Run make test", "kind": "behavioral_rule"},
+    ]
+    merged = "命名规范:\n- 类名: PascalCase\n- 常量: UPPER_SNAKE_CASE"
+    scored = score.score_labels(labels, [request(merged)], merged)
+    assert (scored.found, scored.covered, scored.labels) == (1, 2, 3)
