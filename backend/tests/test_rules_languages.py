@@ -1267,3 +1267,51 @@ def test_chinese_uniformly_or_by_default_use_is_a_convention(
 )
 def test_japanese_noun_final_and_plain_instructions(text: str, rule: bool) -> None:
     assert bool(cues.IMPERATIVE.search(text)) is rule
+
+
+# -- the fifteenth round: entries with labels of their own, Korean informal requests, a
+# file's metadata lines ------------------------------------------------------------------
+
+
+def test_entries_with_labels_of_their_own_are_rules_under_a_label(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 后端规范\n\n- **命名规范**:\n  - 类名: PascalCase\n  - 方法/变量: camelCase\n"
+        "  - 常量: UPPER_SNAKE_CASE\n",
+    )
+    assert [t.splitlines()[-1] for t in rule_texts(parsed)] == [
+        "类名: PascalCase",
+        "方法/变量: camelCase",
+        "常量: UPPER_SNAKE_CASE",
+    ]
+
+
+def test_a_field_to_fill_is_no_metadata_line(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Testing\n\nAfter each test, update `TEST_LOG.md` with:\n- Test name and path\n"
+        "- Status: PASS or FAIL\n- Brief description of what was tested\n",
+    )
+    assert [t.splitlines()[-1] for t in rule_texts(parsed)] == [
+        "Test name and path",
+        "Status: PASS or FAIL",
+        "Brief description of what was tested",
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["이모티콘을 넣으면서 대답해줘.", "코드 예시는 꼭 포함해줘.", "주석은 한국어로 적어 주세요."],
+)
+def test_korean_informal_requests_are_instructions(line: str) -> None:
+    assert cues.IMPERATIVE.search(line)
+
+
+def test_a_files_metadata_lines_are_no_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "# Agent Instructions\n\nStatus: normative  \nScope: organization  \n"
+        "Revision: 2746015fddc02636772fedb9d8672b244cea0b4e\n\n"
+        "## Baseline\n\n- MUST NOT claim an unperformed test.\n",
+    )
+    assert rule_texts(parsed) == ["MUST NOT claim an unperformed test."]

@@ -57,6 +57,7 @@ IMPERATIVE: Final = re.compile(
     # a Chinese entry opening with a verb that only instructs (keep, follow, adopt)
     r"|^(?:保持|遵循|遵守|采用)"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
+    r"|줘(?:요)?[.!]?$|주세요[.!]?$"  # the informal request: "대답해줘", "포함해 주세요"
     r"|(?:작성|준수|중단|종료)(?:할 것|하기)?[.]?$"  # "주석은 한국어로 작성", a noun that instructs
     # Japanese plain and noun-final instructions: a case particle, then a kanji verbal noun
     # that ends the line, with or without する / します ("太字で強調", "lib/ 配下に配置",

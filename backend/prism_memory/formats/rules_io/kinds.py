@@ -140,6 +140,16 @@ _STATEMENT: Final = re.compile(
 _METADATA: Final = re.compile(
     r"^\W*[^|:：`\n]{1,30}[:：][^|`\n]{1,40}(?:[|·•][^|:：`\n]{1,30}[:：][^|`\n]{1,40})+$"
 )
+# One line of a file's metadata ("Status: normative", "Revision: 2746015f…", "Autor: Ana"): a
+# metadata label and a value of one or two words ("Status: PASS or FAIL" is a field to fill).
+_FILE_METADATA: Final = re.compile(
+    r"^\W*(?:status|scope|source|revision|owner|author|maintainers?|last[ -]?(?:updated|modified"
+    r"|reviewed)|updated|状态|作者|维护者|最后更新|更新(?:时间|日期)|ステータス|作成者|更新日|最終更新"
+    r"|상태|작성자|최종 ?수정|stand|autor|verantwortlich|estado|responsable|statut|auteur"
+    r"|mis à jour|responsável|atualizado|статус|автор|обновлено)\s*[:：]\s*"
+    r"(?:[^\s:：]+(?:\s+[^\s:：]+)?|[0-9a-f]{7,40})\s*$",
+    re.IGNORECASE,
+)
 _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
 _DIRECTIVE_LEAD: Final = re.compile(
@@ -329,6 +339,8 @@ def rule_likeness(
         return 0.0  # "If you use Copilot Chat, …": advice to the human, not the agent
     if _METADATA.match(prose(text)) and re.search(cues.DATE, text) and not (ev.hard or ev.soft):
         return 0.0  # "Version: 2.0 | Status: Production": about the file
+    if _FILE_METADATA.match(prose(text)) and not (ev.hard or ev.soft):
+        return 0.0  # "Status: normative", "Revision: 2746015…": about the file
     if _BRACKET_LABEL.match(prose(text)):
         return 0.0  # "【非常重要】", "[IMPORTANT]": a label over what follows
     if cues.vocabulary(text) and not ev.hard:

@@ -45,6 +45,9 @@ _TERM: Final = re.compile(
 MIN_ENTRIES: Final = 3
 LISTS: Final = ("bullet_list", "ordered_list")
 OBJECT_ENTRY: Final = 40  # an entry this short that reads as no rule is an object of its lead-in
+# An entry with a label of its own ("类名: PascalCase", "Database: PostgreSQL", "**Tests**: pytest"):
+# a short label, no sentence end in it, then a value.
+_OWN_LABEL: Final = re.compile(r"^\W*[^\s:：.!?。！？`][^:：.!?。！？`\n]{0,29}[:：]\s*\S")
 LABEL_MAX: Final = 60
 
 
@@ -110,6 +113,9 @@ def objects_only(lines: dict[int, str], lst: Node, lead: str, threshold: float) 
         return False  # "… deve essere:" over "completo", "accurato": a requirement each
     instruction = rule_likeness(lead) >= threshold
     enumerating = ENUMERATING_LEAD.search(lead) is not None
+    texts = [join(item_lines(item, lines, set())) for item in lst.children]
+    if not instruction and len(texts) > 1 and all(_OWN_LABEL.match(t) for t in texts):
+        return False  # "**命名规范**:" over "类名: PascalCase", …: each entry is read on its own
     for item in lst.children:
         if any(c.kind in LISTS for c in item.children):
             return False
