@@ -45,8 +45,8 @@ _TERM: Final = re.compile(
 MIN_ENTRIES: Final = 3
 LISTS: Final = ("bullet_list", "ordered_list")
 OBJECT_ENTRY: Final = 40  # an entry this short that reads as no rule is an object of its lead-in
-# An entry with a label of its own ("类名: PascalCase", "Database: PostgreSQL", "**Tests**: pytest"):
-# a short label, no sentence end in it, then a value.
+# An entry with a label of its own ("类名: PascalCase", "Database: PostgreSQL"): a short
+# label, no sentence end in it, then a value.
 _OWN_LABEL: Final = re.compile(r"^\W*[^\s:：.!?。！？`][^:：.!?。！？`\n]{0,29}[:：]\s*\S")
 LABEL_MAX: Final = 60
 
