@@ -1315,3 +1315,32 @@ def test_a_files_metadata_lines_are_no_rules(tmp_path: Path) -> None:
         "## Baseline\n\n- MUST NOT claim an unperformed test.\n",
     )
     assert rule_texts(parsed) == ["MUST NOT claim an unperformed test."]
+
+
+# -- the sixteenth round: Chinese "ignore" and "don't" at the head of a line, "should" under
+# a heading that describes ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["忽略文件编码有关的错误或警告。", "不运行测试用例，因为环境比较特殊，无法部署到容器内。"],
+)
+def test_chinese_ignore_and_dont_at_the_head_of_a_line_instruct(tmp_path: Path, line: str) -> None:
+    parsed = parse(tmp_path, f"## 开发环境\n\n- {line}\n")
+    assert [t.splitlines()[-1] for t in rule_texts(parsed)] == [line]
+
+
+def test_a_chinese_label_headed_by_ignore_is_no_instruction() -> None:
+    assert not grammar.instruction("忽略: 这些文件")
+
+
+def test_should_under_a_heading_that_describes_stays_a_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Website Design Elements\n\n"
+        "* The contact info should appear somewhere and link to the email address.\n"
+        "* The site is built with plain HTML.\n",
+    )
+    assert [t.splitlines()[-1] for t in rule_texts(parsed)] == [
+        "The contact info should appear somewhere and link to the email address."
+    ]
