@@ -16,6 +16,7 @@
     python bench/rules_files/dev2/score.py --split holdout14 # the fourteenth round's blind files
     python bench/rules_files/dev2/score.py --split holdout15 # the fifteenth round's blind files
     python bench/rules_files/dev2/score.py --split holdout16 # the sixteenth round's blind files
+    python bench/rules_files/dev2/score.py --split holdout17 # the seventeenth round's blind files
     python bench/rules_files/dev2/score.py --json bench/results/rules_files_dev2.json
     python bench/rules_files/dev2/score.py --split dev --threshold 0.45  # see threshold.py
 
@@ -79,7 +80,7 @@ from prism_memory.settings import load_settings  # noqa: E402
 
 # dev/holdout: issue 30's first corpus; dev3/holdout3: its fresh blind round;
 # holdout4: the fourth round's blind files (never tuned on); dev5/holdout5: the fifth
-# round's blind files, split by a seeded draw; holdout6 to holdout16: the sixth to sixteenth
+# round's blind files, split by a seeded draw; holdout6 to holdout17: the sixth to seventeenth
 # rounds' blind files, all set aside (never tuned on)
 SPLITS = (
     "dev",
@@ -100,6 +101,7 @@ SPLITS = (
     "holdout14",
     "holdout15",
     "holdout16",
+    "holdout17",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
