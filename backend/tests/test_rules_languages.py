@@ -1344,3 +1344,41 @@ def test_should_under_a_heading_that_describes_stays_a_rule(tmp_path: Path) -> N
     assert [t.splitlines()[-1] for t in rule_texts(parsed)] == [
         "The contact info should appear somewhere and link to the email address."
     ]
+
+
+# -- the seventeenth round: a sentence about the file in every language, a table of
+# situations -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        ("このファイルは AI エージェント共通の作業方針を定義します。", True),
+        ("이 파일은 이 저장소의 운영 규칙입니다", True),
+        ("本文件为 Claude Code 提供指导", True),
+        ("Ce fichier décrit les règles du projet", True),
+        ("Este archivo es la fuente de verdad", True),
+        ("Questo filetto è buono", False),  # a word that only starts like "file"
+        ("Ce fichage est interdit", False),
+    ],
+)
+def test_a_sentence_about_the_file_itself_in_every_language(text: str, about: bool) -> None:
+    assert cues.who_or_what_file(text) is about
+
+
+def test_a_sentence_about_the_file_with_a_hard_modal_stays_a_rule(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## 维护\n\n- 本文件必须保持最新\n- 本文件为 Claude Code 提供指导\n")
+    assert [t.splitlines()[-1] for t in rule_texts(parsed)] == ["本文件必须保持最新"]
+
+
+def test_each_row_of_a_table_of_situations_is_a_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 技能\n\n| 场景 | 使用技能 |\n|------|----------|\n"
+        "| 写 HTML/CSS/UI | `frontend-design` |\n| Git 提交 | `commit-commands:commit` |\n"
+        "| 定时任务 | |\n",
+    )
+    assert [t.splitlines()[-1] for t in rule_texts(parsed)] == [
+        "| 写 HTML/CSS/UI | `frontend-design` |",
+        "| Git 提交 | `commit-commands:commit` |",
+    ]

@@ -237,6 +237,16 @@ ABOUT_FILE: Final = re.compile(
     r"|\b(?:estas|as seguintes)\s+regras\b|(?<![а-яё])(?:эти|следующие)\s+правила",
     re.IGNORECASE,
 )
+# A sentence whose subject is the file itself, in the other languages ("このファイルは…",
+# "이 문서는…", "本文件…", "Ce fichier…", "Diese Datei…"), as "This file …" is in English.
+THIS_FILE: Final = re.compile(
+    r"^\W*(?:このファイル|本ファイル|このドキュメント|本ドキュメント|この文書|이\s*파일|이\s*문서"
+    r"|본\s*문서|本文件|此文件|该文件|本文档|此文档|该文档"
+    r"|(?:ce\s+(?:fichier|document)|diese\s+datei|dieses\s+dokument"
+    r"|este\s+(?:archivo|arquivo|documento|fichero)|questo\s+(?:file|documento)"
+    r"|(?:этот|данный)\s+(?:файл|документ))(?![\w]))",
+    re.IGNORECASE,
+)
 # A persona ("You are a senior engineer", "你是…", "Du bist …"): who, not what to do.
 PERSONA: Final = re.compile(
     r"^\W*(?:你是|您是|(?:you are|you're) an?\b|du bist eine?\b|(?:tú )?eres una?\b"
@@ -256,7 +266,7 @@ TO_THE_USER: Final = re.compile(
 
 def who_or_what_file(text: str) -> bool:
     """A sentence about the file itself or a persona: a statement, not an instruction."""
-    return bool(ABOUT_FILE.search(text) or PERSONA.match(text))
+    return bool(ABOUT_FILE.search(text) or PERSONA.match(text) or THIS_FILE.match(text))
 
 
 # An entry that shows an example: "Good: …", "Bad: …", "✅ …", "❌ …".

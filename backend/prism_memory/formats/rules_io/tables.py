@@ -8,7 +8,9 @@ value ("`.test.ts`") gives no advice, and a cell under a header that names a des
 ("Description", "Rôle", "说明") says what its thing is or does, so it instructs only with a
 hard modal ("| `/commit` | Commit avec message français |" describes the command). A
 column headed "when to update" ("MAJ", "Update", "Aggiornamento", "更新") says when to
-update the row's file: each row with a cell there is a rule, however short the cell. The
+update the row's file: each row with a cell there is a rule, however short the cell; so is
+each row of a table whose first column names a situation ("场景", "When"): what to use or do
+then. The
 header and the other rows stay descriptive stretches, so nothing of the table is left out.
 """
 
@@ -36,6 +38,14 @@ _UPDATE_HEADER: Final = re.compile(
     re.IGNORECASE,
 )
 
+# A first column headed by a situation ("场景", "When", "Situación"): each row maps one
+# situation to what the agent uses or does ("| 写 HTML/CSS/UI | `frontend-design` |").
+_SITUATION_HEADER: Final = re.compile(
+    r"^\W*(?:场景|情况|情形|状況|場面|상황|경우|situations?|scenarios?|when|cases?|situaci[oó]n"
+    r"|cu[aá]ndo|quand|wann|situation|quando|situa[çc][ãa]o|situazione|ситуация|когда)\W*$",
+    re.IGNORECASE,
+)
+
 
 def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
@@ -49,6 +59,7 @@ def table(state: State, node: Node) -> None:
     header = _cells(lines[0][1]) if lines else []
     describing = {i for i, h in enumerate(header) if _DESCRIPTION_HEADER.match(h)}
     updating = {i for i, h in enumerate(header) if i > 0 and _UPDATE_HEADER.match(h)}
+    situations = bool(header) and _SITUATION_HEADER.match(header[0]) is not None
     for number, row in lines[2:]:
         cells = _cells(row)
         advice = [
@@ -67,6 +78,8 @@ def table(state: State, node: Node) -> None:
         # when to update the row's file, or the row as a whole, or its advice cell alone
         # ("Используй `x` для …" after the cells that name the tool): each reads as a rule
         update = any(cells[i].strip("`* ") for i in updating if i < len(cells))
+        # or what to use or do in the row's situation
+        update = update or (situations and len(cells) > 1 and bool(cells[1].strip("`*→-> ")))
         if update or (
             advice
             and any(
