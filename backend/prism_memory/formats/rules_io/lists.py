@@ -116,10 +116,9 @@ def objects_only(lines: dict[int, str], lst: Node, lead: str, threshold: float) 
     texts = [join(item_lines(item, lines, set())) for item in lst.children]
     if not instruction and len(texts) > 1 and all(_OWN_LABEL.match(t) for t in texts):
         return False  # "**命名规范**:" over "类名: PascalCase", …: each entry is read on its own
-    for item in lst.children:
+    for item, text in zip(lst.children, texts, strict=True):
         if any(c.kind in LISTS for c in item.children):
             return False
-        text = join(item_lines(item, lines, set()))
         ev = evidence(text)
         if ev.hard or ev.soft or ev.prefer or ev.labelled or "\n" in text:
             return False

@@ -79,12 +79,16 @@ def table(state: State, node: Node) -> None:
         # ("Используй `x` для …" after the cells that name the tool): each reads as a rule
         update = any(cells[i].strip("`* ") for i in updating if i < len(cells))
         # or what to use or do in the row's situation
-        update = update or (situations and len(cells) > 1 and bool(cells[1].strip("`*→-> ")))
-        if update or (
-            advice
-            and any(
-                rule_likeness(text, context, state.fmt, list_entry=True) >= state.threshold
-                for text in (" ".join(cells), *advice)
+        then = situations and len(cells) > 1 and bool(cells[1].strip("`*→-> "))
+        if (
+            update
+            or then
+            or (
+                advice
+                and any(
+                    rule_likeness(text, context, state.fmt, list_entry=True) >= state.threshold
+                    for text in (" ".join(cells), *advice)
+                )
             )
         ):
             if run:
