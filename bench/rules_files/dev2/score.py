@@ -102,6 +102,7 @@ SPLITS = (
     "holdout15",
     "holdout16",
     "holdout17",
+    "holdout18",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
