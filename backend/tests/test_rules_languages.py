@@ -1382,3 +1382,67 @@ def test_each_row_of_a_table_of_situations_is_a_rule(tmp_path: Path) -> None:
         "| 写 HTML/CSS/UI | `frontend-design` |",
         "| Git 提交 | `commit-commands:commit` |",
     ]
+
+
+# -- the eighteenth round: plain-text headings, labelled commands in every language ---------
+
+
+def test_a_plain_text_heading_heads_its_list_and_is_no_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "# Project\n\nAbsolutely forbidden (quick list)\n- Creating synths in components.\n"
+        "- Storing timelines in state.\n\nKey terms\n- AudioEngine: the singleton audio "
+        "controller.\n- BeatClock: the measure-based scheduler.\n- timelineMap: the shared "
+        "registry.\n\nKeep it short\n- one\n",
+        name=".cursorrules",
+    )
+    rules = [u for u in parsed.units if u.kind is not None]
+    # the negating heading reaches its entries (carried into each, as a "#" heading's is);
+    # the heading line is no unit of its own
+    assert [u.text for u in rules][:2] == [
+        "Absolutely forbidden (quick list)\nCreating synths in components.",
+        "Absolutely forbidden (quick list)\nStoring timelines in state.",
+    ]
+    assert all("Absolutely forbidden (quick list)" in u.context for u in rules[:2])
+    headings = ("Absolutely forbidden (quick list)", "Key terms")
+    assert not any(u.text in headings for u in parsed.units)
+    # a glossary under its plain heading describes; a line with an imperative stays a
+    # paragraph (a rule of its own), not a heading
+    assert not any("AudioEngine" in u.text for u in rules)
+    assert any(u.text.startswith("Keep it short") for u in rules)
+
+
+def test_a_plain_text_heading_covers_only_the_list_right_after_it(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Rules\n\nWhat to avoid\n- Global state\n\nAfterwards, run the linter before "
+        "each commit.\n\n- Write tests first\n",
+    )
+    last = [u for u in parsed.units if u.kind is not None][-1]
+    assert last.text == "Write tests first"
+    assert "What to avoid" not in last.context
+
+
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("开发：pnpm dev", True),
+        ("测试：`pnpm test`", True),
+        ("Тесты: python manage.py test", True),
+        ("Dev: pnpm dev", True),
+        ("Package Manager: pnpm (frontend)", False),  # the tool a stack uses, no command
+        ("Build Tools: npm is used for the builds", False),  # prose about the tool
+    ],
+)
+def test_a_labelled_command_in_every_language(line: str, command: bool) -> None:
+    from prism_memory.formats.rules_io.kinds import evidence
+
+    assert evidence(line).labelled is command
+
+
+def test_labelled_commands_under_any_heading_are_conventions(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "## 常用脚本\n- 开发：pnpm dev\n- 构建：pnpm build\n")
+    assert [(u.text, u.kind) for u in parsed.units if u.kind is not None] == [
+        ("开发：pnpm dev", MemoruleKind.CONVENTION),
+        ("构建：pnpm build", MemoruleKind.CONVENTION),
+    ]

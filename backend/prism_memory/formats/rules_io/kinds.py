@@ -151,7 +151,20 @@ _FILE_METADATA: Final = re.compile(
     re.IGNORECASE,
 )
 _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")
-_LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48}):\s+(?P<rest>.*`.+)$")
+_LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48})(?::\s+|：\s*)(?P<rest>.*`.+)$")
+# A label, then a bare command line that starts with a command-line tool ("开发：pnpm dev",
+# "Тесты: python manage.py test"): the command used for the task, as in a code span.
+_LABELLED_BARE: Final = re.compile(
+    r"^(?P<label>[^:：`\n]{1,30})(?::\s+|：\s*)(?P<tool>pnpm|npm|npx|yarn|bunx?|uvx?|pipx?"
+    r"|poetry|python3?|make|cargo|go|dotnet|mvn|gradle|\./gradlew|docker(?:-compose)?|php"
+    r"|composer|bundle|rake|rails|pytest|ruff|deno|flutter|dart|mix|swift|xcodebuild|just|mise"
+    r"|node|tsc|git|bin/[\w.-]+|\./[\w./-]+)(?P<args>(?:\s+[^\s]+){1,6})\s*$"
+)
+# words that say the value is prose about the tool, not a command ("npm is used for …")
+_PROSE_WORD: Final = re.compile(
+    r"(?i)^(?:is|are|was|were|for|the|to|with|and|or|of|a|an|in|on|as|by|when|if|und|oder"
+    r"|et|ou|y|e|o|für|pour|para|per|ist|est|es|é|è)$"
+)
 _DIRECTIVE_LEAD: Final = re.compile(
     r"\b(?:must|should|need(?:s)? to|require[sd]?|always|never|rules?|done when|complete when"
     r"|ready when|checklist|criteria|minimum|maximum|thresholds?|follow|ensure|you should"
@@ -207,10 +220,16 @@ def _commandish(span: str) -> bool:
 
 
 def _labelled_command(text: str) -> bool:
-    """'Install dependencies: `uv sync`' (a label, then mostly a command), or the other way
-    round: '`make lint`: run the linters'."""
+    """'Install dependencies: `uv sync`' (a label, then mostly a command; a full-width
+    colon too, and a bare command line that starts with a command-line tool: "开发：pnpm
+    dev"), or the other way round: '`make lint`: run the linters'."""
     reverse = re.match(r"^(`{1,3})(?P<code>[^`]{1,300}?)\1\s*[:—–]\s+\w", text)
     if reverse is not None and _commandish(reverse["code"]):
+        return True
+    bare = _LABELLED_BARE.match(text)
+    # arguments, not a gloss: "pnpm (frontend)" names the tool a stack uses
+    args = re.sub(r"\([^)]*\)", "", bare["args"]).split() if bare else []
+    if args and not any(_PROSE_WORD.match(w) for w in args):
         return True
     found = _LABELLED_CODE.match(text)
     if found is None or re.match(

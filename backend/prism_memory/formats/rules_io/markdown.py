@@ -13,7 +13,9 @@ source as written (list marker and indent removed), so nothing inside it is rein
 - A paragraph splits into sentences; an instruction starts a rule and the descriptive
   sentences after it stay with it; descriptive sentences before any instruction make one
   descriptive unit.
-- Headings are context. A code block stays with the rule before it (same section, right
+- Headings are context; so is a plain-text heading, a line of a few words with no
+  sentence end right before a list ("Key terms", "Absolutely forbidden"), for that list.
+  A code block stays with the rule before it (same section, right
   after it or after a rule ending with ':'). Tables are descriptive.
 - HTML comments, in blocks or inline, are left out and reported with their line; other
   raw HTML is text. ``@path`` in the text (never in code) is collected as an import.
@@ -134,6 +136,9 @@ def _blocks(state: State, nodes: list[Node]) -> None:
             taken = exception_paragraph(state, node, following)
             if taken:
                 i += taken - 1
+            elif following is not None and following.kind in _LISTS and _plain_heading(state, node):
+                _under_plain_heading(state, node, following)
+                i += 1
             elif (
                 following is not None and following.kind in _LISTS and _ends_with_colon(state, node)
             ):
@@ -160,12 +165,57 @@ def _blocks(state: State, nodes: list[Node]) -> None:
 
 
 def _heading(state: State, node: Node) -> None:
-    state.headings = [(lv, t) for lv, t in state.headings if lv < node.level]
-    state.headings.append((node.level, plain_inline(node.inline)))
-    state.section += 1
-    state.section_kind = kind_of_heading(plain_inline(node.inline))
+    _enter(state, node.level, plain_inline(node.inline))
     if state.applies_stated and node.level <= state.applies_level:
         state.applies_to, state.applies_stated = {}, False
+
+
+def _enter(state: State, level: int, text: str) -> None:
+    state.headings = [(lv, t) for lv, t in state.headings if lv < level]
+    state.headings.append((level, text))
+    state.section += 1
+    state.section_kind = kind_of_heading(text)
+
+
+# A plain-text heading: a line of a few words, no sentence end, right before a list ("Key
+# terms", "Absolutely forbidden (quick list)", "Key Principles" in a .cursorrules).
+_PLAIN_HEADING_CHARS: Final = 60
+_PLAIN_HEADING_WORDS: Final = 8
+_SENTENCE_END: Final = re.compile(r"[.!?。！？:：;；,，、…]\s*$")
+_QUALIFIER: Final = re.compile(r"\s*[(（][^()（）\n]{0,60}[)）]")
+
+
+def _under_plain_heading(state: State, heading: Node, lst: Node) -> None:
+    """``lst`` under ``heading``, a plain-text heading one level below the last heading; the
+    heading ends with the list."""
+    saved = state.headings, state.section_kind
+    level = state.headings[-1][0] + 1 if state.headings else 2
+    _enter(state, min(6, max(2, level)), state.lines[heading.start].strip())
+    _blocks(state, [lst])
+    state.headings, state.section_kind = saved
+
+
+def _plain_heading(state: State, node: Node) -> bool:
+    """``node``, a paragraph right before a list, is that list's heading written without
+    "#": one line of a few words, capitalised (or in a script without case), no sentence end,
+    no emphasis or code of its own, and no imperative at its start ("Use these commands"
+    leads in). It is a heading one level below the last real one for that list alone; its
+    line is markup."""
+    text = state.lines.get(node.start, "").strip()
+    if node.start != node.end or not text or len(text) > _PLAIN_HEADING_CHARS:
+        return False
+    main = _QUALIFIER.sub("", text).strip()
+    first = main[:1]
+    if (
+        not first.isalpha()
+        or (first.isascii() and not first.isupper())
+        or len(main.split()) > _PLAIN_HEADING_WORDS
+        or _SENTENCE_END.search(text)
+        or any(mark in text for mark in ("`", "*", "_", "[", "<", "|", "#"))
+    ):
+        return False
+    said = evidence(main)
+    return not (said.imperative or said.grammatical or said.question)
 
 
 def _html(state: State, node: Node) -> None:
