@@ -103,6 +103,7 @@ SPLITS = (
     "holdout16",
     "holdout17",
     "holdout18",
+    "holdout19",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
