@@ -632,7 +632,10 @@ def test_lenient_keeps_list_entries_without_a_cue_and_the_default_keeps_them_aft
     write(
         tmp_path,
         "AGENTS.md",
-        "# Project\n\n## Tech stack\n\n- FastAPI with Pydantic models\n- React with Vite\n\n"
+        # entries with no cue under a heading that names no rules (a stack heading would:
+        # its entries name what the project uses)
+        "# Project\n\n## Patterns\n\n- Repository objects around the database\n"
+        "- Event sourcing in the audit log\n\n"
         "## Rules\n\n- Always run `make test` before committing.\n",
     )
 

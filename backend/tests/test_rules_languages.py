@@ -1446,3 +1446,36 @@ def test_labelled_commands_under_any_heading_are_conventions(tmp_path: Path) -> 
         ("开发：pnpm dev", MemoruleKind.CONVENTION),
         ("构建：pnpm build", MemoruleKind.CONVENTION),
     ]
+
+
+# -- the nineteenth round: a heading that names the stack ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("heading", "stack"),
+    [
+        ("Tech Stack", True),
+        ("🛠 Technology Stack (from package.json)", True),
+        ("技术栈", True),
+        ("Stack technique cible", True),
+        ("기술 스택", True),
+        ("Call stack handling", False),
+        ("Architecture", False),
+    ],
+)
+def test_a_heading_that_names_the_stack(heading: str, stack: bool) -> None:
+    assert bool(cues.STACK_HEADING.match(heading)) is stack
+
+
+def test_entries_under_a_stack_heading_are_conventions(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Technology Stack\n\n- **Framework**: Next.js 16\n- **Language**: TypeScript\n"
+        "- **Styling**: Tailwind CSS v4\n\n## Glossary\n\n- **Shelf**: a list of books\n"
+        "- **Loan**: a borrowed book\n- **Hold**: a reserved book\n",
+    )
+    assert [(u.text, u.kind) for u in parsed.units if u.kind is not None] == [
+        ("**Framework**: Next.js 16", MemoruleKind.CONVENTION),
+        ("**Language**: TypeScript", MemoruleKind.CONVENTION),
+        ("**Styling**: Tailwind CSS v4", MemoruleKind.CONVENTION),
+    ]

@@ -63,9 +63,9 @@ def import_rules() -> click.Command:
     @click.option(
         "--lenient",
         is_flag=True,
-        help="also keep as rules the list entries with no instruction cue (a tech stack or a "
-        "list of patterns written as plain entries), which the default skips as descriptive: "
-        "more rules, more of them descriptions",
+        help="also keep as rules the list entries with no instruction cue (a list of patterns "
+        "written as plain entries; a stack under a heading that does not name it), which the "
+        "default skips as descriptive: more rules, more of them descriptions",
     )
     @click.option(
         "--verbose", "-v", is_flag=True, help="list every item (unchanged and descriptive too)"

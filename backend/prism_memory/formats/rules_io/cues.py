@@ -128,6 +128,19 @@ CONVENTION_HEADING: Final = re.compile(
     r"|代码风格|컨벤션|코딩 ?규칙|코드 ?스타일",
     re.I,
 )
+# A heading that names the project's stack ("Tech Stack", "技术栈", "Stack technique"): its
+# entries name what the project uses (conventions). The whole heading, a number or an emoji
+# before it and a parenthesis after it aside ("Call stack handling" names no stack).
+STACK_HEADING: Final = re.compile(
+    r"^[\W\d_]*(?:(?:the\s+|our\s+|project\s+)?(?:tech(?:nology|nical)?\s*stack|stack"
+    r"|technolog(?:y|ies)|tools?\s+(?:and|&)\s+technologies|stack\s+(?:technique|technologique"
+    r"|tecnol[oó]gico|tecnico|tecnologico)|tecnolog[ií]as?(?:\s+utilizadas)?|technologien"
+    r"|technologie-?stack|tecnologie|tecnologias)(?:\s*(?:&|and|/|und|y|et|e)\s*(?:tools|tooling"
+    r"|outils|herramientas|werkzeuge|ferramentas))?(?:\s+(?:used|in\s+use|cible|utilisée?s?"
+    r"|utilizad[ao]s|usad[ao]s|verwendet|utilizzat[ei]))?|技术栈|技術スタック|使用技術|기술\s?스택"
+    r"|стек(?:\s+технологий)?|технологии)\s*(?:[(（][^()（）\n]{0,60}[)）])?[\W_]*$",
+    re.IGNORECASE,
+)
 # A heading that recommends ("Recommended workflow", "推奨事項", "Workflow recommandé"): its
 # entries are preferences unless they say must.
 RECOMMEND_HEADING: Final = re.compile(

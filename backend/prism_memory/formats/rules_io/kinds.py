@@ -385,7 +385,9 @@ def rule_likeness(
         score += 0.3
     elif heading and describes(heading) and not (ev.imperative or ev.hard or ev.soft):
         score -= 0.6 if ev.grammatical else 0.25  # "Objectif: Décrire …" states a goal
-    elif any(names_rules(h) or cues.FORM_HEADING.search(h) for h in headings):
+    elif any(names_rules(h) or cues.FORM_HEADING.search(h) for h in headings) or (
+        list_entry and cues.STACK_HEADING.match(heading)
+    ):
         # a heading that names rules, or the form of what the agent writes ("Output
         # format"): the latter does not name rules for a definition list under it
         # ("PR format" over "feat: new feature" glosses stays a vocabulary)
@@ -438,6 +440,7 @@ def classify(text: str, headings: Sequence[str] = ()) -> MemoruleKind:
         or (ev.convention and not ev.follow)
         or (setting(text) and not _led_by_heading(headings))
         or (heading and cues.CONVENTION_HEADING.search(heading))
+        or (heading and cues.STACK_HEADING.match(heading))
         or (heading and cues.FORM_HEADING.search(heading))
     ):
         return MemoruleKind.CONVENTION

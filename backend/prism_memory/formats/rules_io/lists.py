@@ -56,6 +56,8 @@ def describing(entries: Sequence[str], headings: Sequence[str], rules: int) -> b
     own) are a definition list whose entries are no rules (see the module doc)."""
     if len(entries) < MIN_ENTRIES or rule_headed(headings):
         return False
+    if headings and cues.STACK_HEADING.match(headings[-1]):  # what the project uses
+        return False
     glosses = []
     for entry in entries:
         first = entry.strip().split("\n")[0]
