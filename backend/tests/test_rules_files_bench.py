@@ -47,3 +47,9 @@ def test_a_label_merged_into_a_coarser_rule_is_covered_but_not_found() -> None:
     merged = "命名规范:\n- 类名: PascalCase\n- 常量: UPPER_SNAKE_CASE"
     scored = score.score_labels(labels, [request(merged)], merged)
     assert (scored.found, scored.covered, scored.labels) == (1, 2, 3)
+
+
+def test_a_json_files_label_keeps_its_quotes_and_still_finds_its_rule() -> None:
+    labels = [{"text": '"use": "for all code"', "kind": "convention"}]
+    scored = score.score_labels(labels, [request("use: for all code")], '"use": "for all code"')
+    assert (scored.found, scored.labels, scored.bad_subjects) == (1, 1, 0)

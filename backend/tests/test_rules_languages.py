@@ -1479,3 +1479,48 @@ def test_entries_under_a_stack_heading_are_conventions(tmp_path: Path) -> None:
         ("**Language**: TypeScript", MemoruleKind.CONVENTION),
         ("**Styling**: Tailwind CSS v4", MemoruleKind.CONVENTION),
     ]
+
+
+# -- a rule file written as JSON ------------------------------------------------------------
+
+
+JSON_RULES = """{
+  "typescript": {
+    "use": "for all code",
+    "avoid_enums": "use maps instead"
+  },
+  "document_management": {
+    "cardinal_rule": "Never create new memory-bank documents, always update existing ones",
+    "procedure": [
+      "1. Before creating a document, check if a related file already exists",
+      "2. If similar content exists, update the existing file"
+    ],
+    "empty": []
+  }
+}
+"""
+
+
+def test_a_rule_file_written_as_json_is_read_key_by_key(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, JSON_RULES, name=".cursorrules")
+    rules = [u for u in parsed.units if u.kind is not None]
+    assert [u.text for u in rules] == [
+        "use: for all code",
+        "avoid_enums: use maps instead",
+        "cardinal_rule: Never create new memory-bank documents, always update existing ones",
+        "1. Before creating a document, check if a related file already exists\n"
+        "2. If similar content exists, update the existing file",
+    ]
+    # the keys that open an object or array are the headings; each rule keeps its own lines
+    assert rules[0].context == ("typescript",)
+    assert rules[2].context == ("document_management",)
+    assert (rules[2].location.line_start, rules[3].location.line_start) == (7, 9)
+
+
+def test_json_in_a_shape_the_reading_does_not_know_stays_markdown(tmp_path: Path) -> None:
+    one_line = '{"rules": ["Always run the tests", "Never push to main"]}\n'
+    parsed = parse(tmp_path, one_line, name=".clinerules")
+    assert [u.text for u in parsed.units] == [one_line.strip()]
+    not_json = "{ this is not json }\n- Always run the tests\n"
+    parsed = parse(tmp_path, not_json, name=".clinerules")
+    assert "Always run the tests" in [u.text for u in parsed.units if u.kind is not None]

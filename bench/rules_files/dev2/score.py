@@ -125,7 +125,10 @@ def norm(text: str) -> str:
 
 
 def label_norm(text: str) -> str:
-    return " ".join(re.sub(r"[`*]", "", text).lower().split())
+    """A label or a rule's body for matching: without backticks, emphasis and straight
+    double quotes (a JSON rule file's label keeps its quotes: '"use": "for all code"'; the
+    rule read from it does not), lowered, white space collapsed."""
+    return " ".join(re.sub(r'[`*"]', "", text).lower().split())
 
 
 @dataclass
