@@ -54,11 +54,15 @@ def rule_headed(headings: Sequence[str]) -> bool:
     return any(names_rules(h) or negating(h) for h in headings)
 
 
+def unqualified(heading: str) -> str:
+    """The heading without the parentheses that qualify it ("Règles de travail (portée :
+    tout le dépôt)" names "Règles de travail"); the heading itself when that is all it is."""
+    return _QUALIFIER.sub(" ", heading).strip() or heading
+
+
 def describes(heading: str) -> bool:
     """The heading names what describes ("Overview", "Architektur", "概要")."""
-    # a parenthesis qualifies the heading ("Règles de travail (portée : tout le dépôt)"):
-    # what it names is outside it
-    main = _QUALIFIER.sub(" ", heading).strip() or heading
+    main = unqualified(heading)
     if logs(heading):
         return True  # a log or a dated snapshot ("Current focus (June 2026)")
     return bool(_DESCRIPTIVE_HEADING.search(main) or cues.DESCRIPTIVE_HEADING.search(main))

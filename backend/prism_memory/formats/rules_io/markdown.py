@@ -67,7 +67,7 @@ from prism_memory.formats.rules_io.drafts import (
     without_imports,
 )
 from prism_memory.formats.rules_io.exceptions import attach_exception, exception_paragraph
-from prism_memory.formats.rules_io.headings import kind_of_heading
+from prism_memory.formats.rules_io.headings import kind_of_heading, unqualified
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD, evidence, rule_likeness
 from prism_memory.formats.rules_io.lists import (
@@ -136,8 +136,12 @@ def _blocks(state: State, nodes: list[Node]) -> None:
             taken = exception_paragraph(state, node, following)
             if taken:
                 i += taken - 1
-            elif following is not None and following.kind in _LISTS and _plain_heading(state, node):
-                _under_plain_heading(state, node, following)
+            elif (
+                following is not None
+                and following.kind in _LISTS
+                and (title := _plain_heading(state, node))
+            ):
+                _under_plain_heading(state, title, following)
                 i += 1
             elif (
                 following is not None and following.kind in _LISTS and _ends_with_colon(state, node)
@@ -182,29 +186,27 @@ def _enter(state: State, level: int, text: str) -> None:
 _PLAIN_HEADING_CHARS: Final = 60
 _PLAIN_HEADING_WORDS: Final = 8
 _SENTENCE_END: Final = re.compile(r"[.!?。！？:：;；,，、…]\s*$")
-_QUALIFIER: Final = re.compile(r"\s*[(（][^()（）\n]{0,60}[)）]")
 
 
-def _under_plain_heading(state: State, heading: Node, lst: Node) -> None:
-    """``lst`` under ``heading``, a plain-text heading one level below the last heading; the
+def _under_plain_heading(state: State, title: str, lst: Node) -> None:
+    """``lst`` under ``title``, a plain-text heading one level below the last heading; the
     heading ends with the list."""
     saved = state.headings, state.section_kind
     level = state.headings[-1][0] + 1 if state.headings else 2
-    _enter(state, min(6, max(2, level)), state.lines[heading.start].strip())
+    _enter(state, min(6, max(2, level)), title)
     _blocks(state, [lst])
     state.headings, state.section_kind = saved
 
 
-def _plain_heading(state: State, node: Node) -> bool:
-    """``node``, a paragraph right before a list, is that list's heading written without
-    "#": one line of a few words, capitalised (or in a script without case), no sentence end,
-    no emphasis or code of its own, and no imperative at its start ("Use these commands"
-    leads in). It is a heading one level below the last real one for that list alone; its
-    line is markup."""
+def _plain_heading(state: State, node: Node) -> str | None:
+    """The text of ``node``, a paragraph right before a list, when it is that list's heading
+    written without "#": one line of a few words, capitalised (or in a script without case),
+    no sentence end, no emphasis or code of its own, and no imperative at its start ("Use
+    these commands" leads in). It heads that list alone; its line is markup."""
     text = state.lines.get(node.start, "").strip()
     if node.start != node.end or not text or len(text) > _PLAIN_HEADING_CHARS:
-        return False
-    main = _QUALIFIER.sub("", text).strip()
+        return None
+    main = unqualified(text)
     first = main[:1]
     if (
         not first.isalpha()
@@ -213,9 +215,9 @@ def _plain_heading(state: State, node: Node) -> bool:
         or _SENTENCE_END.search(text)
         or any(mark in text for mark in ("`", "*", "_", "[", "<", "|", "#"))
     ):
-        return False
+        return None
     said = evidence(main)
-    return not (said.imperative or said.grammatical or said.question)
+    return None if said.imperative or said.grammatical or said.question else text
 
 
 def _html(state: State, node: Node) -> None:
