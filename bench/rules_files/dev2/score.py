@@ -104,6 +104,7 @@ SPLITS = (
     "holdout17",
     "holdout18",
     "holdout19",
+    "holdout20",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
