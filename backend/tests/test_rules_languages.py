@@ -1461,10 +1461,73 @@ def test_labelled_commands_under_any_heading_are_conventions(tmp_path: Path) -> 
         ("기술 스택", True),
         ("Call stack handling", False),
         ("Architecture", False),
+        # the twentieth round: a qualifier before it, and the development environment
+        ("Key Technologies", True),
+        ("Technologies clés", True),
+        ("Development Environment (local)", True),
+        ("Environnement", True),
+        ("开发环境", True),
+        ("Environment Variables", False),
+        ("Test environment setup", False),
     ],
 )
 def test_a_heading_that_names_the_stack(heading: str, stack: bool) -> None:
     assert bool(cues.STACK_HEADING.match(heading)) is stack
+
+
+def test_entries_under_an_environment_heading_are_conventions(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Environnement\n\n- **OS**: Windows 11\n- **Shell**: PowerShell\n"
+        "- **Backend**: Python >=3.11 • FastAPI • Postgres\n",
+    )
+    assert [(u.text, u.kind) for u in parsed.units if u.kind is not None] == [
+        ("**OS**: Windows 11", MemoruleKind.CONVENTION),
+        ("**Shell**: PowerShell", MemoruleKind.CONVENTION),
+        ("**Backend**: Python >=3.11 • FastAPI • Postgres", MemoruleKind.CONVENTION),
+    ]
+
+
+# -- the twentieth round: work planned or done, and "TODO:" entries -------------------------
+
+
+@pytest.mark.parametrize(
+    ("heading", "work"),
+    [
+        ("Next Development Steps", True),
+        ("🚀 Next steps", True),
+        ("Already Completed", True),
+        ("Future Services", True),
+        ("Backlog", True),
+        ("Próximos pasos", True),
+        ("Prochaines étapes", True),
+        ("Nächste Schritte", True),
+        ("下一步计划", True),
+        ("今後の予定", True),
+        ("다음 단계", True),
+        ("Definition of Done", False),
+        ("Steps to release", False),
+        ("Future-proof code", False),
+    ],
+)
+def test_a_heading_that_names_work_planned_or_done(heading: str, work: bool) -> None:
+    assert bool(cues.WORK_HEADING.match(heading)) is work
+
+
+def test_work_items_are_no_rules_unless_they_say_must(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Rules\n\n- Run the tests before each commit\n- TODO: Improve the README\n\n"
+        "## Next Development Steps\n\n- Create authentication pages and logic\n"
+        "- Build the artisan dashboard\n- Never store tokens in localStorage\n",
+    )
+    assert rule_texts(parsed) == [
+        "Run the tests before each commit",
+        "Never store tokens in localStorage",
+    ]
+    skipped = [u.text for u in parsed.units if u.kind is None]
+    assert "TODO: Improve the README" in skipped
+    assert "Create authentication pages and logic" in skipped
 
 
 def test_entries_under_a_stack_heading_are_conventions(tmp_path: Path) -> None:

@@ -132,13 +132,20 @@ CONVENTION_HEADING: Final = re.compile(
 # entries name what the project uses (conventions). The whole heading, a number or an emoji
 # before it and a parenthesis after it aside ("Call stack handling" names no stack).
 STACK_HEADING: Final = re.compile(
-    r"^[\W\d_]*(?:(?:the\s+|our\s+|project\s+)?(?:tech(?:nology|nical)?\s*stack|stack"
+    r"^[\W\d_]*(?:(?:the\s+|our\s+|project\s+)?(?:(?:key|core|main|primary)\s+)?"
+    r"(?:tech(?:nology|nical)?\s*stack|stack"
     r"|technolog(?:y|ies)|tools?\s+(?:and|&)\s+technologies|stack\s+(?:technique|technologique"
     r"|tecnol[oó]gico|tecnico|tecnologico)|tecnolog[ií]as?(?:\s+utilizadas)?|technologien"
     r"|technologie-?stack|tecnologie|tecnologias)(?:\s*(?:&|and|/|und|y|et|e)\s*(?:tools|tooling"
     r"|outils|herramientas|werkzeuge|ferramentas))?(?:\s+(?:used|in\s+use|cible|utilisée?s?"
-    r"|utilizad[ao]s|usad[ao]s|verwendet|utilizzat[ei]))?|技术栈|技術スタック|使用技術|기술\s?스택"
-    r"|стек(?:\s+технологий)?|технологии)\s*(?:[(（][^()（）\n]{0,60}[)）])?[\W_]*$",
+    r"|utilizad[ao]s|usad[ao]s|verwendet|utilizzat[ei]|clés|principales|principali|principais))?"
+    r"|kerntechnologien|主要技术|核心技术|技术栈|技術スタック|使用技術|기술\s?스택"
+    r"|стек(?:\s+технологий)?|технологии"
+    # the environment the project is developed in ("**OS**: Windows 11", "Shell: bash")
+    r"|(?:development\s+|dev\s+)?environment|environnement(?:\s+de\s+d[ée]veloppement)?"
+    r"|entorno(?:\s+de\s+desarrollo)?|ambiente(?:\s+de\s+desenvolvimento|\s+di\s+sviluppo)?"
+    r"|(?:entwicklungs)?umgebung|开发环境|运行环境|环境|開発環境|実行環境|環境|개발\s?환경|환경"
+    r"|окружение|среда\s+разработки)\s*(?:[(（][^()（）\n]{0,60}[)）])?[\W_]*$",
     re.IGNORECASE,
 )
 # A heading that recommends ("Recommended workflow", "推奨事項", "Workflow recommandé"): its
@@ -233,6 +240,24 @@ STATUS_HEADING: Final = re.compile(
     + DATE,
     re.IGNORECASE,
 )
+# A heading that names work planned or done ("Next steps", "Backlog", "Future Services",
+# "Already Completed", "下一步", "今後の予定"): its entries are work items, not rules, even
+# when they open with an imperative ("Create authentication pages"). The whole heading, a
+# number or an emoji before it and a parenthesis after it aside.
+WORK_HEADING: Final = re.compile(
+    r"^[\W\d_]*(?:(?:the\s+)?next(?:\s+\w+)?\s+steps|backlog|road\s?map|to-?do(?:\s+list)?"
+    r"|future(?:\s+\w+)?|planned(?:\s+\w+)?|upcoming(?:\s+\w+)?|already\s+(?:completed|done"
+    r"|implemented)|completed(?:\s+\w+)?|done|pr[oó]xim[oa]s\s+(?:pasos|passos|etapas)"
+    r"|tareas\s+pendientes|pendientes|pend[eê]ncias|hoja\s+de\s+ruta|prochaines\s+[ée]tapes"
+    r"|feuille\s+de\s+route|[àa]\s+faire|prossimi\s+passi|da\s+fare|n[äa]chste\s+schritte"
+    r"|offene\s+punkte|bereits\s+erledigt|следующие\s+шаги|дорожная\s+карта"
+    r"|下一步(?:计划|工作)?|待办(?:事项)?|后续计划|路线图|已完成|今後の(?:予定|課題)|次のステップ"
+    r"|ロードマップ|完了済み|다음\s?단계|로드맵|향후\s?계획|완료된\s?작업)"
+    r"\s*(?:[(（][^()（）\n]{0,60}[)）])?[\W_]*$",
+    re.IGNORECASE,
+)
+# A list entry that names pending work ("TODO: Improve README", "FIXME: …").
+WORK_ENTRY: Final = re.compile(r"^\W*(?:todo|fixme)\b\s*[:：]", re.IGNORECASE)
 # A heading that names the form of what the agent writes ("Output format", "Response
 # style", "出力形式", "응답 스타일"): its entries are conventions, however short.
 FORM_HEADING: Final = re.compile(

@@ -376,6 +376,12 @@ def rule_likeness(
         return 0.0  # the entries under "Examples" / "Types:" illustrate, they do not rule
     if list_entry and heading and template(heading) and not ev.hard:
         return 0.0  # a template's fields ("Goal: what is the result?"), to be filled in
+    if (
+        list_entry
+        and not ev.hard
+        and ((heading and cues.WORK_HEADING.match(heading)) or cues.WORK_ENTRY.match(prose(text)))
+    ):
+        return 0.0  # work planned or done ("Next steps", "TODO: …"): items, not rules
     logged = list_entry and bool(heading) and logs(heading)
     if logged and not (ev.imperative or ev.grammatical):
         return 0.0  # a log entry ("📌 Cleanup v3 — not merged yet"): its "not" rules nothing
