@@ -1475,6 +1475,16 @@ def test_a_heading_that_names_the_stack(heading: str, stack: bool) -> None:
     assert bool(cues.STACK_HEADING.match(heading)) is stack
 
 
+def test_a_stack_heading_that_also_describes_still_names_the_stack(tmp_path: Path) -> None:
+    # "技术栈", "技術スタック", "기술 스택" are descriptive headings too; the stack decides
+    for heading in ("技术栈", "技術スタック", "기술 스택"):
+        parsed = parse(
+            tmp_path,
+            f"## {heading}\n\n- 框架: Spring Boot 4.0\n- 开发语言: Java\n- 缓存: caffeine\n",
+        )
+        assert [u.kind for u in parsed.units] == [MemoruleKind.CONVENTION] * 3, heading
+
+
 def test_entries_under_an_environment_heading_are_conventions(tmp_path: Path) -> None:
     parsed = parse(
         tmp_path,

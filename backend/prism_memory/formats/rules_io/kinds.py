@@ -389,7 +389,12 @@ def rule_likeness(
         return 0.0  # "Good: `parallel-tasks`" / "Bad: …" show the rule before them
     if heading and (negating(heading)):
         score += 0.3
-    elif heading and describes(heading) and not (ev.imperative or ev.hard or ev.soft):
+    elif (
+        heading
+        and describes(heading)
+        and not (ev.imperative or ev.hard or ev.soft)
+        and not (list_entry and cues.STACK_HEADING.match(heading))  # "技术栈" names the stack
+    ):
         score -= 0.6 if ev.grammatical else 0.25  # "Objectif: Décrire …" states a goal
     elif any(names_rules(h) or cues.FORM_HEADING.search(h) for h in headings) or (
         list_entry and cues.STACK_HEADING.match(heading)
