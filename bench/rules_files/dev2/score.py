@@ -105,6 +105,7 @@ SPLITS = (
     "holdout18",
     "holdout19",
     "holdout20",
+    "holdout21",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
