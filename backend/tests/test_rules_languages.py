@@ -1597,3 +1597,36 @@ def test_json_in_a_shape_the_reading_does_not_know_stays_markdown(tmp_path: Path
     not_json = "{ this is not json }\n- Always run the tests\n"
     parsed = parse(tmp_path, not_json, name=".clinerules")
     assert "Always run the tests" in [u.text for u in parsed.units if u.kind is not None]
+
+
+# -- the twenty-first round: a table of commands, and commands after a lead-in ------------
+
+
+def test_each_row_of_a_table_of_commands_is_a_convention(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Comandi\n\n| Attività | Comando |\n| --- | --- |\n"
+        "| Installazione dal lockfile | `npm ci` |\n| Test unitari | `npm test` |\n"
+        "| `workplan/` | Arbeitsplanverwaltung |\n",
+    )
+    assert [(u.text, u.kind) for u in parsed.units if u.kind is not None] == [
+        ("| Installazione dal lockfile | `npm ci` |", MemoruleKind.CONVENTION),
+        ("| Test unitari | `npm test` |", MemoruleKind.CONVENTION),
+    ]
+    # the header and a row that names a folder stay descriptive, nothing left out
+    assert "| `workplan/` | Arbeitsplanverwaltung |" in "\n".join(
+        u.text for u in parsed.units if u.kind is None
+    )
+
+
+def test_commands_after_a_lead_in_are_one_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "# Rules\n\nVerification before completion:\n- node --check app.js\n"
+        "- python3 -m pytest tests -q\n\n## Pushing\n\n- Before pushing:\n  - `uv run ruff check`\n"
+        "  - `uv run pytest`\n",
+    )
+    assert rule_texts(parsed) == [
+        "Verification before completion:\n- node --check app.js\n- python3 -m pytest tests -q",
+        "Before pushing:\n- `uv run ruff check`\n- `uv run pytest`",
+    ]

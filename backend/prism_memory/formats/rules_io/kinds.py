@@ -154,12 +154,17 @@ _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48})(?::\s+|：\s*)(?P<rest>.*`.+)$")
 # A label, then a bare command line that starts with a command-line tool ("开发：pnpm dev",
 # "Тесты: python manage.py test"): the command used for the task, as in a code span.
-_LABELLED_BARE: Final = re.compile(
-    r"^(?P<label>[^:：`\n]{1,30})(?::\s+|：\s*)(?P<tool>pnpm|npm|npx|yarn|bunx?|uvx?|pipx?"
-    r"|poetry|python3?|make|cargo|go|dotnet|mvn|gradle|\./gradlew|docker(?:-compose)?|php"
-    r"|composer|bundle|rake|rails|pytest|ruff|deno|flutter|dart|mix|swift|xcodebuild|just|mise"
-    r"|node|tsc|git|bin/[\w.-]+|\./[\w./-]+)(?P<args>(?:\s+[^\s]+){1,6})\s*$"
+_TOOL: Final = (
+    r"(?:pnpm|npm|npx|yarn|bunx?|uvx?|pipx?|poetry|python3?|make|cargo|go|dotnet|mvn|gradle"
+    r"|\./gradlew|docker(?:-compose)?|php|composer|bundle|rake|rails|pytest|ruff|deno|flutter"
+    r"|dart|mix|swift|xcodebuild|just|mise|node|tsc|git|bin/[\w.-]+|\./[\w./-]+)"
 )
+_LABELLED_BARE: Final = re.compile(
+    r"^(?P<label>[^:：`\n]{1,30})(?::\s+|：\s*)(?P<tool>" + _TOOL + r")"
+    r"(?P<args>(?:\s+[^\s]+){1,6})\s*$"
+)
+# A line that is a command and nothing else ("node --check app.js", "`uv run pytest -q`").
+_BARE_COMMAND: Final = re.compile(r"^(?:\$\s+)?" + _TOOL + r"(?:\s+[^\s]+){1,12}$")
 # words that say the value is prose about the tool, not a command ("npm is used for …")
 _PROSE_WORD: Final = re.compile(
     r"(?i)^(?:is|are|was|were|for|the|to|with|and|or|of|a|an|in|on|as|by|when|if|und|oder"
@@ -241,6 +246,26 @@ def _labelled_command(text: str) -> bool:
     return commandish and len(words) <= 3
 
 
+def bare_command(text: str) -> bool:
+    """The line is a command line and nothing else: a tool and its arguments, in a code span
+    or not, no prose after it ("npm is used for …" is prose)."""
+    line = text.strip()
+    if "\n" in line:
+        return False
+    line = line[1:-1].strip() if len(line) > 2 and line[0] == line[-1] == "`" else line
+    found = _BARE_COMMAND.match(line)
+    return found is not None and not any(_PROSE_WORD.match(w) for w in line.split()[1:])
+
+
+def command_row(text: str) -> bool:
+    """A table row of a task and the command that does it ("| Test unitari | `npm test` |"):
+    the command used for the task, as "Test unitari: `npm test`" in a list."""
+    if not text.strip().startswith("|"):
+        return False
+    cells = [c.strip() for c in text.strip().strip("|").split("|") if c.strip()]
+    return len(cells) == 2 and not cells[0].startswith("`") and bare_command(cells[1])
+
+
 # A setting: "Lingua: Italiano", "**Framework**: FastAPI", "Tone: concise, direct" — a
 # short label and a value with no verb of its own (see :func:`setting`).
 _SETTING: Final = re.compile(
@@ -279,6 +304,7 @@ def setting(text: str) -> bool:
 def evidence(text: str) -> Evidence:
     """The cues of a text (its first sentence weighs most for mood)."""
     flat = prose(text)
+    labelled = _labelled_command(flat) or command_row(flat)
     bare = _CODE.sub("code", flat)
     lead = lead_word(flat)
     opening = re.sub(r"^[^\w`]+", "", LABEL.sub("", bare, count=1))
@@ -296,13 +322,13 @@ def evidence(text: str) -> Evidence:
             _CONVENTION.search(flat)
             or _TOOL_STATEMENT.match(flat)
             or _USE_TOOL.match(flat)
-            or _labelled_command(flat)
+            or labelled
             or (_COMPARATIVE.match(bare) and lead not in IMPERATIVE)
             or grammar.INSTEAD.search(bare)
             or _LIMIT.search(flat)
             or _ZH_UNIFORM.search(flat)
         ),
-        labelled=_labelled_command(flat),
+        labelled=labelled,
         descriptive=bool(
             _DESCRIPTIVE.match(re.sub(r"^[^\w`]+", "", flat)) or cues.who_or_what_file(flat)
         ),

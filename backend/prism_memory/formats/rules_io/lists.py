@@ -4,7 +4,9 @@ only the objects of their lead-in, and lists that describe rather than instruct.
 **Lead-ins and objects.** An entry that is a short label or ends in ":" ("Testing:", "Code
 Quality") is a lead-in: its entries are the rules. The entries after an instruction ("Check
 X for:") or after a lead-in that enumerates ("… which includes:", "the source of truth
-for:") are its objects when they carry no mood of their own: they stay with it.
+for:") are its objects when they carry no mood of their own: they stay with it; so are
+bare command lines after a lead-in ending in ":" ("Verification before completion:" over
+"node --check app.js", "python3 -m pytest -q"): the commands to run then, one rule.
 
 **Definition lists.**
 A specification, a glossary or a feature list is often written as a list of ``term: gloss``
@@ -35,7 +37,7 @@ from prism_memory.formats.rules_io.blocks import Node, item_lines
 from prism_memory.formats.rules_io.cues import COLON, ENUMERATING_LEAD
 from prism_memory.formats.rules_io.drafts import join
 from prism_memory.formats.rules_io.headings import rule_headed
-from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
+from prism_memory.formats.rules_io.kinds import bare_command, evidence, rule_likeness
 from prism_memory.formats.rules_io.sentences import sentence_spans
 
 _TERM: Final = re.compile(
@@ -108,14 +110,23 @@ def is_lead(text: str) -> bool:
     )
 
 
+def commands_to_run(lines: dict[int, str], lst: Node, lead: str) -> bool:
+    """Two or more bare command lines after a lead-in ending in ":" ("Verification before
+    completion:" over "node --check app.js", …): the commands to run then, one rule."""
+    texts = [join(item_lines(item, lines, set())) for item in lst.children]
+    return lead.rstrip().endswith(COLON) and len(texts) > 1 and all(map(bare_command, texts))
+
+
 def objects_only(lines: dict[int, str], lst: Node, lead: str, threshold: float) -> bool:
     """Entries that are only the objects of the line before them, no rules: short ones, or
     any that read as no rule when that line is itself an instruction ("Check X for:")."""
     if cues.PREDICATE_LEAD.search(lead):
         return False  # "… deve essere:" over "completo", "accurato": a requirement each
+    if commands_to_run(lines, lst, lead):
+        return True
+    texts = [join(item_lines(item, lines, set())) for item in lst.children]
     instruction = rule_likeness(lead) >= threshold
     enumerating = ENUMERATING_LEAD.search(lead) is not None
-    texts = [join(item_lines(item, lines, set())) for item in lst.children]
     if not instruction and len(texts) > 1 and all(_OWN_LABEL.match(t) for t in texts):
         return False  # "**命名规范**:" over "类名: PascalCase", …: each entry is read on its own
     for item, text in zip(lst.children, texts, strict=True):

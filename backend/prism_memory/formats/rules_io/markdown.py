@@ -71,6 +71,7 @@ from prism_memory.formats.rules_io.headings import kind_of_heading, unqualified
 from prism_memory.formats.rules_io.imports import imports_in
 from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD, evidence, rule_likeness
 from prism_memory.formats.rules_io.lists import (
+    commands_to_run,
     describing,
     is_lead,
     objects_only,
@@ -359,7 +360,8 @@ def _lead_and_list(state: State, para: Node, lst: Node) -> None:
         report_inline(state, para, comments_in(para.inline))
         lines = span(state, para) + span(state, lst)
         merged = text + "\n" + join(span(state, lst))
-        add(state, lines, state.context(), None, merged, lead_in=lead)
+        run = commands_to_run(state.lines, lst, lead)  # the commands to run then: a rule
+        add(state, lines, state.context(), None, merged, lead_in=lead, force=run)
         return
     entries = [join(item_lines(i, state.lines, set())) for i in lst.children]
     rules = sum(
@@ -451,7 +453,18 @@ def _item(
             _list(state, lst, (*context, label), carried)
         return
     text = strip_comments(join(whole), comments)
-    add(state, whole, context, None, text, lead=lead, list_entry=True, among_rules=among)
+    run = bool(nested) and all(commands_to_run(state.lines, lst, own_text) for lst in nested)
+    add(
+        state,
+        whole,
+        context,
+        None,
+        text,
+        lead=lead,
+        list_entry=True,
+        among_rules=among,
+        force=run,
+    )
 
 
 def _item_marker(state: State, lines: list[Line]) -> tuple[Marker | None, list[Line]]:

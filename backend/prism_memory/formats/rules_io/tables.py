@@ -10,8 +10,9 @@ hard modal ("| `/commit` | Commit avec message français |" describes the comman
 column headed "when to update" ("MAJ", "Update", "Aggiornamento", "更新") says when to
 update the row's file: each row with a cell there is a rule, however short the cell; so is
 each row of a table whose first column names a situation ("场景", "When"): what to use or do
-then. The
-header and the other rows stay descriptive stretches, so nothing of the table is left out.
+then; and so is each row that pairs a task with the command that does it ("| Build |
+`npm run build` |"), a convention. The header and the other rows stay descriptive
+stretches, so nothing of the table is left out.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Final
 
 from prism_memory.formats.rules_io.blocks import Node
 from prism_memory.formats.rules_io.drafts import State, add, span
-from prism_memory.formats.rules_io.kinds import evidence, rule_likeness
+from prism_memory.formats.rules_io.kinds import command_row, evidence, rule_likeness
 
 _CODE: Final = re.compile(r"`+[^`]*`+")
 _WORD: Final = re.compile(r"[^\W\d_]{2,}")
@@ -83,6 +84,7 @@ def table(state: State, node: Node) -> None:
         if (
             update
             or then
+            or command_row(row)  # "| Build | `npm run build` |": the command for a task
             or (
                 advice
                 and any(
