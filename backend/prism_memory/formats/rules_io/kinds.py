@@ -152,13 +152,14 @@ _FILE_METADATA: Final = re.compile(
 )
 _BRACKET_LABEL: Final = re.compile(r"^(?:【[^】\n]{1,20}】|\[[^\]\n]{1,20}\])$")
 _LABELLED_CODE: Final = re.compile(r"^(?P<label>[\w /&().'-]{2,48})(?::\s+|：\s*)(?P<rest>.*`.+)$")
-# A label, then a bare command line that starts with a command-line tool ("开发：pnpm dev",
-# "Тесты: python manage.py test"): the command used for the task, as in a code span.
+# The command-line tools a command line starts with.
 _TOOL: Final = (
     r"(?:pnpm|npm|npx|yarn|bunx?|uvx?|pipx?|poetry|python3?|make|cargo|go|dotnet|mvn|gradle"
     r"|\./gradlew|docker(?:-compose)?|php|composer|bundle|rake|rails|pytest|ruff|deno|flutter"
     r"|dart|mix|swift|xcodebuild|just|mise|node|tsc|git|bin/[\w.-]+|\./[\w./-]+)"
 )
+# A label, then a bare command line that starts with a command-line tool ("开发：pnpm dev",
+# "Тесты: python manage.py test"): the command used for the task, as in a code span.
 _LABELLED_BARE: Final = re.compile(
     r"^(?P<label>[^:：`\n]{1,30})(?::\s+|：\s*)(?P<tool>" + _TOOL + r")"
     r"(?P<args>(?:\s+[^\s]+){1,6})\s*$"
