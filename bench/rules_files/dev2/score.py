@@ -106,6 +106,7 @@ SPLITS = (
     "holdout19",
     "holdout20",
     "holdout21",
+    "holdout22",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
