@@ -1630,3 +1630,117 @@ def test_commands_after_a_lead_in_are_one_rule(tmp_path: Path) -> None:
         "Verification before completion:\n- node --check app.js\n- python3 -m pytest tests -q",
         "Before pushing:\n- `uv run ruff check`\n- `uv run pytest`",
     ]
+
+
+# -- the twenty-second round: rules about what a heading describes, forms, examples,
+# languages as settings, settings line by line, Chinese prohibitions ----------------------
+
+
+def test_a_heading_that_names_rules_about_what_it_describes_heads_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 3. 架构硬约束\n\n- 不引入 Room / SQLite / Compose\n- 账户关联只用 `Account.id`\n\n"
+        "## 架构\n\n- 模型放在 `model/` 目录\n\n## 왜 이런 규칙이 필요한가?\n\n"
+        "- 팀 개발 환경의 일관성 유지\n- 포트 충돌 방지\n",
+    )
+    assert rule_texts(parsed) == ["不引入 Room / SQLite / Compose", "账户关联只用 `Account.id`"]
+
+
+@pytest.mark.parametrize(
+    ("heading", "describes"),
+    [
+        ("3. 架构硬约束", False),
+        ("Architecture rules", False),
+        ("Architecture", True),
+        ("왜 이런 규칙이 필요한가?", True),
+        ("Why these rules", True),
+    ],
+)
+def test_naming_rules_wins_over_describing_except_why(heading: str, describes: bool) -> None:
+    from prism_memory.formats.rules_io.headings import describes as describing
+
+    assert describing(heading) is describes
+
+
+def test_the_fields_of_a_request_form_are_no_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 작업 규칙\n\n- 커밋 전에 테스트를 실행하세요\n\n### 일반 작업 요청서\n\n"
+        "- 작업 정보: 작업 유형, 우선순위\n- 작업 설명: 구현할 기능/수정 내용\n"
+        "- 완료 조건: 작업 완료 기준\n",
+    )
+    assert rule_texts(parsed) == ["커밋 전에 테스트를 실행하세요"]
+
+
+@pytest.mark.parametrize(
+    ("entry", "example"),
+    [
+        ("예시: feat: add github mcp server support", True),
+        ("Example: `fix(api): handle empty body`", True),
+        ("例：`feat: フィルタルールを追加`", True),
+        ("Esempio: raggiungi un limite di rate API", True),
+        ("Examples: Provide clear examples in the documentation", False),
+        ("Exemplify the fix in the PR body", False),
+    ],
+)
+def test_an_example_on_its_own_entry(entry: str, example: bool) -> None:
+    assert bool(cues.EXAMPLE_ENTRY.match(entry)) is example
+
+
+def test_an_example_entry_is_no_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Git Commit 규칙\n\n- 커밋 메시지는 영어로 작성하세요\n"
+        "- 예시: feat: add github mcp server support\n",
+    )
+    assert rule_texts(parsed) == ["커밋 메시지는 영어로 작성하세요"]
+
+
+@pytest.mark.parametrize(
+    ("line", "setting"),
+    [
+        ("语言：English", True),
+        ("Projektsprache, Markdowns, Planungsdokumente, Logs: deutsch", True),
+        ("주 언어: 한국어 (Native Korean)", True),
+        ("Sprache der Inhalte: Deutsch.", True),
+        ("Language: Java 21", False),
+        ("Deutsch ist die Sprache der Dokumentation", False),
+    ],
+)
+def test_a_human_language_as_a_labels_value(line: str, setting: bool) -> None:
+    from prism_memory.formats.rules_io.kinds import evidence
+
+    assert evidence(line).convention is setting
+
+
+def test_settings_written_line_by_line_are_entries(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "# Anweisungen\n\n### Sprache\n\n"
+        "Projektsprache, Markdowns, Planungsdokumente, Logs: deutsch\n"
+        "Typen, Kommentare, Code, Git Commit Kommentare: englisch\n\n"
+        "### Regeln\n\ntrigger: always_on\nalwaysApply: true\n",
+    )
+    assert [(u.text, u.kind) for u in parsed.units if u.kind is not None] == [
+        ("Projektsprache, Markdowns, Planungsdokumente, Logs: deutsch", MemoruleKind.CONVENTION),
+        ("Typen, Kommentare, Code, Git Commit Kommentare: englisch", MemoruleKind.CONVENTION),
+    ]
+    # the front-matter keys written in the body are read, skipped as metadata, not lost
+    assert "alwaysApply: true" in [u.text for u in parsed.units if u.kind is None]
+
+
+@pytest.mark.parametrize(
+    ("line", "hard"),
+    [
+        ("不引入 Room / SQLite / Compose", True),
+        ("不改 `applicationId` / `namespace`", True),
+        ("不新增未使用的依赖", True),
+        ("账户关联只用 `Account.id`", True),
+        ("不同的模块放在不同的目录", False),
+        ("不仅要快，还要稳定", False),
+        ("不支持 Windows 7", False),
+        ("不过这只是一个建议", False),
+    ],
+)
+def test_chinese_prohibitions_and_only(line: str, hard: bool) -> None:
+    assert bool(cues.HARD.search(line)) is hard

@@ -28,9 +28,12 @@ from prism_memory.formats.rules_io import markers
 # written with spaces from their tables in :mod:`.markers`, and French "ne … pas".
 HARD: Final = re.compile(
     r"必须|必需|务必|一定要|禁止|严禁|不要|不得|不能|不允许|不可以|不许|不准|始终|总是|永远|只能"
-    r"|只允许"
-    # a line that opens with 不 and an instruction verb ("不运行测试用例", "不提交 .env"): don't
-    r"|^不(?:运行|执行|使用|提交|修改|添加|创建|删除|调用|输出|编写|安装|推送)"
+    r"|只允许|只用|只使用|仅使用|仅用"
+    # a line that opens with 不 and a verb ("不运行测试用例", "不引入 Room", "不改 namespace"):
+    # don't; not the words that open a statement with 不 ("不同", "不仅", "不会", "不支持"),
+    # nor Japanese 不要な / 不明 ("unneeded", "unclear")
+    r"|^不(?!同|仅|过|少|断|足|是|会|久|论|管|但|然|一|必|再|可能|需要|支持|包括|要な|明|適|具合)"
+    r"(?=[\u4e00-\u9fff])"
     r"|必ず|常に|絶対|してはいけない|しないでください|しないこと|しない[。．]?$|ないこと"
     r"|ないでください|禁止|必須|厳禁|のみ"
     r"|반드시|항상|절대|금지|하지 ?마|않는다|않도록|말 것|마세요|안 ?됨|필수"
@@ -166,6 +169,13 @@ NEGATING_HEADING: Final = re.compile(
     r"|(?<![а-яё])(?:запреты|запрещено|нельзя|не делай)(?![а-яё])",
     re.IGNORECASE,
 )
+# a heading that asks why ("왜 이런 규칙이 필요한가?", "Warum?"): the reasons for the rules
+# above it, even when it names them
+WHY_HEADING: Final = re.compile(
+    r"^\W*(?:why\b|warum\b|wieso\b|pourquoi\b|por\s*qu[ée]\b|perch[ée]\b|por\s+que\b|왜\s"
+    r"|为什么|為什麼|なぜ|почему(?![а-яё]))",
+    re.IGNORECASE,
+)
 DESCRIPTIVE_HEADING: Final = re.compile(
     r"概要|概述|简介|介绍|背景|架构|项目结构|目录结构|技术栈|参考|プロジェクト概要|概要|背景"
     r"|アーキテクチャ|構成|技術スタック|参考|개요|소개|배경|아키텍처|기술 스택|참고"
@@ -176,11 +186,8 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"|referencias|références|referências|zukunft|zukünftige?|feuille de route|hoja de ruta"
     r"|roteiro|à compléter|a completar|por completar|zu ergänzen)\b"
     r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵|目标|目標"
-    r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])"
-    # a heading that asks why ("왜 이런 규칙이 필요한가?", "Warum?"): the reasons for the
-    # rules above it
-    r"|^\W*(?:why\b|warum\b|wieso\b|pourquoi\b|por\s*qu[ée]\b|perch[ée]\b|por\s+que\b|왜\s"
-    r"|为什么|為什麼|なぜ|почему(?![а-яё]))",
+    r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])|"
+    + WHY_HEADING.pattern,
     re.IGNORECASE,
 )
 EXAMPLE_LEAD: Final = re.compile(
@@ -226,7 +233,9 @@ WHEN_HEADING: Final = re.compile(
 # A heading over a template to fill ("Prompt template", "Vorlage", "テンプレート"): its
 # entries are the template's fields, no rules unless one says must.
 TEMPLATE_HEADING: Final = re.compile(
-    markers.section_pattern("template") + r"|テンプレート|ひな形|雛形|模板|样板|템플릿|양식",
+    markers.section_pattern("template")
+    # and a form to fill in ("작업 요청서", "申請書")
+    + r"|テンプレート|ひな形|雛形|模板|样板|템플릿|양식|요청서|신청서|서식|依頼書|申請書",
     re.IGNORECASE,
 )
 # A heading over a log ("In progress", "Known issues", "В работе", "进行中") or dated like a
@@ -310,7 +319,11 @@ def who_or_what_file(text: str) -> bool:
 # An entry that shows an example: "Good: …", "Bad: …", "✅ …", "❌ …".
 EXAMPLE_ENTRY: Final = re.compile(
     r"^\W*(?:good|bad|correct|incorrect|wrong|right|do|don'?t|正しい|悪い|良い例|悪い例|正确|错误"
-    r"|좋은 ?예|나쁜 ?예|bien|mal|richtig|falsch|correcto|incorrecto|certo|errado)\s*[:：]",
+    r"|좋은 ?예|나쁜 ?예|bien|mal|richtig|falsch|correcto|incorrecto|certo|errado"
+    # an example given on its own line ("예시: feat: add …", "Example: `fix(api): …`")
+    # ("Examples: Provide clear examples …" names a topic)
+    r"|example|for example|e\.g\.|예시|예|例|示例|例子|範例|ejemplo|exemple|beispiel"
+    r"|esempio|exemplo|пример)\s*[:：]",
     re.IGNORECASE,
 )
 # Unfilled template text: "[your project]", "[PROJECT_NAME]", "<TODO>", "{{name}}", "TBD".

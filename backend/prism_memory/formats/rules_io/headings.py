@@ -65,6 +65,8 @@ def describes(heading: str) -> bool:
     main = unqualified(heading)
     if logs(heading):
         return True  # a log or a dated snapshot ("Current focus (June 2026)")
+    if names_rules(main) and not cues.WHY_HEADING.match(main):
+        return False  # "Architecture rules", "架构硬约束": rules about the thing described
     return bool(_DESCRIPTIVE_HEADING.search(main) or cues.DESCRIPTIVE_HEADING.search(main))
 
 

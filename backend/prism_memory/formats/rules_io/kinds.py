@@ -113,6 +113,20 @@ _USE_TOOL: Final = re.compile(
 # Chinese "uniformly / by default use" ("文件名统一使用小写字母", "项目文档默认使用中文"):
 # the project's convention wherever it stands in the line.
 _ZH_UNIFORM: Final = re.compile(r"(?:统一|默认|一律|均|都|全部)(?:使用|采用)")
+# A human language as the whole value of a label ("Projektsprache, Logs: deutsch", "语言：
+# English", "Sprache der Inhalte: Deutsch."): the language to write those things in.
+_LANGUAGE_SETTING: Final = re.compile(
+    r"^[^:：\n]{1,80}[:：]\s*(?:in\s+)?(?:english|englisch|anglais|ingl[ée]s|inglese|英语|英文|英語"
+    r"|영어|deutsch|german|allemand|alem[áã]n?o?|tedesco|德语|ドイツ語|독일어|fran[çc]ais|french"
+    r"|französisch|franc[ée]s|francese|法语|フランス語|프랑스어|espa[ñn]ol|spanish|spanisch"
+    r"|espagnol|espanhol|spagnolo|西班牙语|スペイン語|스페인어|portugu[êe]se?s?|portugiesisch"
+    r"|portugais|portoghese|葡萄牙语|italiano|italian|italienisch|italien|意大利语|简体中文"
+    r"|繁體中文|中文|chinese|chinesisch|chinois|chino|chin[êe]s|cinese|汉语|日本語|japanese"
+    r"|japanisch|japonais|japon[ée]s|giapponese|日语|한국어|korean|koreanisch|cor[ée]en"
+    r"|coreano|韩语|русский|russian|russisch|russe|ruso|russo|俄语)"
+    r"(?:\s*[(（][^()（）\n]{0,60}[)）])?\s*[.。]?$",
+    re.IGNORECASE,
+)
 # A size limit ("文件 ≤ 260 行", "functions <= 50 lines"): how things are laid out.
 _LIMIT: Final = re.compile(r"(?:≤|⩽|<=)\s*\d")
 _COMPARATIVE: Final = re.compile(r"^[a-z][\w`'\" ./-]{2,60}\s+over\s+\S", re.IGNORECASE)
@@ -146,7 +160,9 @@ _FILE_METADATA: Final = re.compile(
     r"^\W*(?:status|scope|source|revision|owner|author|maintainers?|last[ -]?(?:updated|modified"
     r"|reviewed)|updated|状态|作者|维护者|最后更新|更新(?:时间|日期)|ステータス|作成者|更新日|最終更新"
     r"|상태|작성자|최종 ?수정|stand|autor|verantwortlich|estado|responsable|statut|auteur"
-    r"|mis à jour|responsável|atualizado|статус|автор|обновлено)\s*[:：]\s*"
+    r"|mis à jour|responsável|atualizado|статус|автор|обновлено"
+    # a tool's front-matter keys written in the body ("trigger: always_on", "alwaysApply: true")
+    r"|trigger|alwaysapply|globs|applyto)\s*[:：]\s*"
     r"(?:[^\s:：]+(?:\s+[^\s:：]+)?|[0-9a-f]{7,40})\s*$",
     re.IGNORECASE,
 )
@@ -328,6 +344,7 @@ def evidence(text: str) -> Evidence:
             or grammar.INSTEAD.search(bare)
             or _LIMIT.search(flat)
             or _ZH_UNIFORM.search(flat)
+            or _LANGUAGE_SETTING.match(flat)
         ),
         labelled=labelled,
         descriptive=bool(

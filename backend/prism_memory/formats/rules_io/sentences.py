@@ -57,6 +57,8 @@ MIN_LINES: Final = 3
 _TREE: Final = re.compile(r"[│├└┌┐┘┤┬┴┼]")
 _LINE_END: Final = re.compile(r"[.!?。！？:：,;]\W{0,3}$")
 _SENTENCE_END: Final = re.compile(r"[.!?。！？][\"')\]*_`」』）]*$")
+# "Projektsprache, Logs: deutsch": a label and its value, one setting a line
+_SETTING_LINE: Final = re.compile(r"^\s*[^\s:：][^:：\n]{0,60}(?<!https)(?<!http)[:：](?!//)\s*\S")
 
 
 def line_spans(text: str) -> list[tuple[int, int]] | None:
@@ -65,11 +67,15 @@ def line_spans(text: str) -> list[tuple[int, int]] | None:
     (short entries, one a line) or every one ends a sentence. Wrapped prose ends some
     lines mid-sentence and others with a stop, so it is left to :func:`sentence_spans`."""
     lines = text.split("\n")
-    if len(lines) < MIN_LINES or any(not line.strip() or _TREE.search(line) for line in lines):
+    settings = len(lines) >= 2 and all(_SETTING_LINE.match(line) for line in lines)
+    if (len(lines) < MIN_LINES and not settings) or any(
+        not line.strip() or _TREE.search(line) for line in lines
+    ):
         return None  # a blank line, or a drawing of a folder tree
     bare = [line.rstrip() for line in lines]
     if not (
-        all(not _LINE_END.search(line) for line in bare)
+        settings
+        or all(not _LINE_END.search(line) for line in bare)
         or all(_SENTENCE_END.search(line) for line in bare)
     ):
         return None
