@@ -1744,3 +1744,19 @@ def test_settings_written_line_by_line_are_entries(tmp_path: Path) -> None:
 )
 def test_chinese_prohibitions_and_only(line: str, hard: bool) -> None:
     assert bool(cues.HARD.search(line)) is hard
+
+
+def test_a_subject_under_a_lead_in_and_an_entry_title_repeats_no_part(tmp_path: Path) -> None:
+    # found by holdout22's first take: the lead (the lead-in, then the entry's title) was
+    # one part and the title, its context, a second: "复杂样式编写: 样式核心规范： 复杂样式编写: …"
+    parsed = parse(
+        tmp_path,
+        "样式核心规范：\n\n1. **原子化 CSS 方案**  \n   - 仅允许使用 UnoCSS 作为原子 CSS 工具。\n"
+        "2. **复杂样式编写**  \n   - 复杂样式必须使用 SCSS，减少样式冗余。\n",
+        name="style.mdc",
+    )
+    subjects = [subject_for(u) for u in parsed.units if u.kind is not None]
+    assert "样式核心规范: 复杂样式编写: 复杂样式必须使用 SCSS，减少样式冗余。" in subjects
+    for subject in subjects:
+        parts = subject.split(": ")
+        assert len(parts) == len(set(parts)), subject

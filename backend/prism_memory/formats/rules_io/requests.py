@@ -69,12 +69,19 @@ def subject_for(unit: Unit) -> str:
     lead = ""
     if unit.lead and text.startswith(unit.lead):
         text = text[len(unit.lead) :].lstrip("\n")
-        lead = " ".join(unit.lead.replace("**", "").split()).rstrip(" :：").strip()
+        # a lead of several lines (a lead-in, then an entry's title) is a path, one part a line
+        lead = ": ".join(
+            part
+            for line in unit.lead.split("\n")
+            if (part := " ".join(line.replace("**", "").split()).rstrip(" :：").strip())
+        )
     sentence = first_sentence(text)
     context = " ".join(unit.context[-1].split()).rstrip(" :：") if unit.context else ""
     context = shorten(context, CONTEXT_MAX)
     parts = [p for p in (context, lead) if p]
     parts = [p for i, p in enumerate(parts) if p.lower() not in (q.lower() for q in parts[:i])]
+    # a heading the lead already holds ("样式核心规范： 复杂样式编写" under "复杂样式编写") once
+    parts = [p for p in parts if not any(p.lower() in q.lower() and p != q for q in parts)]
     if parts and sentence.lower().startswith(parts[-1].lower()):
         parts.pop()
     subject = ": ".join([*parts, sentence])
