@@ -1760,3 +1760,14 @@ def test_a_subject_under_a_lead_in_and_an_entry_title_repeats_no_part(tmp_path: 
     for subject in subjects:
         parts = subject.split(": ")
         assert len(parts) == len(set(parts)), subject
+
+
+def test_a_lead_wrapped_over_lines_stays_one_part_of_the_subject(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Styling\n\nThe styling system lives in `styles/` and is organized into\nthree layers:\n\n"
+        "- **`base.go`**: Always build the base theme first.\n",
+    )
+    [subject] = [subject_for(u) for u in parsed.units if u.kind is not None]
+    assert "organized into: three" not in subject
+    assert "organized into three layers" in subject

@@ -66,28 +66,45 @@ def subject_for(unit: Unit) -> str:
     if marker is not None and marker.subject and marker.digest == body_digest(unit.text):
         return marker.subject
     text = unit.text
-    lead = ""
+    lead: list[str] = []
     if unit.lead and text.startswith(unit.lead):
         text = text[len(unit.lead) :].lstrip("\n")
-        # a lead of several lines (a lead-in, then an entry's title) is a path, one part a line
-        lead = ": ".join(
-            part
-            for line in unit.lead.split("\n")
-            if (part := " ".join(line.replace("**", "").split()).rstrip(" :：").strip())
-        )
+        lead = _lead_parts(unit.lead)
     sentence = first_sentence(text)
     context = " ".join(unit.context[-1].split()).rstrip(" :：") if unit.context else ""
     context = shorten(context, CONTEXT_MAX)
-    parts = [p for p in (context, lead) if p]
+    if context.lower() in (part.lower() for part in lead):
+        context = ""  # the entry's title, which the lead already names in its place
+    parts = [p for p in (context, *lead) if p]
     parts = [p for i, p in enumerate(parts) if p.lower() not in (q.lower() for q in parts[:i])]
-    # a heading the lead already holds ("样式核心规范： 复杂样式编写" under "复杂样式编写") once
-    parts = [p for p in parts if not any(p.lower() in q.lower() and p != q for q in parts)]
     if parts and sentence.lower().startswith(parts[-1].lower()):
         parts.pop()
     subject = ": ".join([*parts, sentence])
     if len(subject) < SUBJECT_MIN:
         subject = subject.ljust(SUBJECT_MIN, ".")
     return shorten(subject, SUBJECT_MAX)
+
+
+def _lead_parts(lead: str) -> list[str]:
+    """A lead as the parts of a path: a line ending in ":" or a bold title line ends a part
+    ("样式核心规范：" then "**复杂样式编写**"); a lead wrapped over lines stays one part."""
+    parts, current = [], ""
+    for line in lead.split("\n"):
+        bare = line.strip()
+        title = bare.startswith("**") and bare.endswith("**")
+        if title and current:
+            parts.append(current)
+            current = ""
+        current = f"{current} {line}" if current else line
+        if title or bare.endswith((":", "：")):
+            parts.append(current)
+            current = ""
+    parts.append(current)
+    return [
+        part
+        for text in parts
+        if (part := " ".join(text.replace("**", "").split()).rstrip(" :：").strip())
+    ]
 
 
 def _unbold(text: str) -> str:
