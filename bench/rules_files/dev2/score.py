@@ -107,6 +107,7 @@ SPLITS = (
     "holdout20",
     "holdout21",
     "holdout22",
+    "holdout23",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
