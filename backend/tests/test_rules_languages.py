@@ -1765,9 +1765,98 @@ def test_a_subject_under_a_lead_in_and_an_entry_title_repeats_no_part(tmp_path: 
 def test_a_lead_wrapped_over_lines_stays_one_part_of_the_subject(tmp_path: Path) -> None:
     parsed = parse(
         tmp_path,
-        "## Styling\n\nThe styling system lives in `styles/` and is organized into\nthree layers:\n\n"
-        "- **`base.go`**: Always build the base theme first.\n",
+        "## Styling\n\nThe styling system lives in `styles/` and is organized into\n"
+        "three layers:\n\n- **`base.go`**: Always build the base theme first.\n",
     )
     [subject] = [subject_for(u) for u in parsed.units if u.kind is not None]
     assert "organized into: three" not in subject
     assert "organized into three layers" in subject
+
+
+# -- the twenty-third round: headings that name rules and describe, red lines, the stack
+# under more headings ------------------------------------------------------------------------
+
+
+def test_under_a_heading_that_names_rules_and_describes_the_wording_decides(
+    tmp_path: Path,
+) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Architecture & Conventions\n\n- Backend (Python)\n"
+        "- `app.py` sert simplement l'application Flask courante\n"
+        "- `lib/app_settings.py` centralise les constantes applicatives\n"
+        "- Respectez les classes utilitaires CSS déjà existantes\n- **Language**: Java 21\n",
+    )
+    assert rule_texts(parsed) == [
+        "Respectez les classes utilitaires CSS déjà existantes",
+        "**Language**: Java 21",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("heading", "mixed"),
+    [
+        ("Architecture & Conventions", True),
+        ("2. 아키텍처 원칙 (Nx + Micro Frontends)", True),
+        ("3. 架构硬约束", True),
+        ("Architecture", False),
+        ("Coding conventions", False),
+        ("왜 이런 규칙이 필요한가?", False),
+    ],
+)
+def test_a_heading_that_names_rules_and_describes(heading: str, mixed: bool) -> None:
+    from prism_memory.formats.rules_io.headings import mixed as naming_both
+
+    assert naming_both(heading) is mixed
+
+
+def test_a_heading_of_red_lines_names_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 十条红线\n\n❶ 先扫描，后修改 —— 体检报告前，不改代码\n❷ 从 P0 修起 —— P0 未清不上线\n"
+        "❸ 删数据先想历史 —— 有业务记录就走软删除\n",
+    )
+    assert len(rule_texts(parsed)) == 3
+
+
+@pytest.mark.parametrize(
+    ("line", "hard"),
+    [
+        ("接手流程不可跳：Phase 0 → Phase 20", True),
+        ("这是不可能的情况", False),
+        ("服务暂时不可用", False),
+        ("测试是不可或缺的一部分", False),
+    ],
+)
+def test_chinese_must_not(line: str, hard: bool) -> None:
+    assert bool(cues.HARD.search(line)) is hard
+
+
+@pytest.mark.parametrize(
+    ("heading", "stack"),
+    [
+        ("Outils et technologies", True),
+        ("Herramientas y tecnologías", True),
+        ("Strumenti e tecnologie", True),
+        ("Tools und Technologien", True),
+        ("주요 기술 스택", True),
+        ("사용 기술", True),
+        ("主要技术栈", True),
+        ("主な技術スタック", True),
+        ("Outils de test", False),
+        ("기술 부채", False),
+    ],
+)
+def test_the_stack_under_more_headings(heading: str, stack: bool) -> None:
+    assert bool(cues.STACK_HEADING.match(heading)) is stack
+
+
+def test_stack_entries_under_a_qualified_korean_heading_are_conventions(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 주요 기술 스택\n\n- **상태 관리**: riverpod\n- **라우팅**: go_router\n",
+    )
+    assert [(u.text, u.kind) for u in parsed.units if u.kind is not None] == [
+        ("**상태 관리**: riverpod", MemoruleKind.CONVENTION),
+        ("**라우팅**: go_router", MemoruleKind.CONVENTION),
+    ]

@@ -29,6 +29,8 @@ from prism_memory.formats.rules_io import markers
 HARD: Final = re.compile(
     r"必须|必需|务必|一定要|禁止|严禁|不要|不得|不能|不允许|不可以|不许|不准|始终|总是|永远|只能"
     r"|只允许|只用|只使用|仅使用|仅用"
+    # "不可跳" (must not be skipped); not "不可能", "不可用", "不可变", "不可或缺", "不可避免"
+    r"|不可(?!以|能|用|变|见|逆|控|或缺|避免|思议|否认|分割|靠)"
     # a line that opens with 不 and a verb ("不运行测试用例", "不引入 Room", "不改 namespace"):
     # don't; not the words that open a statement with 不 ("不同", "不仅", "不会", "不支持"),
     # nor Japanese 不要な / 不明 ("unneeded", "unclear")
@@ -97,7 +99,7 @@ IMPERATIVE: Final = re.compile(
 # Headings: sections of rules, of prohibitions, of descriptions, of examples, of steps.
 RULE_HEADING: Final = re.compile(
     r"规则|规范|要求|指南|约定|原则|标准|注意|守则|规约"
-    r"|约束|准则|偏好|默认设置|硬性"
+    r"|约束|准则|偏好|默认设置|硬性|红线|底线|铁律|鉄則"  # "十条红线": the red lines not to cross
     r"|ルール|規約|規則|指針|方針|推奨|注意|ガイドライン|基本設定|遵守|原則|命令|制約"
     r"|규칙|지침|원칙|규약|주의|가이드|컨벤션|제약|규정"
     r"|\b(?:reglas|normas|convenciones|directrices|requisitos|estilo|calidad|seguridad"
@@ -142,7 +144,11 @@ STACK_HEADING: Final = re.compile(
     r"|technologie-?stack|tecnologie|tecnologias)(?:\s*(?:&|and|/|und|y|et|e)\s*(?:tools|tooling"
     r"|outils|herramientas|werkzeuge|ferramentas))?(?:\s+(?:used|in\s+use|cible|utilisée?s?"
     r"|utilizad[ao]s|usad[ao]s|verwendet|utilizzat[ei]|clés|principales|principali|principais))?"
-    r"|kerntechnologien|主要技术|核心技术|技术栈|技術スタック|使用技術|기술\s?스택"
+    # "Outils et technologies", "Herramientas y tecnologías", "Strumenti e tecnologie"
+    r"|(?:outils|herramientas|ferramentas|strumenti|werkzeuge|tools)\s+(?:et|y|e|und|&)\s+"
+    r"(?:technologies|tecnolog[ií]as|tecnologie|technologien)"
+    r"|kerntechnologien|主要技术|核心技术|(?:主要|核心)?技术栈|(?:主な|主要)?技術スタック|使用技術"
+    r"|(?:주요|핵심|사용)?\s*기술\s?스택|사용\s?기술"
     r"|стек(?:\s+технологий)?|технологии"
     # the environment the project is developed in ("**OS**: Windows 11", "Shell: bash")
     r"|(?:development\s+|dev\s+)?environment|environnement(?:\s+de\s+d[ée]veloppement)?"

@@ -67,6 +67,17 @@ def describes(heading: str) -> bool:
         return True  # a log or a dated snapshot ("Current focus (June 2026)")
     if names_rules(main) and not cues.WHY_HEADING.match(main):
         return False  # "Architecture rules", "架构硬约束": rules about the thing described
+    return _describes(main)
+
+
+def mixed(heading: str) -> bool:
+    """The heading names rules and what describes at once ("Architecture & Conventions",
+    "아키텍처 원칙"): its entries may be either, and their own wording tells which."""
+    main = unqualified(heading)
+    return names_rules(main) and _describes(main) and not cues.WHY_HEADING.match(main)
+
+
+def _describes(main: str) -> bool:
     return bool(_DESCRIPTIVE_HEADING.search(main) or cues.DESCRIPTIVE_HEADING.search(main))
 
 

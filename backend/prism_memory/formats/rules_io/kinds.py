@@ -36,6 +36,7 @@ from prism_memory.formats.rules_io.headings import (
     describes,
     kind_of_heading,
     logs,
+    mixed,
     names_rules,
     negating,
     template,
@@ -440,6 +441,10 @@ def rule_likeness(
         and not (list_entry and cues.STACK_HEADING.match(heading))  # "技术栈" names the stack
     ):
         score -= 0.6 if ev.grammatical else 0.25  # "Objectif: Décrire …" states a goal
+    elif list_entry and heading and mixed(heading) and not cues.STACK_HEADING.match(heading):
+        # "Architecture & Conventions": the entry's wording decides; a "Label: value" setting
+        # ("**Language**: Java 21" under "技术栈规范") names what the project uses
+        score += 0.35 if setting(text) else 0.15
     elif any(names_rules(h) or cues.FORM_HEADING.search(h) for h in headings) or (
         list_entry and cues.STACK_HEADING.match(heading)
     ):
