@@ -76,6 +76,17 @@ _CORRECTION: Final = re.compile(
 _FEEDBACK: Final = re.compile(
     r"^\W*feedback\b|\blast time\b|\byou (?:did|forgot|keep|kept|missed)\b", re.IGNORECASE
 )
+# The names of the languages rule files are written in, in those languages and in English.
+_LANGUAGES: Final = (
+    r"english|englisch|anglais|ingl[ée]s|inglese|inglês|英语|英文|英語|영어|deutsch|german"
+    r"|allemand|alem[áã]n|alemão|tedesco|德语|ドイツ語|독일어|fran[çc]ais|french|französisch"
+    r"|franc[ée]s|francês|francese|法语|フランス語|프랑스어|espa[ñn]ol|spanish|spanisch|espagnol"
+    r"|espanhol|spagnolo|西班牙语|スペイン語|스페인어|portugu[êe]se?s?|português|portugiesisch"
+    r"|portugais|portugués|portoghese|葡萄牙语|italiano|italian|italienisch|italien|意大利语"
+    r"|简体中文|繁體中文|中文|chinese|chinesisch|chinois|chino|chin[êe]s|cinese|汉语|日本語"
+    r"|japanese|japanisch|japonais|japon[ée]s|giapponese|日语|한국어|korean|koreanisch"
+    r"|cor[ée]en|coreano|韩语|русский|russian|russisch|russe|ruso|russo|俄语"
+)
 _CONVENTION: Final = re.compile(
     r"\b(?:pascal ?case|camel ?case|snake[_ ]case|kebab[- ]case|upper_snake_case|title case"
     r"|sentence case|lower ?case with|naming|named|prefix(?:ed)?|suffix(?:ed)?"
@@ -91,11 +102,7 @@ _CONVENTION: Final = re.compile(
     # which language a thing is written in ("Commits are in English", "Le code et les
     # commits sont en anglais", "I commenti sono in italiano"): a convention
     r"|(?:is|are|est|sont|es|son|é|são|è|sono|ist|sind)\s+(?:written\s+|rédigés?\s+|escritos?\s+"
-    r"|scritti?\s+|geschrieben\s+)?(?:in|en|em|auf)\s+(?:english|anglais|inglés|inglese"
-    r"|englisch|inglês|french|français|francés|francese|französisch|francês|spanish|espagnol"
-    r"|español|spagnolo|spanisch|espanhol|italian|italien|italiano|italienisch|german"
-    r"|allemand|alemán|tedesco|deutsch|alemão|portuguese|portugais|portugués|portoghese"
-    r"|portugiesisch|português)\b)",
+    r"|scritti?\s+|geschrieben\s+)?(?:in|en|em|auf)\s+(?:" + _LANGUAGES + r")\b)",
     re.IGNORECASE,
 )
 _TOOL_STATEMENT: Final = re.compile(
@@ -117,14 +124,7 @@ _ZH_UNIFORM: Final = re.compile(r"(?:统一|默认|一律|均|都|全部)(?:使�
 # A human language as the whole value of a label ("Projektsprache, Logs: deutsch", "语言：
 # English", "Sprache der Inhalte: Deutsch."): the language to write those things in.
 _LANGUAGE_SETTING: Final = re.compile(
-    r"^[^:：\n]{1,80}[:：]\s*(?:in\s+)?(?:english|englisch|anglais|ingl[ée]s|inglese|英语|英文|英語"
-    r"|영어|deutsch|german|allemand|alem[áã]n?o?|tedesco|德语|ドイツ語|독일어|fran[çc]ais|french"
-    r"|französisch|franc[ée]s|francese|法语|フランス語|프랑스어|espa[ñn]ol|spanish|spanisch"
-    r"|espagnol|espanhol|spagnolo|西班牙语|スペイン語|스페인어|portugu[êe]se?s?|portugiesisch"
-    r"|portugais|portoghese|葡萄牙语|italiano|italian|italienisch|italien|意大利语|简体中文"
-    r"|繁體中文|中文|chinese|chinesisch|chinois|chino|chin[êe]s|cinese|汉语|日本語|japanese"
-    r"|japanisch|japonais|japon[ée]s|giapponese|日语|한국어|korean|koreanisch|cor[ée]en"
-    r"|coreano|韩语|русский|russian|russisch|russe|ruso|russo|俄语)"
+    r"^[^:：\n]{1,80}[:：]\s*(?:in\s+)?(?:" + _LANGUAGES + r")"
     r"(?:\s*[(（][^()（）\n]{0,60}[)）])?\s*[.。]?$",
     re.IGNORECASE,
 )

@@ -58,13 +58,14 @@ _TREE: Final = re.compile(r"[│├└┌┐┘┤┬┴┼]")
 _LINE_END: Final = re.compile(r"[.!?。！？:：,;]\W{0,3}$")
 _SENTENCE_END: Final = re.compile(r"[.!?。！？][\"')\]*_`」』）]*$")
 # "Projektsprache, Logs: deutsch": a label and its value, one setting a line
-_SETTING_LINE: Final = re.compile(r"^\s*[^\s:：][^:：\n]{0,60}(?<!https)(?<!http)[:：](?!//)\s*\S")
+_SETTING_LINE: Final = re.compile(r"^\s*[^\s:：][^:：\n]{0,60}[:：](?!//)\s*\S")
 
 
 def line_spans(text: str) -> list[tuple[int, int]] | None:
     """``(start, end)`` of each line of ``text`` when its lines are entries written without
-    list marks, else None: three lines or more, and either none ends with a stop or a comma
-    (short entries, one a line) or every one ends a sentence. Wrapped prose ends some
+    list marks, else None: two lines or more that are each a "label: value" setting, or three
+    lines or more of which either none ends with a stop or a comma (short entries, one a
+    line) or every one ends a sentence. Wrapped prose ends some
     lines mid-sentence and others with a stop, so it is left to :func:`sentence_spans`."""
     lines = text.split("\n")
     settings = len(lines) >= 2 and all(_SETTING_LINE.match(line) for line in lines)
