@@ -108,6 +108,7 @@ SPLITS = (
     "holdout21",
     "holdout22",
     "holdout23",
+    "holdout24",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
