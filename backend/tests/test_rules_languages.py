@@ -1860,3 +1860,42 @@ def test_stack_entries_under_a_qualified_korean_heading_are_conventions(tmp_path
         ("**상태 관리**: riverpod", MemoruleKind.CONVENTION),
         ("**라우팅**: go_router", MemoruleKind.CONVENTION),
     ]
+
+
+def test_forbidding_entries_under_a_heading_that_says_when_are_rules(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Antes de cambiar código\n\n1. Leer `AGENTS.md` y crear una rama de trabajo.\n"
+        "2. No implementar funciones del roadmap sin petición explícita.\n"
+        "3. Mantener separación GUI / lógica.\n4. Tests + docs + `CHANGELOG.md`.\n"
+        "5. UI y errores en español; nunca loguear datos personales.\n"
+        "6. No añadir dependencias innecesarias al repositorio.\n",
+    )
+    assert len(rule_texts(parsed)) == 6
+
+
+def test_steps_under_a_heading_that_says_when_stay_one_procedure(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Before committing\n\n1. Run the formatter.\n2. Run the tests.\n"
+        "3. Update the changelog.\n4. Never push to main directly.\n",
+    )
+    assert len(rule_texts(parsed)) == 1
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "2) 작업 시작 체크리스트",
+        "リリース前チェックリスト",
+        "提交检查清单",
+        "Checkliste",
+        "Чек-лист",
+    ],
+)
+def test_a_checklist_in_other_languages_is_one_procedure(tmp_path: Path, heading: str) -> None:
+    parsed = parse(
+        tmp_path,
+        f"## {heading}\n\n1. Run the linter.\n2. Run the tests.\n3. Update the changelog.\n",
+    )
+    assert len(rule_texts(parsed)) == 1

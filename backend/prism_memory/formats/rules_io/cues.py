@@ -217,6 +217,8 @@ PROCEDURE_HEADING: Final = re.compile(
     # flow ("Flujo de datos") describes
     r"|\b(?:flujo\s+de\s+trabajo|flux\s+de\s+travail|flusso\s+di\s+lavoro"
     r"|fluxo\s+de\s+trabalho)\b|워크플로|작업\s*흐름"
+    # a checklist in other languages ("작업 시작 체크리스트", "チェックリスト", "Checkliste")
+    r"|체크리스트|チェックリスト|检查清单|检查表|\bcheckliste\b|чек-?лист"
     r"|\bpriorit\w*|\bprioridades\b|优先级|優先順位|우선순위",  # a ranking is one rule
     re.IGNORECASE,
 )

@@ -515,7 +515,7 @@ def _procedure_heading(state: State, lst: Node) -> bool:
     leads = heading.endswith(COLON) or WHEN_HEADING.search(heading) is not None
     if not leads or RULES_LEAD.search(heading):
         return False
-    return not _mostly_hard(state, [lst])
+    return not _mostly_hard(state, [lst], third=True)
 
 
 def _title_label(text: str) -> bool:
@@ -543,11 +543,14 @@ def _mostly_rules(state: State, lists: list[Node], context: tuple[str, ...]) -> 
     return 2 * ruling > len(entries)
 
 
-def _mostly_hard(state: State, lists: list[Node]) -> bool:
+def _mostly_hard(state: State, lists: list[Node], third: bool = False) -> bool:
     """Most entries of ``lists`` carry a hard modal each ("SEMPRE …", "**NEVER** …"): rules
-    of their own, not the steps or the objects of the line above them."""
+    of their own, not the steps or the objects of the line above them. With ``third`` (a list
+    under a heading that leads in, "## Antes de cambiar código"), a third of them is enough:
+    a step of a procedure seldom forbids."""
     entries = [join(item_lines(i, state.lines, set())) for lst in lists for i in lst.children]
-    return 2 * sum(1 for e in entries if evidence(e).hard) > len(entries)
+    hard = sum(1 for e in entries if evidence(e).hard)
+    return 3 * hard >= len(entries) if third else 2 * hard > len(entries)
 
 
 def _checklist(state: State, node: Node) -> bool:
