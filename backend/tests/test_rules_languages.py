@@ -1762,6 +1762,26 @@ def test_a_subject_under_a_lead_in_and_an_entry_title_repeats_no_part(tmp_path: 
         assert len(parts) == len(set(parts)), subject
 
 
+def test_a_long_entry_label_is_not_repeated_shortened_before_itself(tmp_path: Path) -> None:
+    # found by holdout24's first take: a parent entry's label over 60 characters was the
+    # context, shortened ("… at the end of…"), and the lead, whole, so the subject named it
+    # twice
+    parsed = parse(
+        tmp_path,
+        "### 5. Final Review\n\n*   **Wrap-up Section:** Add a `## Review` section at the end "
+        "of `tasks/todo.md`:\n    *   List all completed tasks with statuses.\n"
+        "    *   Note any deviations and why.\n",
+        name="GEMINI.md",
+    )
+    subjects = [subject_for(u) for u in parsed.units if u.kind is not None]
+    assert subjects == [
+        "Wrap-up Section: Add a `## Review` section at the end of `tasks/todo.md`: "
+        "List all completed tasks with statuses",
+        "Wrap-up Section: Add a `## Review` section at the end of `tasks/todo.md`: "
+        "Note any deviations and why",
+    ]
+
+
 def test_a_lead_wrapped_over_lines_stays_one_part_of_the_subject(tmp_path: Path) -> None:
     parsed = parse(
         tmp_path,

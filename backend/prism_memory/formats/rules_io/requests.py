@@ -72,9 +72,9 @@ def subject_for(unit: Unit) -> str:
         lead = _lead_parts(unit.lead)
     sentence = first_sentence(text)
     context = " ".join(unit.context[-1].split()).rstrip(" :：") if unit.context else ""
-    context = shorten(context, CONTEXT_MAX)
     if context.lower() in (part.lower() for part in lead):
         context = ""  # the entry's title, which the lead already names in its place
+    context = shorten(context, CONTEXT_MAX)  # compared whole: a long label is the lead too
     parts = [p for p in (context, *lead) if p]
     parts = [p for i, p in enumerate(parts) if p.lower() not in (q.lower() for q in parts[:i])]
     if parts and sentence.lower().startswith(parts[-1].lower()):
