@@ -109,6 +109,7 @@ SPLITS = (
     "holdout22",
     "holdout23",
     "holdout24",
+    "holdout25",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
