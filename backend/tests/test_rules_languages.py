@@ -1919,3 +1919,43 @@ def test_a_checklist_in_other_languages_is_one_procedure(tmp_path: Path, heading
         f"## {heading}\n\n1. Run the linter.\n2. Run the tests.\n3. Update the changelog.\n",
     )
     assert len(rule_texts(parsed)) == 1
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "Notazione coerente; definire i simboli alla prima occorrenza.",
+        "Unità SI; in italiano usare virgola decimale (es. 3,14).",
+        "Consistent notation; define symbols at first use.",
+    ],
+)
+def test_a_later_clause_that_instructs(tmp_path: Path, entry: str) -> None:
+    parsed = parse(tmp_path, f"## Stile\n\n- {entry}\n", name="stile.mdc")
+    assert rule_texts(parsed) == [entry]
+
+
+@pytest.mark.parametrize(
+    ("line", "setting"),
+    [
+        ("配置文件使用 JSON 或 YAML", True),
+        ("代码评审使用中文", True),
+        ("技术术语、专有名词可使用英文", True),
+        ("如果已经使用强语义类型，不必再加注释", False),
+        ("既存プロジェクトで使用します。", False),
+        ("使用 pnpm 安装依赖", False),
+    ],
+)
+def test_chinese_x_uses_y_is_a_convention(line: str, setting: bool) -> None:
+    from prism_memory.formats.rules_io.kinds import evidence
+
+    assert evidence(line).convention is setting
+
+
+def test_chinese_settings_under_a_bold_label_are_a_rule_each(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 交流与协作语言\n\n1. **团队交流**\n   - 代码评审使用中文\n"
+        "   - 技术讨论使用中文，技术术语可使用英文\n   - 会议和演示使用中文\n",
+        name="chinese.mdc",
+    )
+    assert len(rule_texts(parsed)) == 3

@@ -337,10 +337,21 @@ def instruction(text: str) -> bool:
     if _ZH_WHEN.match(text.strip()) or _ZH_FIRST.match(text.strip()) or _after_when(text):
         return True
     main = _main_clause(text)
+    if any(_opens_instruction(c) for c in _LATER_CLAUSE.split(main)[1:]):
+        return True  # "Notazione coerente; definire i simboli alla prima occorrenza"
     if not main or main == text.strip():
         return bool(main) and (_german_instruction(main) or _romance_instruction(main))
+    return _opens_instruction(main)
+
+
+# A later clause of an entry, after ";" ("Notazione coerente; definire i simboli …"): a
+# name or a state first, then what to do.
+_LATER_CLAUSE: Final = re.compile(r"\s*[;；]\s+")
+
+
+def _opens_instruction(text: str) -> bool:
     return bool(
-        cues.IMPERATIVE.search(main) or _german_instruction(main) or _romance_instruction(main)
+        cues.IMPERATIVE.search(text) or _german_instruction(text) or _romance_instruction(text)
     )
 
 

@@ -121,6 +121,14 @@ _USE_TOOL: Final = re.compile(
 # Chinese "uniformly / by default use" ("文件名统一使用小写字母", "项目文档默认使用中文"):
 # the project's convention wherever it stands in the line.
 _ZH_UNIFORM: Final = re.compile(r"(?:统一|默认|一律|均|都|全部)(?:使用|采用)")
+# Chinese "X uses Y" opening an entry ("配置文件使用 JSON 或 YAML", "代码评审使用中文", "术语可
+# 使用英文"): a short name of what, then 使用/采用: what the project uses for it. Not after a
+# condition ("如果已经使用 …").
+_ZH_NAME: Final = r"[^\s，。：:；;,.!?！？（）()]{1,16}?"
+_ZH_USES: Final = re.compile(
+    rf"^(?!如果|若|当|假如|除非){_ZH_NAME}(?:\s?{_ZH_NAME})?"
+    r"\s?可?(?:使用|采用)(?![\u3040-\u30ff])\s*\S"  # not Japanese "使用します"
+)
 # A human language as the whole value of a label ("Projektsprache, Logs: deutsch", "语言：
 # English", "Sprache der Inhalte: Deutsch."): the language to write those things in.
 _LANGUAGE_SETTING: Final = re.compile(
@@ -345,6 +353,7 @@ def evidence(text: str) -> Evidence:
             or grammar.INSTEAD.search(bare)
             or _LIMIT.search(flat)
             or _ZH_UNIFORM.search(flat)
+            or _ZH_USES.match(flat)
             or _LANGUAGE_SETTING.match(flat)
         ),
         labelled=labelled,

@@ -135,6 +135,8 @@ def objects_only(lines: dict[int, str], lst: Node, lead: str, threshold: float) 
         ev = evidence(text)
         if ev.hard or ev.soft or ev.prefer or ev.labelled or "\n" in text:
             return False
+        if ev.convention and not instruction:
+            return False  # "**语言选择**" over "配置文件使用 JSON": a setting each
         if (ev.imperative or ev.grammatical) and not (
             enumerating and len(sentence_spans(text)) == 1
         ):

@@ -519,19 +519,21 @@ def _procedure_heading(state: State, lst: Node) -> bool:
 
 
 def _title_label(text: str) -> bool:
-    """Bold text only, two words or more, each capitalised, no modal ("**Build Process**",
-    "**Release Checklist**"): a label, whatever its first word could mean. An instruction in
+    """Bold text only, two words or more, each capitalised, or one run of letters of a
+    script without case ("**语言选择**"), no modal ("**Build Process**", "**Release
+    Checklist**"): a label, whatever its first word could mean. An instruction in
     bold ("**NE JAMAIS lancer `pnpm dev`**", "**Install dependencies**") is not one."""
     found = _BOLD_ONLY.fullmatch(text.strip())
     if found is None:
         return False
     words = re.findall(r"[^\W\d_]+", found[0])
     said = evidence(found[0])
+    # a script without case: one run of 2 to 12 letters ("**语言选择**", "**团队交流**")
+    uncased = len(words) == 1 and 2 <= len(words[0]) <= 12 and not words[0].isascii()
+    uncased = uncased and words[0].upper() == words[0].lower()
     return (
-        len(words) >= 2
-        and all(w[0].isupper() for w in words if len(w) > 2)
-        and not (said.hard or said.soft or said.prefer)
-    )
+        uncased or (len(words) >= 2 and all(w[0].isupper() for w in words if len(w) > 2))
+    ) and not (said.hard or said.soft or said.prefer)
 
 
 def _mostly_rules(state: State, lists: list[Node], context: tuple[str, ...]) -> bool:
