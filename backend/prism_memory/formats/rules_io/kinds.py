@@ -441,22 +441,16 @@ def rule_likeness(
         return 0.0  # a log entry ("📌 Cleanup v3 — not merged yet"): its "not" rules nothing
     if cues.EXAMPLE_ENTRY.match(prose(text)) and not re.match(r"(?i)\W*do(?:n'?t)?\s*:", text):
         return 0.0  # "Good: `parallel-tasks`" / "Bad: …" show the rule before them
+    stack = list_entry and bool(cues.STACK_HEADING.match(heading))  # "技术栈" names the stack
     if heading and (negating(heading)):
         score += 0.3
-    elif (
-        heading
-        and describes(heading)
-        and not (ev.imperative or ev.hard or ev.soft)
-        and not (list_entry and cues.STACK_HEADING.match(heading))  # "技术栈" names the stack
-    ):
+    elif heading and describes(heading) and not (ev.imperative or ev.hard or ev.soft) and not stack:
         score -= 0.6 if ev.grammatical else 0.25  # "Objectif: Décrire …" states a goal
-    elif list_entry and heading and mixed(heading) and not cues.STACK_HEADING.match(heading):
+    elif list_entry and heading and mixed(heading) and not stack:
         # "Architecture & Conventions": the entry's wording decides; a "Label: value" setting
         # ("**Language**: Java 21" under "技术栈规范") names what the project uses
         score += 0.35 if setting(text) else 0.15
-    elif any(names_rules(h) or cues.FORM_HEADING.search(h) for h in headings) or (
-        list_entry and cues.STACK_HEADING.match(heading)
-    ):
+    elif any(names_rules(h) or cues.FORM_HEADING.search(h) for h in headings) or stack:
         # a heading that names rules, or the form of what the agent writes ("Output
         # format"): the latter does not name rules for a definition list under it
         # ("PR format" over "feat: new feature" glosses stays a vocabulary)

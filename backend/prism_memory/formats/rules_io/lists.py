@@ -113,7 +113,10 @@ def is_lead(text: str) -> bool:
 def commands_to_run(lines: dict[int, str], lst: Node, lead: str) -> bool:
     """Two or more bare command lines after a lead-in ending in ":" ("Verification before
     completion:" over "node --check app.js", …): the commands to run then, one rule."""
-    texts = [join(item_lines(item, lines, set())) for item in lst.children]
+    return _commands(lead, [join(item_lines(item, lines, set())) for item in lst.children])
+
+
+def _commands(lead: str, texts: list[str]) -> bool:
     return lead.rstrip().endswith(COLON) and len(texts) > 1 and all(map(bare_command, texts))
 
 
@@ -122,9 +125,9 @@ def objects_only(lines: dict[int, str], lst: Node, lead: str, threshold: float) 
     any that read as no rule when that line is itself an instruction ("Check X for:")."""
     if cues.PREDICATE_LEAD.search(lead):
         return False  # "… deve essere:" over "completo", "accurato": a requirement each
-    if commands_to_run(lines, lst, lead):
-        return True
     texts = [join(item_lines(item, lines, set())) for item in lst.children]
+    if _commands(lead, texts):
+        return True
     instruction = rule_likeness(lead) >= threshold
     enumerating = ENUMERATING_LEAD.search(lead) is not None
     if not instruction and len(texts) > 1 and all(_OWN_LABEL.match(t) for t in texts):
