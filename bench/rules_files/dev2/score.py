@@ -110,6 +110,7 @@ SPLITS = (
     "holdout23",
     "holdout24",
     "holdout25",
+    "holdout26",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
