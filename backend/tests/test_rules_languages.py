@@ -1959,3 +1959,66 @@ def test_chinese_settings_under_a_bold_label_are_a_rule_each(tmp_path: Path) -> 
         name="chinese.mdc",
     )
     assert len(rule_texts(parsed)) == 3
+
+
+def test_lines_that_are_each_a_sentence_are_an_entry_each(tmp_path: Path) -> None:
+    # some lines end with a stop and some do not, but each opens a sentence of its own
+    parsed = parse(
+        tmp_path,
+        "## Frontend\nAlways use tailwindcss for styling\nAlways use lucide-react icons\n"
+        "Define props at the top of the file with interface Props {...}\n"
+        "Always use react query. Use the use-api hook for calls to our server\n",
+        name="general.mdc",
+    )
+    assert rule_texts(parsed) == [
+        "Always use tailwindcss for styling",
+        "Always use lucide-react icons",
+        "Define props at the top of the file with interface Props {...}",
+        "Always use react query.",
+        "Use the use-api hook for calls to our server",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # wrapped prose goes on in lower case
+        "Run the tests before you\npush a branch. Then open a\npull request for a review.",
+        # a line ending in a comma goes on in the next one
+        "Keep functions small,\nName them for what they do\nPrefer pure functions",
+        # a one-word label over the lines it names
+        "ROLE\nYou are an expert in React and Next.js.\nYour task is to write notes",
+    ],
+)
+def test_lines_that_go_on_are_not_entries(text: str) -> None:
+    assert sentences.line_spans(text) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [
+        ("사용자에게 보이는 글은 예외 없이 한국어로 쓴다.", True),
+        ("명령어 사용 시 경로 가정을 현재 저장소 구조와 맞춘다.", True),
+        ("변경 사항은 CHANGELOG에 적는다", True),
+        ("콘텐츠 슬롯에 렌더링된다.", False),
+        ("이 설정은 기본값이다.", False),
+    ],
+)
+def test_the_korean_plain_present_instructs(line: str, hit: bool) -> None:
+    assert bool(cues.IMPERATIVE.search(line)) is hit
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [
+        ("Datenbanktabellen analysieren", True),
+        ("TODOs anpassen", True),
+        ("neue Erkenntnisse dokumentieren", True),
+        ("Imports korrigieren", True),
+        ("the file is hidden", False),
+        ("Use the modern pattern", False),
+        ("Tests are written", False),
+    ],
+)
+def test_short_german_entries_without_small_words(line: str, hit: bool) -> None:
+    assert grammar.instruction(line) is hit

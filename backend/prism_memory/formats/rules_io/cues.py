@@ -54,6 +54,9 @@ PREFER: Final = re.compile(
     + markers.pattern("prefer"),
     re.IGNORECASE,
 )
+# Korean syllables that end in ㄴ: a verb's plain present ("쓴다", "맞춘다", "둔다") is the
+# stem with ㄴ and 다, the form Korean rule files write their instructions in
+_KO_N_FINAL: Final = "".join(chr(0xAC00 + 28 * syllable + 4) for syllable in range(19 * 21))
 # A request or imperative form: 请…, …してください, …하세요, and the instruction verbs
 # (imperative or infinitive) that open a list entry in the Romance and Germanic languages
 # and Russian (where an entry opening with an infinitive, "Запускать перед релизом", is an
@@ -64,6 +67,8 @@ IMPERATIVE: Final = re.compile(
     # a Chinese entry opening with a verb that only instructs (keep, follow, adopt)
     r"|^(?:保持|遵循|遵守|采用)"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
+    # any verb's plain present; not "된다" (what a thing becomes or is done to it)
+    rf"|(?:(?!된)[{_KO_N_FINAL}]|는)다[.]?$"
     r"|줘(?:요)?[.!]?$|주세요[.!]?$"  # the informal request: "대답해줘", "포함해 주세요"
     r"|(?:작성|준수|중단|종료)(?:할 것|하기)?[.]?$"  # "주석은 한국어로 작성", a noun that instructs
     # Japanese plain and noun-final instructions: a case particle, then a kanji verbal noun

@@ -131,6 +131,21 @@ _DE_SUBJECT: Final = re.compile(
     re.IGNORECASE,
 )
 
+# A short entry without German's small words: "Datenbanktabellen analysieren", "TODOs
+# anpassen", "neue Erkenntnisse dokumentieren"; English's small words say it is not German.
+_BARE_WORDS: Final = 6
+_ENGLISH_SMALL: Final = re.compile(
+    r"\b(?:the|a|an|and|or|to|of|in|on|for|with|is|are|be|it|this|that|by|as|at|from)\b",
+    re.IGNORECASE,
+)
+
+
+def _bare_german(text: str) -> bool:
+    line = text.strip().split("\n", 1)[0]
+    words = line.split()
+    return 2 <= len(words) <= _BARE_WORDS and not _ENGLISH_SMALL.search(line)
+
+
 # Spanish and Portuguese; French; Italian.
 _ROMANCE_NOT_VERB: Final = frozenset(
     """
@@ -212,7 +227,7 @@ def _main_clause(text: str) -> str:
 
 
 def _german_instruction(text: str) -> bool:
-    if not _GERMAN.search(text):
+    if not (_GERMAN.search(text) or _bare_german(text)):
         return False
     if _DE_IMPERATIVE.match(text):
         return True

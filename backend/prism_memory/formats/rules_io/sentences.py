@@ -54,11 +54,15 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 MIN_LINES: Final = 3
+MIN_WORDS: Final = 3  # "ROLE" over the lines it names is a label, not an entry
 _TREE: Final = re.compile(r"[│├└┌┐┘┤┬┴┼]")
 _LINE_END: Final = re.compile(r"[.!?。！？:：,;]\W{0,3}$")
 _SENTENCE_END: Final = re.compile(r"[.!?。！？][\"')\]*_`」』）]*$")
 # "Projektsprache, Logs: deutsch": a label and its value, one setting a line
 _SETTING_LINE: Final = re.compile(r"^\s*[^\s:：][^:：\n]{0,60}[:：](?!//)\s*\S")
+# a line that a next one goes on from: it ends with a comma, a semicolon or a colon
+_GOES_ON: Final = re.compile(r"[,;:：，；]\W{0,3}$")
+_FIRST_LETTER: Final = re.compile(r"[^\W\d_]")
 
 
 def line_spans(text: str) -> list[tuple[int, int]] | None:
@@ -78,6 +82,10 @@ def line_spans(text: str) -> list[tuple[int, int]] | None:
         settings
         or all(not _LINE_END.search(line) for line in bare)
         or all(_SENTENCE_END.search(line) for line in bare)
+        or (
+            all(_capital(line) and len(line.split()) >= MIN_WORDS for line in bare)
+            and not any(_GOES_ON.search(line) for line in bare[:-1])
+        )
     ):
         return None
     spans, start = [], 0
@@ -87,6 +95,12 @@ def line_spans(text: str) -> list[tuple[int, int]] | None:
         spans.append((start + lead, start + len(stripped)))
         start += len(line) + 1
     return spans
+
+
+def _capital(line: str) -> bool:
+    """Whether the first letter of ``line`` is a capital (a script with case)."""
+    letter = _FIRST_LETTER.search(line)
+    return letter is not None and letter.group().isupper()
 
 
 def _abbreviation(text: str, dot: int) -> bool:
