@@ -556,3 +556,30 @@ def test_a_code_line_of_spaces_neither_breaks_the_round_trip_nor_reads_as_an_edi
     assert rules_of(services, fresh) == rules_of(services, ctx)
     # the file unchanged, read again: nothing written
     assert written(run_import(services, ctx, tmp_path / "src", name)) == 0
+
+
+# a code line with trailing spaces ("Category.Sports "), under a lead that ends in ":"
+TRAILING = (
+    "## Example\n\nDon't do this:\n\n```\nvar item = new Item()\n{\n"
+    "    Category = Category.Sports \n}\n```\n"
+)
+
+
+@pytest.mark.parametrize("fmt", [ExportFormat.COPILOT, ExportFormat.AGENTS_MD])
+def test_a_code_lines_trailing_spaces_come_back_from_a_list_entry(
+    services: Services, make_ctx: ContextFactory, tmp_path: Path, fmt: ExportFormat
+) -> None:
+    ctx = make_ctx(project="one")
+    name = SOURCES[fmt][0]
+    write(tmp_path / "src", name, TRAILING)
+    assert run_import(services, ctx, tmp_path / "src", name).counts()["written"] == 1
+    [(_, body, _, _)] = rules_of(services, ctx)
+    assert "Category.Sports \n" in body
+    out = tmp_path / "out"
+    files = export(services, ctx, fmt)  # a list entry with its marker comment
+    for f in files:
+        write(out, f.name, f.text)
+    assert written(run_import(services, ctx, out, *[f.name for f in files])) == 0
+    fresh = make_ctx(tenant="elsewhere", project="two")
+    run_import(services, fresh, out, *[f.name for f in files])
+    assert rules_of(services, fresh) == rules_of(services, ctx)

@@ -160,7 +160,8 @@ def html_comments(text: str) -> list[tuple[int, str]]:
 
 
 def strip_comments(text: str, comments: list[str]) -> str:
-    """``text`` without the given comments (each once, in order), line ends trimmed."""
+    """``text`` without the given comments (each once, in order), line ends trimmed outside
+    fenced code."""
     pieces, cursor = [], 0
     for comment in comments:
         at = text.find(comment, cursor)
@@ -169,8 +170,12 @@ def strip_comments(text: str, comments: list[str]) -> str:
         pieces.append(text[cursor:at])
         cursor = at + len(comment)
     pieces.append(text[cursor:])
-    text = "".join(pieces)
-    return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
+    lines = "".join(pieces).split("\n")
+    # a code line keeps its trailing spaces: the body is the code as written, and a rule
+    # exported into a list entry (with its marker comment) reads back the same
+    return "\n".join(
+        line if code else line.rstrip() for line, code in zip(lines, fenced(lines), strict=True)
+    ).strip("\n")
 
 
 def comment_lines(raw: str, comments: list[str], first_line: int) -> list[int]:
@@ -222,12 +227,9 @@ _TAG_LINE: Final = re.compile(r"^ {0,3}</?[A-Za-z][\w.:-]*(?:\s+[^<>]*)?/?>\s*$"
 _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
-def without_tag_lines(texts: list[str]) -> list[str]:
-    """The lines with every line that is only an opening or closing tag blank, outside fenced
-    code. XML-style tags around rules (``<law>`` … ``</law>``, ``<language_rules>``, as
-    prompts for Claude write them) are markup: the lines between are read as Markdown, not
-    as one block of raw HTML, and no tag is a unit of its own. Line numbers are kept."""
-    out: list[str] = []
+def fenced(texts: list[str]) -> list[bool]:
+    """For each line, whether it is inside fenced code (its fences too)."""
+    out: list[bool] = []
     fence = ""
     for text in texts:
         opened = _FENCE.match(text)
@@ -237,11 +239,20 @@ def without_tag_lines(texts: list[str]) -> list[str]:
             )
             if closes and not text.strip().lstrip(fence[0]):
                 fence = ""
-            out.append(text)
+            out.append(True)
             continue
         if opened is not None:
             fence = opened[1]
-            out.append(text)
-            continue
-        out.append("" if _TAG_LINE.match(text) else text)
+        out.append(opened is not None)
     return out
+
+
+def without_tag_lines(texts: list[str]) -> list[str]:
+    """The lines with every line that is only an opening or closing tag blank, outside fenced
+    code. XML-style tags around rules (``<law>`` … ``</law>``, ``<language_rules>``, as
+    prompts for Claude write them) are markup: the lines between are read as Markdown, not
+    as one block of raw HTML, and no tag is a unit of its own. Line numbers are kept."""
+    return [
+        text if code or not _TAG_LINE.match(text) else ""
+        for text, code in zip(texts, fenced(texts), strict=True)
+    ]
