@@ -111,6 +111,7 @@ SPLITS = (
     "holdout24",
     "holdout25",
     "holdout26",
+    "holdout27",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
