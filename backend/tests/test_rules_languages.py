@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from prism_memory.domain.records import MemoruleKind
-from prism_memory.formats.rules_io import cues, grammar, markers, sentences
+from prism_memory.formats.rules_io import blocks, cues, grammar, markers, sentences
 from prism_memory.formats.rules_io.kinds import classify, guess_kind
 from prism_memory.formats.rules_io.lists import vocabulary_list
 from prism_memory.formats.rules_io.records import ParsedFile
@@ -2022,3 +2022,47 @@ def test_the_korean_plain_present_instructs(line: str, hit: bool) -> None:
 )
 def test_short_german_entries_without_small_words(line: str, hit: bool) -> None:
     assert grammar.instruction(line) is hit
+
+
+def test_bullets_pasted_from_a_document_are_list_entries(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Rules\n\n"
+        "1.\tService rules\n"
+        "\t•\tAlways wrap the crawler as a web service.\n"
+        "\t•\tNever block the request while the crawler runs.\n"
+        "\n"
+        "• Always write each comment to the database at once.\n",
+        name="rules.mdc",
+    )
+    texts = rule_texts(parsed)
+    # each entry a rule of its own, under its numbered label
+    assert "Service rules\nAlways wrap the crawler as a web service." in texts
+    assert "Service rules\nNever block the request while the crawler runs." in texts
+    assert "Always write each comment to the database at once." in texts
+    # the entry is cut after the bullet: its text is source text
+    assert not any("•" in t for t in texts)
+
+
+def test_a_pasted_bullet_run_followed_by_a_margin_line_is_left_as_it_was() -> None:
+    # "- …" there would make the next line the last entry's lazy continuation
+    texts = ["Plan a path:", "• Hero section first.", "• Then the form.", "Give feedback."]
+    assert blocks.as_list_items(texts) == texts
+    assert blocks.as_list_items([*texts[:3], ""])[1:3] == [
+        "- Hero section first.",
+        "- Then the form.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [
+        ("Alte Saves muessen ueber `normalizeLoadedState()` kompatibel bleiben.", True),
+        ("Bei Build-Fehlern zuerst Konfigurations- und Importkette pruefen.", True),
+        ("Tick-Dispatches laufen ueber den zentralen Orchestrator", False),
+    ],
+)
+def test_german_written_without_umlauts(line: str, hit: bool) -> None:
+    assert (
+        bool(cues.HARD.search(line) or cues.SOFT.search(line)) or grammar.instruction(line)
+    ) is hit

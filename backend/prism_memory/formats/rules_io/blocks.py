@@ -205,13 +205,43 @@ _HASH_LINE: Final = re.compile(r"^# (?=\S)")
 _CJK_NUMBER: Final = re.compile(r"^(\s*\d{1,3})[，、](?=\S)")
 
 
+# a bullet a document or a web page leaves when its list is pasted as text
+_PASTED_BULLET: Final = re.compile(r"^(\s*)[•●▪◦](?=[ \t])")
+
+
+def _pasted_bullets(texts: list[str], code: list[bool]) -> list[str]:
+    """A run of lines that open with a pasted bullet read as ``-`` entries, when what follows
+    the run cannot go on the last entry's text (a blank line, an indented line, the end): a
+    paragraph right after the run would be read as the last entry's lazy continuation."""
+    out = list(texts)
+    i = 0
+    while i < len(out):
+        if code[i] or not _PASTED_BULLET.match(out[i]):
+            i += 1
+            continue
+        end = i
+        while end < len(out) and not code[end] and _PASTED_BULLET.match(out[end]):
+            end += 1
+        after = out[end] if end < len(out) else ""
+        if not after.strip() or after[:1].isspace():
+            for j in range(i, end):
+                out[j] = _PASTED_BULLET.sub(r"\1-", out[j], count=1)
+        i = end
+    return out
+
+
 def as_list_items(texts: list[str]) -> list[str]:
     """The lines the Markdown parser reads: a file that uses ``#`` as a comment mark on its
     lines (most non-blank lines start with ``# ``, and most of those are followed by another
     one: no section has a body) has those lines read as list entries, not as headings; and
-    ``1，`` / ``1、`` (a CJK enumeration) is read as ``1. ``. Items are cut from the source
+    ``1，`` / ``1、`` (a CJK enumeration) is read as ``1. ``, and a bullet pasted from a
+    document (``•``, ``●``, ``▪``, ``◦``) as ``-``. Items are cut from the source
     lines by the marker's width, so every item's text is still its source text."""
-    out = [_CJK_NUMBER.sub(lambda m: m[1] + ". ", t) for t in texts]
+    out = [
+        t if code else _CJK_NUMBER.sub(lambda m: m[1] + ". ", t)
+        for t, code in zip(texts, fenced(texts), strict=True)
+    ]
+    out = _pasted_bullets(out, fenced(out))
     filled = [t for t in out if t.strip()]
     hashed = [_HASH_LINE.match(t) is not None for t in filled]
     if sum(hashed) >= 3 and 3 * sum(hashed) >= 2 * len(filled):

@@ -34,13 +34,15 @@ import re
 from typing import Final
 
 from prism_memory.formats.rules_io import cues
+from prism_memory.formats.rules_io.markers import german_ascii
 
 _L: Final = r"a-zà-öø-ÿœ"  # lower-case letters of the Latin-script languages here
 
 # The small words that say which language a line is in (whole words, case-insensitive).
 _GERMAN: Final = re.compile(
     r"\b(?:der|die|das|den|dem|des|und|oder|für|mit|nicht|keine?[mnrs]?|im|zum|zur|vor|nach"
-    r"|bei|auf|aus|von|ist|sind|wird|immer|nur|auch|eine?[mnrs]?|sie|du|dich|dir|wenn)\b"
+    r"|bei|auf|aus|von|ist|sind|wird|immer|nur|auch|eine?[mnrs]?|sie|du|dich|dir|wenn"
+    r"|fuer|ueber|muessen|koennen)\b"
     r"|[äöüß]",
     re.IGNORECASE,
 )
@@ -99,8 +101,9 @@ _DE_VERBS: Final = (
     "|finde|zeige|verweise|nimm|lass|lasse|rufe|hole|schließe|vermeide|bestätige|behebe"
     "|hilf|sieh|sprich"  # strong verbs: "Hilf bei der Planung", "Sprich Deutsch"
 )
+_DE_VERBS_ASCII: Final = "|".join(german_ascii(_DE_VERBS.split("|")))  # "fuehre", "pruefe"
 _DE_IMPERATIVE: Final = re.compile(
-    rf"^(?:{_DE_VERBS}|[{_L}]{{3,}}iere)\b"  # "Verwende …", "Dokumentiere …"
+    rf"^(?:{_DE_VERBS_ASCII}|[{_L}]{{3,}}iere)\b"  # "Verwende …", "Dokumentiere …"
     rf"|^[{_L}]{{2,}}(?:en|ern|eln)\s+sie\b",  # "Verwenden Sie …"
     re.IGNORECASE,
 )
@@ -109,22 +112,28 @@ _DE_PREFIX: Final = (
     "|über|unter|durch|wieder|zusammen|voran|ver|ent|zer"
 )
 _DE_LAST_WORD: Final = re.compile(rf"([{_L}]+)[\s.!)]*$")
+_DE_INFINITIVES: Final = (
+    "verwenden|nutzen|benutzen|schreiben|halten|prüfen|testen|lesen|löschen|ändern"
+    "|committen|pushen|befolgen|beachten|setzen|nennen|fragen|bauen|starten|trennen"
+    "|speichern|laden|nehmen|geben|machen|bleiben|behalten|folgen|achten|sorgen|melden"
+    "|stellen|legen|erstellen|entfernen|ergänzen|verfassen|halten|einhalten|vermeiden"
+    "|schreiben|vergessen|erklären|wählen|fragen|arbeiten|bevorzugen|berücksichtigen"
+)
 _DE_INFINITIVE: Final = re.compile(
-    r"^(?:verwenden|nutzen|benutzen|schreiben|halten|prüfen|testen|lesen|löschen|ändern"
-    r"|committen|pushen|befolgen|beachten|setzen|nennen|fragen|bauen|starten|trennen"
-    r"|speichern|laden|nehmen|geben|machen|bleiben|behalten|folgen|achten|sorgen|melden"
-    r"|stellen|legen|erstellen|entfernen|ergänzen|verfassen|halten|einhalten|vermeiden"
-    r"|schreiben|vergessen|erklären|wählen|fragen|arbeiten|bevorzugen|berücksichtigen)$"
-    rf"|^[{_L}]{{3,}}ieren$|^(?:{_DE_PREFIX})[{_L}]{{3,}}(?:en|ern|eln)$"
+    rf"^(?:{'|'.join(german_ascii(_DE_INFINITIVES.split('|')))})$"  # "pruefen" too
+    rf"|^[{_L}]{{3,}}ieren$|^(?:{'|'.join(german_ascii(_DE_PREFIX.split('|')))})"
+    rf"[{_L}]{{3,}}(?:en|ern|eln)$"
 )
 # A finite verb ends a subordinate clause ("…, die geändert werden"), or a word that only
 # looks like an infinitive ("zusammen", "vorhanden"): not an instruction.
 _DE_FINITE: Final = frozenset(
-    """
+    german_ascii(
+        """
     werden können müssen sollen dürfen haben wollen mögen gelten enthalten lassen zusammen
     anderen vorhanden verschieden verschiedenen zufrieden einzelnen mittleren unteren
     vorgestern entsprechenden
     """.split()  # noqa: SIM905 - a word list reads better as words
+    )
 )
 _DE_SUBJECT: Final = re.compile(
     r"^(?:der|die|das|dies\w*|diese[mnrs]?|ein\w*|wir|es|er|ich|man|unser\w*|jede[mnrs]?)\b",

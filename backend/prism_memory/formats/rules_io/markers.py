@@ -308,6 +308,20 @@ _CYRILLIC: Final = frozenset({"ru"})
 _CYRILLIC_LETTER: Final = "а-яё"
 
 
+# German written without its own letters ("muessen", "ausschliesslich", "pruefen"): the
+# same words, as keyboards and tools without umlauts make people write them
+_GERMAN_ASCII: Final = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
+
+
+def german_ascii(forms: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``forms`` and, after each that has one, its spelling without umlauts or ß."""
+    return tuple(dict.fromkeys(f for form in forms for f in (form, form.translate(_GERMAN_ASCII))))
+
+
+def _forms(language: str, forms: tuple[str, ...]) -> tuple[str, ...]:
+    return german_ascii(forms) if language == "de" else forms
+
+
 def _form(form: str) -> str:
     stem = form.endswith("*")
     body = r"\s+".join(re.escape(word) for word in form.rstrip("*").split())
@@ -320,7 +334,7 @@ def section_pattern(family: str, opening: bool = False) -> str:
     anchored at the start of a heading (after any marks, numbers or emoji)."""
     parts = []
     for language, words in SECTIONS.items():
-        alternation = "|".join(_form(f) for f in getattr(words, family))
+        alternation = "|".join(_form(f) for f in _forms(language, getattr(words, family)))
         if language in _CYRILLIC:
             start, end = rf"(?<![{_CYRILLIC_LETTER}])", rf"(?![{_CYRILLIC_LETTER}])"
         else:
@@ -335,7 +349,7 @@ def pattern(family: str) -> str:
     "prefer"), each language between its own word boundaries."""
     parts = []
     for language, markers in MARKERS.items():
-        forms = "|".join(_form(f) for f in getattr(markers, family))
+        forms = "|".join(_form(f) for f in _forms(language, getattr(markers, family)))
         if language in _CYRILLIC:
             letter = _CYRILLIC_LETTER
             parts.append(rf"(?<![{letter}])(?:{forms})(?![{letter}])")
