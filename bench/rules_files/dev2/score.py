@@ -112,6 +112,7 @@ SPLITS = (
     "holdout25",
     "holdout26",
     "holdout27",
+    "holdout28",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
