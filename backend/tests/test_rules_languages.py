@@ -2066,3 +2066,46 @@ def test_german_written_without_umlauts(line: str, hit: bool) -> None:
     assert (
         bool(cues.HARD.search(line) or cues.SOFT.search(line)) or grammar.instruction(line)
     ) is hit
+
+
+def test_cursors_new_rule_template_is_no_rule(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "---\nalwaysApply: true\n---\n# Your rule content\n\n- You can @ files here\n"
+        "- You can use markdown but dont have to\n\n- Always answer in Portuguese.\n",
+        name="regras.mdc",
+    )
+    assert rule_texts(parsed) == ["Always answer in Portuguese."]
+
+
+def test_a_block_at_the_margin_after_a_list_entry_is_its_own(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## Backend\nEach folder can contain the following files:\n"
+        "- views.py which defines fastapi routes\n- models.py which define pydantic models\n"
+        "Run mypy after editing code in the backend\nAlways run ruff before you commit\n"
+        "Never edit a migration once it is merged\n",
+        name="general.mdc",
+    )
+    texts = rule_texts(parsed)
+    assert "Always run ruff before you commit" in texts
+    assert "Never edit a migration once it is merged" in texts
+    assert not any("models.py" in t and "ruff" in t for t in texts)
+    # the lines keep their numbers in the file
+    [unit] = [u for u in parsed.units if u.text == "Always run ruff before you commit"]
+    assert (unit.location.line_start, unit.location.line_end) == (6, 6)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # wrapped at the margin: the line before goes on into it
+        "- Always use the client for calls to the\nAPI of the billing service\n",
+        # an entry that is only a bold title: its body follows at the margin
+        "1. **Approval Required**\nExplain the work and wait for my approval.\n",
+        # Chinese wraps no line: the line after an entry's is its body
+        "1. 当要求提交代码时执行\n先更新代码结构，更新README.md文档。\n",
+    ],
+)
+def test_lines_at_the_margin_that_go_on_an_entry_stay_in_it(text: str) -> None:
+    assert [n.kind for n in blocks.parse(text, 1)] in (["bullet_list"], ["ordered_list"])

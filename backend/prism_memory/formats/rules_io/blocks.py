@@ -51,7 +51,25 @@ def _parser() -> MarkdownIt:
 
 
 def parse(text: str, first_line: int) -> list[Node]:
-    """The top-level blocks of ``text``, whose first line is file line ``first_line``."""
+    """The top-level blocks of ``text``, whose first line is file line ``first_line``.
+
+    A line at the margin right after a list entry that a reader sees as a block of its own
+    ("All database tables are defined in …", "**IMPORTANTE**") is, for CommonMark, the
+    entry's lazy continuation; it is parsed as if a blank line came before it (the lines'
+    numbers are those of the text as written)."""
+    lines = text.split("\n")
+    breaks = _lazy_starts(_parser().parse(text), lines)
+    origin = list(range(len(lines)))
+    if breaks:
+        spaced: list[str] = []
+        origin = []
+        for index, line in enumerate(lines):
+            if index in breaks:
+                spaced.append("")
+                origin.append(index)  # the blank line stands where its line starts
+            spaced.append(line)
+            origin.append(index)
+        text = "\n".join(spaced)
     tokens = _parser().parse(text)
     root: list[Node] = []
     stack: list[Node] = []
@@ -60,6 +78,8 @@ def parse(text: str, first_line: int) -> list[Node]:
             stack.pop()
             continue
         begin, stop = token.map if token.map else (0, 0)
+        if token.map:
+            begin, stop = origin[begin], origin[stop - 1] + 1
         if token.type == "inline":
             if stack:
                 stack[-1].inline = token
@@ -71,6 +91,47 @@ def parse(text: str, first_line: int) -> list[Node]:
         if token.nesting == 1:
             stack.append(node)
     return root
+
+
+# what a line that goes on from the one before ends with: a comma, a dash, a word that joins
+_GOES_ON: Final = re.compile(
+    r"(?:[,;:(–—\-/&+]|\b(?:and|or|the|a|an|to|of|for|with|in|on|by|und|oder|et|ou|y|e|o|de"
+    r"|di|la|le|el|les|der|die|das))\s*$",
+    re.IGNORECASE,
+)
+_OPENS: Final = re.compile(r"^(?:\*\*|[A-ZÀ-ÞА-ЯЁ])")
+# an entry that is only a bold title ("2. **Approval Required**"): the lines after it are
+# its body, at the margin or not
+_TITLE_ONLY: Final = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\*\*[^*\n]+\*\*[:：]?\s*$")
+
+
+def _lazy_starts(tokens: list[Token], lines: list[str]) -> set[int]:
+    """The 0-based lines where a list entry's lazy continuation opens a block of its own: a
+    line at the margin of a paragraph inside a list item, opening with a capital or "**",
+    after a line that does not go on into it, in an entry that is more than a bold title.
+    (In Chinese and Japanese, which wrap no line, a line after an entry's is its body.)"""
+    starts: set[int] = set()
+    columns: list[int] = []  # the content column of each open list item
+    for token in tokens:
+        if token.type == "list_item_open" and token.map:
+            first = lines[token.map[0]]
+            columns.append(indent_of(first) + len(token.info) + len(token.markup) + 1)
+        elif token.type == "list_item_close":
+            columns.pop()
+        elif token.type == "paragraph_open" and token.map and columns:
+            begin, stop = token.map
+            if _TITLE_ONLY.match(lines[begin]):
+                continue
+            for index in range(begin + 1, min(stop, len(lines))):
+                line = lines[index]
+                if (
+                    indent_of(line) < min(columns)
+                    and _OPENS.match(line)
+                    and not _GOES_ON.search(lines[index - 1])
+                ):
+                    starts.add(index)
+                    break
+    return starts
 
 
 def indent_of(line: str) -> int:

@@ -339,7 +339,8 @@ EXAMPLE_ENTRY: Final = re.compile(
     r"|esempio|exemplo|пример)\s*[:：]",
     re.IGNORECASE,
 )
-# Unfilled template text: "[your project]", "[PROJECT_NAME]", "<TODO>", "{{name}}", "TBD".
+# Unfilled template text: "[your project]", "[PROJECT_NAME]", "<TODO>", "{{name}}", "TBD",
+# and the lines of Cursor's new-rule template left in a file.
 # Looked for outside code spans only (``{{ }}`` in a code span is a template language);
 # "<TICKET_ID>" in prose is a pattern a rule states, not a blank, so it is not one.
 PLACEHOLDER: Final = re.compile(
@@ -347,7 +348,9 @@ PLACEHOLDER: Final = re.compile(
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|TODO|TBD|TBA|XXX|\.\.\.|…)\](?!\()"
     r"|<(?:TODO|TBD|(?i:your)[\w -]{0,40})>|\{\{\s*[\w.-]{1,40}\s*\}\}"
     r"|^\W*(?:TODO|TBD|TBA|FIXME|未定|待定|작성 예정|à compléter|por definir)\W*$"
-    r"|^[^:：\n]{1,40}[:：][ \t]*(?:\.\.\.|…)[ \t]*$",  # "install: …", a value left blank
+    r"|^[^:：\n]{1,40}[:：][ \t]*(?:\.\.\.|…)[ \t]*$"  # "install: …", a value left blank
+    # the text Cursor writes into a new rule, under "# Your rule content"
+    r"|^\W*You can (?:@ files here|use markdown but dont have to)\W*$",
     re.MULTILINE,
 )
 # An exception to the rule before it, as a label ending in ":" ("Exceptions:", "**The only
