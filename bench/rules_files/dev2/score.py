@@ -113,6 +113,7 @@ SPLITS = (
     "holdout26",
     "holdout27",
     "holdout28",
+    "holdout29",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
