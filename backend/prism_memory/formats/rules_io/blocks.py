@@ -58,9 +58,10 @@ def parse(text: str, first_line: int) -> list[Node]:
     entry's lazy continuation; it is parsed as if a blank line came before it (the lines'
     numbers are those of the text as written)."""
     lines = text.split("\n")
-    breaks = _lazy_starts(_parser().parse(text), lines)
+    tokens = _parser().parse(text)
+    breaks = _lazy_starts(tokens, lines)
     origin = list(range(len(lines)))
-    if breaks:
+    if breaks:  # parsed again, only when a line is to start a block of its own
         spaced: list[str] = []
         origin = []
         for index, line in enumerate(lines):
@@ -69,8 +70,7 @@ def parse(text: str, first_line: int) -> list[Node]:
                 origin.append(index)  # the blank line stands where its line starts
             spaced.append(line)
             origin.append(index)
-        text = "\n".join(spaced)
-    tokens = _parser().parse(text)
+        tokens = _parser().parse("\n".join(spaced))
     root: list[Node] = []
     stack: list[Node] = []
     for token in tokens:
@@ -298,11 +298,12 @@ def as_list_items(texts: list[str]) -> list[str]:
     ``1，`` / ``1、`` (a CJK enumeration) is read as ``1. ``, and a bullet pasted from a
     document (``•``, ``●``, ``▪``, ``◦``) as ``-``. Items are cut from the source
     lines by the marker's width, so every item's text is still its source text."""
+    code = fenced(texts)  # a CJK number made "1. " opens or closes no fence
     out = [
-        t if code else _CJK_NUMBER.sub(lambda m: m[1] + ". ", t)
-        for t, code in zip(texts, fenced(texts), strict=True)
+        t if inside else _CJK_NUMBER.sub(lambda m: m[1] + ". ", t)
+        for t, inside in zip(texts, code, strict=True)
     ]
-    out = _pasted_bullets(out, fenced(out))
+    out = _pasted_bullets(out, code)
     filled = [t for t in out if t.strip()]
     hashed = [_HASH_LINE.match(t) is not None for t in filled]
     if sum(hashed) >= 3 and 3 * sum(hashed) >= 2 * len(filled):
