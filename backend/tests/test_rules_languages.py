@@ -2109,3 +2109,36 @@ def test_a_block_at_the_margin_after_a_list_entry_is_its_own(tmp_path: Path) -> 
 )
 def test_lines_at_the_margin_that_go_on_an_entry_stay_in_it(text: str) -> None:
     assert [n.kind for n in blocks.parse(text, 1)] in (["bullet_list"], ["ordered_list"])
+
+
+@pytest.mark.parametrize(
+    ("line", "verb"),
+    [
+        ("After completing each step, state what changed and ask to proceed", True),
+        ("If a task needs more than 5 steps, present the plan first", True),
+        ("If differences are detected, flag them in tests before merging", True),
+        ("If it fails, the build stops", False),
+        ("When the cache is cold, it takes a minute", False),
+        ("When a user logs in, tokens expire after an hour", False),
+    ],
+)
+def test_a_verb_after_a_clause_that_says_when(line: str, verb: bool) -> None:
+    from prism_memory.formats.rules_io.english import verb_after_clause
+
+    assert verb_after_clause(line) is verb
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "La UI reside únicamente en `apps/tenant/core/templates/`.",
+        "Os dados são acessados somente via API.",
+        "I file statici vanno serviti esclusivamente da `static/`.",
+    ],
+)
+def test_only_in_spanish_portuguese_and_italian_is_hard(line: str) -> None:
+    assert cues.HARD.search(line)
+
+
+def test_solo_is_not_only() -> None:
+    assert not cues.HARD.search("Un solo servidor atiende las peticiones.")

@@ -76,6 +76,41 @@ def lead_word(text: str) -> str:
     return lead
 
 
+# After a clause that says when, a word the instruction's object follows ("After each step,
+# state what changed", "If a task needs more than 5 steps, present the plan"): the verb,
+# whether or not :data:`IMPERATIVE` lists it. Not a subject ("If it fails, the build stops",
+# "When X, it runs the tests") nor a helper verb.
+_OBJECT: Final = re.compile(
+    r"(?:the|a|an|what|which|how|why|it|them|this|that|these|those|your|all|any|each|every"
+    r"|its|their|our|his|her|us|me|him)$"
+)
+_NOT_VERB: Final = frozenset(
+    """
+    i you we they he she it this that these those there here the a an all each every any some
+    no one our your their its my which what who nothing everything something anything is are
+    was were will would should can could may might must do does did has have had been being
+    also only just still even then now not
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+
+
+def verb_after_clause(text: str) -> bool:
+    """``text`` opens with a clause that says when, then a verb and its object."""
+    rest = re.sub(r"^[^\w`\"'(\[]+", "", text)
+    clause = _CLAUSE.match(rest)
+    if clause is None:
+        return False
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[clause.end() : clause.end() + 80])
+    while words and (words[0].lower() in _FILLER or _adverb(words[0])):
+        words.pop(0)
+    return (
+        len(words) >= 2
+        and words[0].islower()
+        and words[0] not in _NOT_VERB
+        and _OBJECT.match(words[1].lower()) is not None
+    )
+
+
 def _adverb(word: str) -> bool:
     """An adverb before the verb ("Explicitly ask …", "Always …" is a cue of its own)."""
     low = word.lower()

@@ -30,7 +30,13 @@ from typing import Final
 
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.formats.rules_io import cues, grammar
-from prism_memory.formats.rules_io.english import ACTIONS, IMPERATIVE, LABEL, lead_word
+from prism_memory.formats.rules_io.english import (
+    ACTIONS,
+    IMPERATIVE,
+    LABEL,
+    lead_word,
+    verb_after_clause,
+)
 from prism_memory.formats.rules_io.headings import (
     correcting,
     describes,
@@ -336,6 +342,7 @@ def evidence(text: str) -> Evidence:
     opening = re.sub(r"^[^\w`]+", "", LABEL.sub("", bare, count=1))
     return Evidence(
         imperative=lead in IMPERATIVE
+        or verb_after_clause(flat)
         or bool(cues.IMPERATIVE.search(opening) or cues.IMPERATIVE.search(bare)),
         grammatical=grammar.instruction(opening)
         or (opening.startswith("code") and grammar.infinitive_label(bare)),

@@ -52,6 +52,9 @@ MARKERS: Final[dict[str, Markers]] = {
             "no agregues",
             "no modifiques",
             "no crees",
+            "únicamente",
+            "exclusivamente",
+            "solamente",
         ),
         soft=(
             "debería",
@@ -78,7 +81,18 @@ MARKERS: Final[dict[str, Markers]] = {
         ),
     ),
     "pt": Markers(
-        hard=("sempre", "nunca", "deve", "devem", "obrigatório", "proibido", "não"),
+        hard=(
+            "sempre",
+            "nunca",
+            "deve",
+            "devem",
+            "obrigatório",
+            "proibido",
+            "não",
+            "somente",
+            "exclusivamente",
+            "apenas",
+        ),
         soft=(
             "deveria",
             "deveriam",
@@ -147,6 +161,9 @@ MARKERS: Final[dict[str, Markers]] = {
             "vietato",
             "vietata",
             "mai",
+            "esclusivamente",
+            "soltanto",
+            "unicamente",
         ),
         soft=(
             "dovrebbe",
