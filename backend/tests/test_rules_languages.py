@@ -2142,3 +2142,22 @@ def test_only_in_spanish_portuguese_and_italian_is_hard(line: str) -> None:
 
 def test_solo_is_not_only() -> None:
     assert not cues.HARD.search("Un solo servidor atiende las peticiones.")
+
+
+def parsed_text(tmp_path: Path) -> str:
+    return (tmp_path / "copilot-instructions.md").read_text(encoding="utf-8")
+
+
+def test_a_subject_stops_at_the_code_its_lead_introduces(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        "## 运行时合规检测（建议）\n\n- 如果你的程序依赖 FFmpeg，建议启动时检测编译选项。\n"
+        "- 可用判断代码示例：\n  ```cpp\n  bool has_gpl();\n  ```\n"
+        "  在程序启动时调用并在检测到不合规构建时退出。\n",
+        name="copilot-instructions.md",
+    )
+    unit = [u for u in parsed.units if u.kind is not None][-1]
+    subject = subject_for(unit)
+    assert subject == "运行时合规检测（建议）: 可用判断代码示例："
+    # every part of it is source text
+    assert all(part in parsed_text(tmp_path) for part in subject.split(": "))

@@ -33,12 +33,15 @@ _BOX: Final = re.compile(r"^(?:[-*+]\s+)?\[[ xX]\]\s+")  # a checklist's box: ma
 
 def first_sentence(text: str) -> str:
     """A rule's first sentence of prose, whole; longer than :data:`SENTENCE_MAX`, cut at a
-    word boundary with an ellipsis. Source line breaks are spaces: never a cut."""
+    word boundary with an ellipsis. Source line breaks are spaces: never a cut. The first
+    paragraph only: a blank line, a sub-list or a code block ends it."""
     prose: list[str] = []
     fenced = False
     for line in text.split("\n"):
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
+            if prose and not fenced:
+                break  # code after the prose ends its paragraph: what follows is another
             fenced = not fenced
             continue
         if prose and not fenced and (not stripped or _SUB_ENTRY.match(line)):
