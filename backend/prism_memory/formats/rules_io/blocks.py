@@ -111,7 +111,9 @@ def _lazy_starts(tokens: list[Token], lines: list[str]) -> set[int]:
     after a line that does not go on into it, in an entry that is more than a bold title.
     (In Chinese and Japanese, which wrap no line, a line after an entry's is its body.)"""
     starts: set[int] = set()
-    columns: list[int] = []  # the content column of each open list item
+    # the content column of each open list item; an inner item's is right of its parent's,
+    # so the outermost one is the smallest
+    columns: list[int] = []
     for token in tokens:
         if token.type == "list_item_open" and token.map:
             first = lines[token.map[0]]
@@ -125,7 +127,7 @@ def _lazy_starts(tokens: list[Token], lines: list[str]) -> set[int]:
             for index in range(begin + 1, min(stop, len(lines))):
                 line = lines[index]
                 if (
-                    indent_of(line) < min(columns)
+                    indent_of(line) < columns[0]
                     and _OPENS.match(line)
                     and not _GOES_ON.search(lines[index - 1])
                 ):

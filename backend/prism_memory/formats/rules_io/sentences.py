@@ -69,8 +69,10 @@ def line_spans(text: str) -> list[tuple[int, int]] | None:
     """``(start, end)`` of each line of ``text`` when its lines are entries written without
     list marks, else None: two lines or more that are each a "label: value" setting, or three
     lines or more of which either none ends with a stop or a comma (short entries, one a
-    line) or every one ends a sentence. Wrapped prose ends some
-    lines mid-sentence and others with a stop, so it is left to :func:`sentence_spans`."""
+    line), or every one ends a sentence, or every one opens a sentence of three words or
+    more with a capital and none but the last ends in a comma, a semicolon or a colon.
+    Wrapped prose ends some lines mid-sentence and goes on in lower case, so it is left to
+    :func:`sentence_spans`."""
     lines = text.split("\n")
     settings = len(lines) >= 2 and all(_SETTING_LINE.match(line) for line in lines)
     if (len(lines) < MIN_LINES and not settings) or any(
