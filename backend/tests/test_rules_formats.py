@@ -536,18 +536,18 @@ SPACED = (
 )
 
 
-@pytest.mark.parametrize("fmt", [ExportFormat.COPILOT, ExportFormat.AGENTS_MD])
-def test_a_code_line_of_spaces_neither_breaks_the_round_trip_nor_reads_as_an_edit(
-    services: Services, make_ctx: ContextFactory, tmp_path: Path, fmt: ExportFormat
-) -> None:
+def round_trip_one_rule(
+    services: Services, make_ctx: ContextFactory, tmp_path: Path, fmt: ExportFormat, text: str
+) -> str:
+    """Import ``text`` (one rule), export it in ``fmt``, and check that importing the export
+    writes nothing and gives a fresh store the same rule; its body."""
     ctx = make_ctx(project="one")
     name = SOURCES[fmt][0]
-    write(tmp_path / "src", name, SPACED)
+    write(tmp_path / "src", name, text)
     assert run_import(services, ctx, tmp_path / "src", name).counts()["written"] == 1
     [(_, body, _, _)] = rules_of(services, ctx)
-    assert "\n   \n" not in body and "   - details\n\n2. **Why**" in body
     out = tmp_path / "out"
-    files = export(services, ctx, fmt)  # the export indents the code block's lines
+    files = export(services, ctx, fmt)  # a list entry with its marker comment, code indented
     for f in files:
         write(out, f.name, f.text)
     assert written(run_import(services, ctx, out, *[f.name for f in files])) == 0
@@ -556,6 +556,15 @@ def test_a_code_line_of_spaces_neither_breaks_the_round_trip_nor_reads_as_an_edi
     assert rules_of(services, fresh) == rules_of(services, ctx)
     # the file unchanged, read again: nothing written
     assert written(run_import(services, ctx, tmp_path / "src", name)) == 0
+    return body
+
+
+@pytest.mark.parametrize("fmt", [ExportFormat.COPILOT, ExportFormat.AGENTS_MD])
+def test_a_code_line_of_spaces_neither_breaks_the_round_trip_nor_reads_as_an_edit(
+    services: Services, make_ctx: ContextFactory, tmp_path: Path, fmt: ExportFormat
+) -> None:
+    body = round_trip_one_rule(services, make_ctx, tmp_path, fmt, SPACED)
+    assert "\n   \n" not in body and "   - details\n\n2. **Why**" in body
 
 
 # a code line with trailing spaces ("Category.Sports "), under a lead that ends in ":"
@@ -569,17 +578,5 @@ TRAILING = (
 def test_a_code_lines_trailing_spaces_come_back_from_a_list_entry(
     services: Services, make_ctx: ContextFactory, tmp_path: Path, fmt: ExportFormat
 ) -> None:
-    ctx = make_ctx(project="one")
-    name = SOURCES[fmt][0]
-    write(tmp_path / "src", name, TRAILING)
-    assert run_import(services, ctx, tmp_path / "src", name).counts()["written"] == 1
-    [(_, body, _, _)] = rules_of(services, ctx)
+    body = round_trip_one_rule(services, make_ctx, tmp_path, fmt, TRAILING)
     assert "Category.Sports \n" in body
-    out = tmp_path / "out"
-    files = export(services, ctx, fmt)  # a list entry with its marker comment
-    for f in files:
-        write(out, f.name, f.text)
-    assert written(run_import(services, ctx, out, *[f.name for f in files])) == 0
-    fresh = make_ctx(tenant="elsewhere", project="two")
-    run_import(services, fresh, out, *[f.name for f in files])
-    assert rules_of(services, fresh) == rules_of(services, ctx)
