@@ -2120,6 +2120,7 @@ def test_lines_at_the_margin_that_go_on_an_entry_stay_in_it(text: str) -> None:
         ("If it fails, the build stops", False),
         ("When the cache is cold, it takes a minute", False),
         ("When a user logs in, tokens expire after an hour", False),
+        ("In this case, unless the user asks, keep the scope small", False),
     ],
 )
 def test_a_verb_after_a_clause_that_says_when(line: str, verb: bool) -> None:
@@ -2161,3 +2162,10 @@ def test_a_subject_stops_at_the_code_its_lead_introduces(tmp_path: Path) -> None
     assert subject == "运行时合规检测（建议）: 可用判断代码示例："
     # every part of it is source text
     assert all(part in parsed_text(tmp_path) for part in subject.split(": "))
+
+
+def test_a_word_that_joins_after_a_clause_is_no_verb() -> None:
+    from prism_memory.formats.rules_io.english import verb_after_clause
+
+    assert not verb_after_clause("In this case, unless the user appears to be well-suited, ask")
+    assert verb_after_clause("In other words, channel your inner maintainer.")

@@ -79,7 +79,8 @@ def lead_word(text: str) -> str:
 # After a clause that says when, a word the instruction's object follows ("After each step,
 # state what changed", "If a task needs more than 5 steps, present the plan"): the verb,
 # whether or not :data:`IMPERATIVE` lists it. Not a subject ("If it fails, the build stops",
-# "When X, it runs the tests") nor a helper verb.
+# "When X, it runs the tests"), a helper verb, nor a word that joins ("In this case, unless
+# the user …").
 _OBJECT: Final = re.compile(
     r"(?:the|a|an|what|which|how|why|it|them|this|that|these|those|your|all|any|each|every"
     r"|its|their|our|his|her|us|me|him)$"
@@ -90,6 +91,8 @@ _NOT_VERB: Final = frozenset(
     no one our your their its my which what who nothing everything something anything is are
     was were will would should can could may might must do does did has have had been being
     also only just still even then now not
+    unless if when whenever while because since although though as so but and or nor for
+    with without within in on at by from to of into onto than after before once until like
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 
