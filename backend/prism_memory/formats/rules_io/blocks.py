@@ -93,8 +93,8 @@ def parse(text: str, first_line: int) -> list[Node]:
     return root
 
 
-# what a line that goes on from the one before ends with: a comma, a dash, a word that joins
-_GOES_ON: Final = re.compile(
+# what a line that wraps on into the next ends with: a comma, a dash, a word that joins
+_WRAPS_ON: Final = re.compile(
     r"(?:[,;:(–—\-/&+]|\b(?:and|or|the|a|an|to|of|for|with|in|on|by|und|oder|et|ou|y|e|o|de"
     r"|di|la|le|el|les|der|die|das))\s*$",
     re.IGNORECASE,
@@ -129,7 +129,7 @@ def _lazy_starts(tokens: list[Token], lines: list[str]) -> set[int]:
                 if (
                     indent_of(line) < columns[0]
                     and _OPENS.match(line)
-                    and not _GOES_ON.search(lines[index - 1])
+                    and not _WRAPS_ON.search(lines[index - 1])
                 ):
                     starts.add(index)
                     break

@@ -55,6 +55,15 @@ IMPERATIVE: Final = frozenset(
 )
 
 
+def _opening_words(text: str) -> list[str]:
+    """The words ``text`` opens with, fillers and an adverb before the verb left out ("Then
+    …", "Explicitly ask …")."""
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*", text[:80])
+    while words and (words[0].lower() in _FILLER or _adverb(words[0])):
+        words.pop(0)
+    return words
+
+
 def lead_word(text: str) -> str:
     """The first word of the instruction: after a label, a leading clause and fillers."""
     rest = re.sub(r"^[^\w`\"'(\[]+", "", text)
@@ -65,9 +74,7 @@ def lead_word(text: str) -> str:
             rest = rest[label.end() :]
     conditional = _CLAUSE.match(rest) is not None
     rest = _CLAUSE.sub("", rest, count=1)
-    words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[:80])
-    while words and (words[0].lower() in _FILLER or _adverb(words[0])):
-        words.pop(0)  # "Then …", "Explicitly ask …"
+    words = _opening_words(rest)
     lead = words[0].lower() if words else ""
     if conditional and lead not in IMPERATIVE:  # "If you add X, Y or Z, clean up…"
         for found in re.finditer(r",\s*(?:[A-Za-z]+ly\s+)?([A-Za-z][A-Za-z'-]*)", rest[:240]):
@@ -103,9 +110,7 @@ def verb_after_clause(text: str) -> bool:
     clause = _CLAUSE.match(rest)
     if clause is None:
         return False
-    words = re.findall(r"[A-Za-z][A-Za-z'-]*", rest[clause.end() : clause.end() + 80])
-    while words and (words[0].lower() in _FILLER or _adverb(words[0])):
-        words.pop(0)
+    words = _opening_words(rest[clause.end() :])
     return (
         len(words) >= 2
         and words[0].islower()
