@@ -114,6 +114,7 @@ SPLITS = (
     "holdout27",
     "holdout28",
     "holdout29",
+    "holdout30",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
