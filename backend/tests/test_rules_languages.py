@@ -2169,3 +2169,82 @@ def test_a_word_that_joins_after_a_clause_is_no_verb() -> None:
 
     assert not verb_after_clause("In this case, unless the user appears to be well-suited, ask")
     assert verb_after_clause("In other words, channel your inner maintainer.")
+
+
+# -- the thirtieth round: an array written on its key's line, and a rule file of TOML tables --
+
+
+def test_a_json_value_written_on_its_keys_line_is_one_entry(tmp_path: Path) -> None:
+    parsed = parse(
+        tmp_path,
+        '{\n  "imports": {\n    "order": ["builtin", "external", "internal"],\n'
+        '    "newlinesBetween": "always"\n  },\n  "steps": [\n'
+        '    {"run": "ruff check"},\n    "Never push to main"\n  ]\n}\n',
+        name=".cursorrules",
+    )
+    entries = {u.text: u for u in parsed.units}
+    order = entries['order: ["builtin", "external", "internal"]']
+    assert order.context == ("imports",)
+    assert order.location.line_start == 3
+    assert "newlinesBetween: always" in entries
+    assert '{"run": "ruff check"}' in entries  # an object inside an array, as written
+    assert entries["Never push to main"].kind is not None
+
+
+TOML_RULES = """# Project conventions
+# -------------------
+
+[development_process]
+planning_requirements = [
+  "Validate the approach against framework_preferences first",
+  "Don't read or edit .env",
+  'Never commit generated files'
+]
+
+phases = [
+  { phase: 1, name: "Architecture" },
+  { phase: 2, name: "Types" }
+]
+
+[code_style.python]
+indent_style = "spaces"
+checks = [ "ruff", "mypy" ]
+"""
+
+
+def test_a_rule_file_of_toml_tables_is_read_entry_by_entry(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, TOML_RULES, name=".clinerules")
+    by_text = {u.text: u for u in parsed.units}
+    assert by_text["Don't read or edit .env"].kind is not None
+    assert by_text["Never commit generated files"].kind is not None  # a literal string
+    rule = by_text["Validate the approach against framework_preferences first"]
+    assert rule.kind is not None
+    assert rule.context == ("development_process", "planning_requirements")
+    assert rule.location.line_start == 6  # the file's own line
+    # an inline table stays as written; a pair is "key: value"; a dotted table nests
+    assert by_text['{ phase: 1, name: "Architecture" }'].context[-1] == "phases"
+    assert by_text["indent_style: spaces"].context == ("code_style.python",)
+    assert 'checks: [ "ruff", "mypy" ]' in by_text
+    # the comment is text the reader judges (descriptive here), its rule line is markup
+    assert "Project conventions" in by_text
+    assert not any("---" in u.text for u in parsed.units)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a multi-line string, a comment inside an array: shapes the reading does not know
+        '[notes]\ntext = """\nAlways run the tests\n"""\n',
+        '[rules]\nlist = [\n  # the first\n  "Always run the tests"\n]\n',
+        # comments and a pair, but neither table nor array: not TOML enough to read so
+        "# Always run the tests\nmode = strict\n",
+    ],
+)
+def test_toml_the_reading_does_not_know_stays_markdown(tmp_path: Path, text: str) -> None:
+    from prism_memory.formats.rules_io.tomlfile import as_markdown
+
+    lines = [(i + 1, line) for i, line in enumerate(text.split("\n"))]
+    assert as_markdown(lines) is None
+    parsed = parse(tmp_path, text, name=".clinerules")
+    # nothing lost: the line is in a unit, or (a "#" line read as Markdown) in its heading
+    assert any("Always run the tests" in f"{u.context} {u.text}" for u in parsed.units)

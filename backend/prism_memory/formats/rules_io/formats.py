@@ -23,8 +23,8 @@ from typing import Final
 
 from prism_memory.domain.contract.bounds import EVIDENCE_MAX
 from prism_memory.domain.contract.bounds import MEMORULE_BODY_MIN as BODY_MIN
+from prism_memory.formats.rules_io import jsonfile, tomlfile
 from prism_memory.formats.rules_io.frontmatter import FrontMatter, parse_front_matter
-from prism_memory.formats.rules_io.jsonfile import as_markdown
 from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD
 from prism_memory.formats.rules_io.markdown import split_markdown
 from prism_memory.formats.rules_io.reading import MAX_UNITS, SourceText, rejected
@@ -93,7 +93,8 @@ def parse_rule_file(source: SourceText, threshold: float = RULE_THRESHOLD) -> Pa
         )
     applies_to = _applies_to(source.path, front, warnings)
     numbered = [(i + 1, lines[i]) for i in range(front.body_start, len(lines))]
-    numbered = as_markdown(numbered) or numbered  # a rule file written as JSON
+    # a rule file written as JSON or as TOML tables
+    numbered = jsonfile.as_markdown(numbered) or tomlfile.as_markdown(numbered) or numbered
     split = split_markdown(source.path, numbered, applies_to, fmt.family, threshold)
     if len(split.units) > MAX_UNITS:
         raise rejected(

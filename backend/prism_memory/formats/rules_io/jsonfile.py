@@ -10,8 +10,10 @@ line becomes its Markdown counterpart at the same line number: a key that opens 
 a heading (one level per depth), a pair is the entry ``- key: value``, a string of an array is
 an entry (a numbered one stays numbered), brackets are blank. The Markdown reader then decides
 what is a rule, so a JSON file's rules are read by the same cues as any other file's, and each
-keeps its file lines as evidence. Anything else (a value spread over lines, several pairs on
-one line) leaves the file to the Markdown reader, as before.
+keeps its file lines as evidence. A value that is itself an array or object written on its
+key's line (``"order": ["builtin", "external"],``) stays as written: one entry, as a value
+spread over lines under its key is one heading. Anything else (a string spread over lines,
+several pairs on one line) leaves the file to the Markdown reader, as before.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ _PAIR: Final = re.compile(rf"^\s*(?P<key>{_STRING})\s*:\s*(?P<value>{_SCALAR})\s
 _ITEM: Final = re.compile(rf"^\s*(?P<value>{_SCALAR})\s*,?\s*$")
 _BRACKETS: Final = re.compile(r"^\s*[\[\]{}]\s*,?\s*$")
 _EMPTY: Final = re.compile(rf"^\s*(?P<key>{_STRING})\s*:\s*(?:\[\s*\]|\{{\s*\}})\s*,?\s*$")
+_INLINE: Final = re.compile(
+    rf"^\s*(?:(?P<key>{_STRING})\s*:\s*)?(?P<value>[\[{{].*[\]}}])\s*,?\s*$"
+)
 _NUMBERED: Final = re.compile(r"^\d{1,3}[.)]\s")
 MAX_LEVEL: Final = 6
 
@@ -39,6 +44,16 @@ def _text(literal: str) -> str:
     if isinstance(value, str):
         return " ".join(value.split("\n")).strip()
     return literal
+
+
+def _container(found: re.Match[str]) -> bool:
+    """Whether the value ``found`` is a whole JSON array or object that holds something
+    (``["a", "b"]``, ``{"a": 1}``)."""
+    try:
+        value = json.loads(found["value"])
+    except ValueError:
+        return False
+    return isinstance(value, (list, dict)) and bool(value)
 
 
 def as_markdown(lines: list[Line]) -> list[Line] | None:
@@ -67,6 +82,9 @@ def as_markdown(lines: list[Line]) -> list[Line] | None:
         elif found := _ITEM.match(line):
             value = _text(found["value"])
             out.append((number, value if _NUMBERED.match(value) else f"- {value}"))
+        elif (found := _INLINE.match(line)) and (found["key"] or depth) and _container(found):
+            key = f"{_text(found['key'])}: " if found["key"] else ""
+            out.append((number, f"- {key}{found['value']}"))
         elif _BRACKETS.match(line):
             stripped = line.strip().rstrip(",")
             depth += 1 if stripped in ("{", "[") else -1
