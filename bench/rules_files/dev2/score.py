@@ -115,6 +115,7 @@ SPLITS = (
     "holdout28",
     "holdout29",
     "holdout30",
+    "holdout31",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
