@@ -2248,3 +2248,58 @@ def test_toml_the_reading_does_not_know_stays_markdown(tmp_path: Path, text: str
     parsed = parse(tmp_path, text, name=".clinerules")
     # nothing lost: the line is in a unit, or (a "#" line read as Markdown) in its heading
     assert any("Always run the tests" in f"{u.context} {u.text}" for u in parsed.units)
+
+
+# -- the thirty-first round: Japanese "must not" and "may", and the files to know -------------
+
+
+def test_entries_under_a_japanese_must_not_heading_in_any_te_form_are_rules(
+    tmp_path: Path,
+) -> None:
+    parsed = parse(
+        tmp_path,
+        "## やってはいけないこと\n\n- `node_modules` や `dist` を git に含める\n"
+        "- Canvas 描画に外部ライブラリを使う\n\n"
+        "## 実行してはならないコマンド\n\n- git push\n",
+        name="CLAUDE.md",
+    )
+    # each carries the heading that says "must not", as under "Verboten"
+    assert rule_texts(parsed) == [
+        "やってはいけないこと\n`node_modules` や `dist` を git に含める",
+        "やってはいけないこと\nCanvas 描画に外部ライブラリを使う",
+        "実行してはならないコマンド\ngit push",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [
+        ("`components/` は `engine/` や `typing/` に依存してよい", True),
+        ("英語の技術用語(API, PRなど)はそのままで構わない", True),
+        ("`types/` はどこからでも import してもよい。", True),
+        ("テストが通っていてよい状態を保つ仕組みがある", False),  # not at the end: no permission
+    ],
+)
+def test_a_japanese_permission_instructs(line: str, hit: bool) -> None:
+    assert bool(cues.IMPERATIVE.search(line)) is hit
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "Wichtige Dateien zum ersten Lesen",
+        "Important files",
+        "重要文件",
+        "Fichiers clés",
+        "Archivos importantes",
+        "Ключевые файлы",
+    ],
+)
+def test_a_heading_that_lists_the_files_to_know_describes(tmp_path: Path, heading: str) -> None:
+    parsed = parse(
+        tmp_path,
+        f"## {heading}\n\n- `src/bridge.py`: Bridge-Server, Event-Mapping, Streaming\n"
+        "- `docker-compose.yml`: Standard-Compose-Setup\n",
+    )
+    assert rule_texts(parsed) == []
+    assert len(parsed.units) == 2  # each is reported as descriptive, not lost

@@ -64,6 +64,9 @@ _KO_N_FINAL: Final = "".join(chr(0xAC00 + 28 * syllable + 4) for syllable in ran
 IMPERATIVE: Final = re.compile(
     r"^请|请[使用务]|[てで]ください|ください[。．:：]?$|すること[。．]?$|ること[。．]?$|こと[。．]?$"
     r"|とする[。．]?$"
+    # a Japanese permission ("… に依存してよい", "… はそのままで構わない"): a rule, as a
+    # heading that permits makes its entries rules
+    r"|[てで]も?(?:よい|良い|構わない|かまわない)[。．]?$"
     # a Chinese entry opening with a verb that only instructs (keep, follow, adopt)
     r"|^(?:保持|遵循|遵守|采用)"
     r"|하세요|하십시오|세요[.]?$|십시오|할 것[.]?$|한다[.]?$|합니다[.]?$"
@@ -173,7 +176,9 @@ RECOMMEND_HEADING: Final = re.compile(
 NEGATING_HEADING: Final = re.compile(
     r"\b(?:do not|don'?ts?|never|avoid|what to avoid|anti-?patterns?|forbidden|prohibited"
     r"|not allowed|restrictions|when not to|must not|pitfalls)\b"
-    r"|禁止|不要|不得|避免|してはいけない|しないこと|禁止事項|避ける|금지|하지 말|피해야|"
+    # Japanese "must not" in any verb's て-form ("やってはいけないこと", "実行してはならない")
+    r"|禁止|不要|不得|避免|[てで]はいけない|[てで]はならない|しないこと|禁止事項|避ける"
+    r"|금지|하지 말|피해야|"
     r"\b(?:verboten|nicht erlaubt|interdit|à éviter|ne pas|prohibido|evitar|no hacer"
     r"|proibido|evite|não faça|cosa\s+non\s+fare|qué\s+no\s+hacer|o\s+que\s+não\s+fazer"
     r"|da\s+evitare|evitare|vietato|non\s+fare)\b"
@@ -187,6 +192,18 @@ WHY_HEADING: Final = re.compile(
     r"|为什么|為什麼|なぜ|почему(?![а-яё]))",
     re.IGNORECASE,
 )
+# A heading over the files to know ("Key files", "Wichtige Dateien zum ersten Lesen",
+# "重要文件"): a map of the code, whose "`path`: what it holds" entries describe; its
+# "important" is no instruction to lead them.
+FILES_HEADING: Final = re.compile(
+    r"\b(?:(?:key|important|main|core) (?:files|classes|components)"
+    r"|(?:wichtige|zentrale) dateien|fichiers (?:clés|importants|principaux)"
+    r"|archivos (?:clave|importantes|principales)|file (?:chiave|importanti|principali)"
+    r"|arquivos (?:importantes|principais|chave))\b"
+    r"|重要文件|关键文件|核心文件|主要文件|重要なファイル|主要ファイル|주요 파일|핵심 파일"
+    r"|(?<![а-яё])(?:ключевые|важные|основные) файлы(?![а-яё])",
+    re.IGNORECASE,
+)
 DESCRIPTIVE_HEADING: Final = re.compile(
     r"概要|概述|简介|介绍|背景|架构|项目结构|目录结构|技术栈|参考|プロジェクト概要|概要|背景"
     r"|アーキテクチャ|構成|技術スタック|参考|개요|소개|배경|아키텍처|기술 스택|참고"
@@ -198,6 +215,8 @@ DESCRIPTIVE_HEADING: Final = re.compile(
     r"|roteiro|à compléter|a completar|por completar|zu ergänzen)\b"
     r"|将来|今後の|ロードマップ|路线图|未来|향후|로드맵|目标|目標"
     r"|(?<![а-яё])(?:обзор|описание|архитектура|структура|справочник)(?![а-яё])|"
+    + FILES_HEADING.pattern
+    + "|"
     + WHY_HEADING.pattern,
     re.IGNORECASE,
 )

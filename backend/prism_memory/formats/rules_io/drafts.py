@@ -16,6 +16,7 @@ from uuid import UUID
 
 from prism_memory.domain.records import MemoruleKind
 from prism_memory.domain.validation import MEMORULE_BODY_MIN as BODY_MIN
+from prism_memory.formats.rules_io import cues
 from prism_memory.formats.rules_io.blocks import Line, Node, comment_lines
 from prism_memory.formats.rules_io.headings import negating
 from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD, classify, rule_likeness
@@ -218,8 +219,10 @@ def add(
 
 def heading_lead(context: tuple[str, ...], threshold: float) -> str:
     """A heading that is itself an instruction ("DO NOT use high-cardinality attributes:")
-    leads the entries under it."""
-    return context[-1] if context and rule_likeness(context[-1]) >= threshold else ""
+    leads the entries under it; one over the files to know ("Important files") does not."""
+    if not context or cues.FILES_HEADING.search(context[-1]):
+        return ""
+    return context[-1] if rule_likeness(context[-1]) >= threshold else ""
 
 
 def report_inline(state: State, node: Node, comments: list[str]) -> None:

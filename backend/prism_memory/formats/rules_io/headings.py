@@ -37,7 +37,7 @@ _RULE_HEADING: Final = re.compile(
 )
 _DESCRIPTIVE_HEADING: Final = re.compile(
     r"\b(?:overview|architecture|structure|about|what is|purpose|background|introduction"
-    r"|references?|database|key (?:files|classes|components)|glossary|scope|design"
+    r"|references?|database|glossary|scope|design"
     r"|how it works|project map|examples?|future|roadmap|planned|upcoming)\b",
     re.IGNORECASE,
 )
