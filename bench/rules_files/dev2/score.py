@@ -116,6 +116,7 @@ SPLITS = (
     "holdout29",
     "holdout30",
     "holdout31",
+    "holdout32",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
