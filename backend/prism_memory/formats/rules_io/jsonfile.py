@@ -24,15 +24,15 @@ from typing import Final
 
 from prism_memory.formats.rules_io.blocks import Line
 
-_STRING: Final = r'"(?:[^"\\]|\\.)*"'
-_SCALAR: Final = rf"{_STRING}|-?\d[\d.eE+-]*|true|false|null"
-_KEY_OPEN: Final = re.compile(rf"^\s*(?P<key>{_STRING})\s*:\s*(?P<open>[\[{{])\s*$")
-_PAIR: Final = re.compile(rf"^\s*(?P<key>{_STRING})\s*:\s*(?P<value>{_SCALAR})\s*,?\s*$")
+STRING: Final = r'"(?:[^"\\]|\\.)*"'  # a JSON string; TOML's basic string too
+_SCALAR: Final = rf"{STRING}|-?\d[\d.eE+-]*|true|false|null"
+_KEY_OPEN: Final = re.compile(rf"^\s*(?P<key>{STRING})\s*:\s*(?P<open>[\[{{])\s*$")
+_PAIR: Final = re.compile(rf"^\s*(?P<key>{STRING})\s*:\s*(?P<value>{_SCALAR})\s*,?\s*$")
 _ITEM: Final = re.compile(rf"^\s*(?P<value>{_SCALAR})\s*,?\s*$")
 _BRACKETS: Final = re.compile(r"^\s*[\[\]{}]\s*,?\s*$")
-_EMPTY: Final = re.compile(rf"^\s*(?P<key>{_STRING})\s*:\s*(?:\[\s*\]|\{{\s*\}})\s*,?\s*$")
+_EMPTY: Final = re.compile(rf"^\s*(?P<key>{STRING})\s*:\s*(?:\[\s*\]|\{{\s*\}})\s*,?\s*$")
 _INLINE: Final = re.compile(
-    rf"^\s*(?:(?P<key>{_STRING})\s*:\s*)?(?P<value>[\[{{].*[\]}}])\s*,?\s*$"
+    rf"^\s*(?:(?P<key>{STRING})\s*:\s*)?(?P<value>[\[{{].*[\]}}])\s*,?\s*$"
 )
 _NUMBERED: Final = re.compile(r"^\d{1,3}[.)]\s")
 MAX_LEVEL: Final = 6

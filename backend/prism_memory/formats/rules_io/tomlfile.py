@@ -23,9 +23,9 @@ import re
 from typing import Final
 
 from prism_memory.formats.rules_io.blocks import Line
+from prism_memory.formats.rules_io.jsonfile import STRING as _BASIC
 
-_KEY: Final = r'[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"'
-_BASIC: Final = r'"(?:[^"\\]|\\.)*"'
+_KEY: Final = rf"[A-Za-z0-9_-]+|{_BASIC}"
 _LITERAL: Final = r"'[^'\n]*'"
 _SCALAR: Final = rf"{_BASIC}|{_LITERAL}|[-+]?\d[\d_.eE:+-]*|true|false"
 _TABLE: Final = re.compile(rf"^\s*\[\[?\s*(?P<name>(?:{_KEY})(?:\s*\.\s*(?:{_KEY}))*)\s*\]\]?\s*$")
