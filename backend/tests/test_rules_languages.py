@@ -2105,6 +2105,10 @@ def test_a_block_at_the_margin_after_a_list_entry_is_its_own(tmp_path: Path) -> 
         "1. **Approval Required**\nExplain the work and wait for my approval.\n",
         # Chinese wraps no line: the line after an entry's is its body
         "1. 当要求提交代码时执行\n先更新代码结构，更新README.md文档。\n",
+        # the entry's own parts, each named by a short label
+        "1. Preserve current behavior unless asked to change it.\n"
+        "Do: keep existing defaults and side effects.\n"
+        "Do not: silently change runtime behavior or config defaults.\n",
     ],
 )
 def test_lines_at_the_margin_that_go_on_an_entry_stay_in_it(text: str) -> None:

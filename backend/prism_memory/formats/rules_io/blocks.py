@@ -100,6 +100,9 @@ _WRAPS_ON: Final = re.compile(
     re.IGNORECASE,
 )
 _OPENS: Final = re.compile(r"^(?:\*\*|[A-ZÀ-ÞА-ЯЁ])")
+# a part of the entry above it, named by a short label ("Do: keep the defaults", "Do not: …",
+# "Why: …"): the entry's own lines, not a block of their own
+_PART: Final = re.compile(r"^(?:\*\*)?[^\s:*]+(?:\s[^\s:*]+){0,2}(?:\*\*)?:(?:\*\*)?\s")
 # an entry that is only a bold title ("2. **Approval Required**"): the lines after it are
 # its body, at the margin or not
 _TITLE_ONLY: Final = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\*\*[^*\n]+\*\*[:：]?\s*$")
@@ -107,8 +110,9 @@ _TITLE_ONLY: Final = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\*\*[^*\n]+\*\*[:�
 
 def _lazy_starts(tokens: list[Token], lines: list[str]) -> set[int]:
     """The 0-based lines where a list entry's lazy continuation opens a block of its own: a
-    line at the margin of a paragraph inside a list item, opening with a capital or "**",
-    after a line that does not go on into it, in an entry that is more than a bold title.
+    line at the margin of a paragraph inside a list item, opening with a capital or "**" and
+    not with a short label of a part of the entry ("Do:", "Do not:"), after a line that does
+    not go on into it, in an entry that is more than a bold title.
     (In Chinese and Japanese, which wrap no line, a line after an entry's is its body.)"""
     starts: set[int] = set()
     # the content column of each open list item; an inner item's is right of its parent's,
@@ -129,6 +133,7 @@ def _lazy_starts(tokens: list[Token], lines: list[str]) -> set[int]:
                 if (
                     indent_of(line) < columns[0]
                     and _OPENS.match(line)
+                    and not _PART.match(line)
                     and not _WRAPS_ON.search(lines[index - 1])
                 ):
                     starts.add(index)

@@ -31,9 +31,7 @@ _PAIR: Final = re.compile(rf"^\s*(?P<key>{STRING})\s*:\s*(?P<value>{_SCALAR})\s*
 _ITEM: Final = re.compile(rf"^\s*(?P<value>{_SCALAR})\s*,?\s*$")
 _BRACKETS: Final = re.compile(r"^\s*[\[\]{}]\s*,?\s*$")
 _EMPTY: Final = re.compile(rf"^\s*(?P<key>{STRING})\s*:\s*(?:\[\s*\]|\{{\s*\}})\s*,?\s*$")
-_INLINE: Final = re.compile(
-    rf"^\s*(?:(?P<key>{STRING})\s*:\s*)?(?P<value>[\[{{].*[\]}}])\s*,?\s*$"
-)
+_INLINE: Final = re.compile(rf"^\s*(?:(?P<key>{STRING})\s*:\s*)?(?P<value>[\[{{].*[\]}}])\s*,?\s*$")
 _NUMBERED: Final = re.compile(r"^\d{1,3}[.)]\s")
 MAX_LEVEL: Final = 6
 
