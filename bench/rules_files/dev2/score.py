@@ -117,6 +117,7 @@ SPLITS = (
     "holdout30",
     "holdout31",
     "holdout32",
+    "holdout33",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
