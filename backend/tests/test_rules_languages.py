@@ -2307,3 +2307,18 @@ def test_a_heading_that_lists_the_files_to_know_describes(tmp_path: Path, headin
     )
     assert rule_texts(parsed) == []
     assert len(parsed.units) == 2  # each is reported as descriptive, not lost
+
+
+# -- the thirty-third round: Chinese "at least" ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "修改 `ai-core`：至少运行 `:ai-core:assembleDebug`。",
+        "正式发布前至少运行：",
+        "每个函数至少写一个测试",
+    ],
+)
+def test_at_least_in_chinese_is_hard(line: str) -> None:
+    assert cues.HARD.search(line)

@@ -29,6 +29,7 @@ from prism_memory.formats.rules_io import markers
 HARD: Final = re.compile(
     r"必须|必需|务必|一定要|禁止|严禁|不要|不得|不能|不允许|不可以|不许|不准|始终|总是|永远|只能"
     r"|只允许|只用|只使用|仅使用|仅用"
+    r"|至少"  # "at least": the least that must be done ("修改 X：至少运行 …")
     # "不可跳" (must not be skipped); not "不可能", "不可用", "不可变", "不可或缺", "不可避免"
     r"|不可(?!以|能|用|变|见|逆|控|或缺|避免|思议|否认|分割|靠)"
     # a line that opens with 不 and a verb ("不运行测试用例", "不引入 Room", "不改 namespace"):
