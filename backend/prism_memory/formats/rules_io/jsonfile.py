@@ -36,7 +36,7 @@ _NUMBERED: Final = re.compile(r"^\d{1,3}[.)]\s")
 MAX_LEVEL: Final = 6
 
 
-def _text(literal: str) -> str:
+def scalar_text(literal: str) -> str:
     """A JSON scalar as text: a string unescaped (its line breaks as spaces), else as written."""
     value = json.loads(literal)
     if isinstance(value, str):
@@ -71,17 +71,17 @@ def as_markdown(lines: list[Line]) -> list[Line] | None:
             out.append((number, ""))
         elif found := _KEY_OPEN.match(line):
             level = min(MAX_LEVEL, depth + 1)
-            out.append((number, f"{'#' * level} {_text(found['key'])}"))
+            out.append((number, f"{'#' * level} {scalar_text(found['key'])}"))
             depth += 1
         elif found := _EMPTY.match(line):
             out.append((number, ""))
         elif found := _PAIR.match(line):
-            out.append((number, f"- {_text(found['key'])}: {_text(found['value'])}"))
+            out.append((number, f"- {scalar_text(found['key'])}: {scalar_text(found['value'])}"))
         elif found := _ITEM.match(line):
-            value = _text(found["value"])
+            value = scalar_text(found["value"])
             out.append((number, value if _NUMBERED.match(value) else f"- {value}"))
         elif (found := _INLINE.match(line)) and (found["key"] or depth) and _container(found):
-            key = f"{_text(found['key'])}: " if found["key"] else ""
+            key = f"{scalar_text(found['key'])}: " if found["key"] else ""
             out.append((number, f"- {key}{found['value']}"))
         elif _BRACKETS.match(line):
             stripped = line.strip().rstrip(",")

@@ -18,12 +18,12 @@ over lines outside an array) leaves the file to the Markdown reader.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Final
 
 from prism_memory.formats.rules_io.blocks import Line
 from prism_memory.formats.rules_io.jsonfile import STRING as _BASIC
+from prism_memory.formats.rules_io.jsonfile import scalar_text
 
 _KEY: Final = rf"[A-Za-z0-9_-]+|{_BASIC}"
 _LITERAL: Final = r"'[^'\n]*'"
@@ -43,9 +43,9 @@ def _text(literal: str) -> str:
     quotes, a bare key or number as written."""
     if literal.startswith('"'):
         try:
-            return " ".join(str(json.loads(literal)).split("\n")).strip()
+            return scalar_text(literal)  # a basic string is written as JSON's
         except ValueError:
-            return literal[1:-1]
+            return literal[1:-1]  # with an escape JSON does not know ("\U0001F600")
     if literal.startswith("'"):
         return literal[1:-1]
     return literal
@@ -55,7 +55,6 @@ def as_markdown(lines: list[Line]) -> list[Line] | None:
     """``lines`` (a file's body) as Markdown, line for line, when they are TOML tables and
     arrays of rules; else None."""
     out: list[Line] = []
-    level = 1  # the heading level of the table the lines are in: none yet, then 2
     in_array = False
     tables = arrays = 0
     for number, line in lines:
@@ -75,13 +74,13 @@ def as_markdown(lines: list[Line]) -> list[Line] | None:
             text = found["text"].strip()
             out.append((number, text if _WORD.search(text) else ""))  # "# -----" is markup
         elif found := _TABLE.match(line):
-            level = 2
             tables += 1
-            out.append((number, f"{'#' * level} {found['name'].strip()}"))
+            out.append((number, f"## {found['name'].strip()}"))
         elif found := _OPEN.match(line):
             arrays += 1
             in_array = True
-            out.append((number, f"{'#' * (level + 1)} {_text(found['key'])}"))
+            # an array's key under the table it is in; before any table, a section of its own
+            out.append((number, f"{'###' if tables else '##'} {_text(found['key'])}"))
         elif found := _PAIR.match(line):
             out.append((number, f"- {_text(found['key'])}: {_text(found['value'])}"))
         else:
