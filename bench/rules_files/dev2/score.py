@@ -118,6 +118,7 @@ SPLITS = (
     "holdout31",
     "holdout32",
     "holdout33",
+    "holdout34",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
