@@ -122,6 +122,8 @@ from prism_memory.services.rules_import import read_rule_files  # noqa: E402
 
 TUNING = score.TUNING  # dev … holdout8
 TEST = "holdout9"
+TEST34 = "holdout34"  # the thirty-fourth round's one take
+FRESH = score.SPLITS[score.SPLITS.index("holdout9") : score.SPLITS.index(TEST34)]
 EXTRA = "rules30"  # ../corpus: training only, never a fold of its own
 LAMBDAS = (0.0003, 0.001, 0.003, 0.01, 0.03)
 STEPS = 400
@@ -167,6 +169,12 @@ class FileCase:
     labels: list[dict[str, str]]
     source: str
     candidates: list[Candidate]
+    matrix: np.ndarray | None = None  # its candidates' features, built once
+
+    def x(self) -> np.ndarray:
+        if self.matrix is None:
+            self.matrix = features(self.candidates)
+        return self.matrix
 
 
 def _shape(unit: Unit, lines: list[str]) -> str:
@@ -397,9 +405,7 @@ def pooled(cases: list[FileCase], keeps: dict[str, list[bool]] | None) -> dict[s
 
 def probabilities(w: np.ndarray, cases: list[FileCase]) -> dict[str, list[float]]:
     return {
-        case.file: [float(v) for v in predict(w, features(case.candidates))]
-        if case.candidates
-        else []
+        case.file: [float(v) for v in predict(w, case.x())] if case.candidates else []
         for case in cases
     }
 
@@ -446,9 +452,9 @@ def disagreement(w: np.ndarray, cases: list[FileCase]) -> dict[str, Any]:
 
 
 def fit(cases: list[FileCase], l2: float) -> np.ndarray:
-    rows = [c for case in cases for c in case.candidates]
-    x = features(rows)
-    y = np.array([float(c.positive) for c in rows])
+    with_units = [case for case in cases if case.candidates]
+    x = np.vstack([case.x() for case in with_units])
+    y = np.array([float(c.positive) for case in with_units for c in case.candidates])
     return train(x, y, l2)
 
 
@@ -512,9 +518,11 @@ def choose_l2(cases: list[FileCase]) -> tuple[float, dict[str, Any]]:
     return best[1], table
 
 
-def leave_one_split_out(cases: list[FileCase], l2: float) -> dict[str, Any]:
+def leave_one_split_out(
+    cases: list[FileCase], l2: float, splits: tuple[str, ...] = TUNING
+) -> dict[str, Any]:
     rows = {}
-    for split in TUNING:
+    for split in splits:
         held = [c for c in cases if c.split == split]
         w = fit([c for c in cases if c.split != split], l2)
         rows[split] = {
@@ -527,7 +535,13 @@ def leave_one_split_out(cases: list[FileCase], l2: float) -> dict[str, Any]:
         who: round(sum(r[who]["f1"] for r in rows.values()) / len(rows), 3)
         for who in ("importer", "with_model")
     }
-    return {"splits": rows, "mean_f1": mean}
+    pooled_counts = {}
+    for who in ("importer", "with_model"):
+        found, labels, imported = (
+            sum(r[who][k] for r in rows.values()) for k in ("found", "labels", "imported")
+        )
+        pooled_counts[who] = figures(found, labels, imported)
+    return {"splits": rows, "mean_f1": mean, "pooled": pooled_counts}
 
 
 def wrong_units(case_list: list[FileCase], keeps: dict[str, list[bool]]) -> list[dict[str, Any]]:
@@ -551,15 +565,49 @@ def wrong_units(case_list: list[FileCase], keeps: dict[str, list[bool]]) -> list
     return out
 
 
+def round34(study: bool, test: bool, out: dict[str, Any]) -> dict[str, Any]:
+    """The thirty-fourth round's protocol (the docstring): every label but ``holdout34``'s."""
+    splits = {s for s in score.SPLITS if s != TEST34}
+    training = load({*splits, EXTRA})
+    units = sum(len(c.candidates) for c in training)
+    print(f"training: {len(training)} files, {units} units", flush=True)
+    out["training"] = {"files": len(training), "units": units}
+    if study:
+        out["l2"], out["cv"] = choose_l2(training)
+        print(f"l2 = {out['l2']}", flush=True)
+        out["loso"] = leave_one_split_out(training, out["l2"], FRESH)
+        print(f"fresh splits left out one by one: {out['loso']['pooled']}", flush=True)
+    if test:
+        test_cases = load({TEST34})
+        w = fit(training, out["l2"])
+        keeps = decide(w, test_cases)
+        out["test"] = {
+            "importer": pooled(test_cases, None),
+            "with_model": pooled(test_cases, keeps),
+        }
+        out["test_wrong"] = wrong_units(test_cases, keeps)
+        out["test_disagreement"] = disagreement(w, test_cases)
+        print(f"{TEST34}: {out['test']}", flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--study", action="store_true", help="step 1 and (a): no holdout9")
     parser.add_argument("--test", action="store_true", help="(b): holdout9, ONCE")
+    parser.add_argument("--round34", action="store_true", help="round 34's (a): no holdout34")
+    parser.add_argument("--round34-test", action="store_true", help="round 34's (b): ONCE")
     parser.add_argument("--json", type=Path, help="write the results to this file")
     args = parser.parse_args(argv)
     report: dict[str, Any] = (
         json.loads(args.json.read_text()) if args.json and args.json.exists() else {}
     )
+    if args.round34 or args.round34_test:
+        report["round34"] = round34(args.round34, args.round34_test, report.get("round34", {}))
+        if args.json:
+            text = json.dumps(report, indent=1, ensure_ascii=False, sort_keys=True)
+            args.json.write_text(text + "\n")
+        return 0
     tuning = load({*TUNING, EXTRA})
     print(f"tuning: {len(tuning)} files, {sum(len(c.candidates) for c in tuning)} units")
     if args.study:
