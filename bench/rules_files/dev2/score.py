@@ -119,6 +119,7 @@ SPLITS = (
     "holdout32",
     "holdout33",
     "holdout34",
+    "holdout35",
 )
 # the splits an importer was tuned on or read after (for the tenth round's studies)
 TUNING = SPLITS[: SPLITS.index("holdout9")]
