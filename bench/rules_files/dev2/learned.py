@@ -3,6 +3,8 @@
     python bench/rules_files/dev2/learned.py --study              # step 1 and (a), no holdout9
     python bench/rules_files/dev2/learned.py --test               # (b): holdout9, run ONCE
     python bench/rules_files/dev2/learned.py --study --json results_learned.json
+    python bench/rules_files/dev2/learned.py --round34 --json results_learned.json       # round 34
+    python bench/rules_files/dev2/learned.py --round34-test --json results_learned.json  # ONCE
 
 **Candidates.** Every file of ``corpus/`` (and the 30 files of ``../corpus``, whose labels
 have the same form) is read as ``prism import-rules`` reads it (``read_rule_files``, the
