@@ -68,6 +68,13 @@ def import_rules() -> click.Command:
         "default skips as descriptive: more rules, more of them descriptions",
     )
     @click.option(
+        "--learned",
+        is_flag=True,
+        help="let a model trained on hand-labelled rule files decide what is a rule (it "
+        "keeps more of the conventions stated as facts, stacks and placements that the "
+        "default skips; measured in docs/rules-files.md)",
+    )
+    @click.option(
         "--verbose", "-v", is_flag=True, help="list every item (unchanged and descriptive too)"
     )
     @common
@@ -79,6 +86,7 @@ def import_rules() -> click.Command:
         dry_run: bool,
         retire_missing: bool,
         lenient: bool,
+        learned: bool,
         verbose: bool,
     ) -> None:
         """Import every tool's rule files as memorules.
@@ -98,7 +106,7 @@ def import_rules() -> click.Command:
         if scope:
             applies["scope"] = scope
         threshold = LENIENT_THRESHOLD if lenient else RULE_THRESHOLD
-        files = read_rule_files(list(paths), Path.cwd(), threshold)
+        files = read_rule_files(list(paths), Path.cwd(), threshold, learned)
         access, me = as_operator(rt.services, rt.ctx)
         importer = RulesImporter(access, me.key, rt.services.store)
         options = ImportOptions(applies, NotesMode(notes), dry_run, retire_missing)

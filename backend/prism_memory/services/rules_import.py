@@ -59,7 +59,7 @@ class ImportOptions:
 
 
 def read_rule_files(
-    paths: Sequence[Path], cwd: Path, threshold: float = RULE_THRESHOLD
+    paths: Sequence[Path], cwd: Path, threshold: float = RULE_THRESHOLD, learned: bool = False
 ) -> list[ParsedFile]:
     """Read and split every file (folders are searched); refuse all if any is unsafe.
 
@@ -73,11 +73,13 @@ def read_rule_files(
         cwd: paths inside it are shown (and tagged) relative to it.
         threshold: the :func:`~prism_memory.formats.rules_io.kinds.rule_likeness` from
             which a piece of a file is kept as a rule (the default is the importer's).
+        learned: let the learned model (:mod:`~prism_memory.formats.rules_io.learned`)
+            decide what is a rule.
 
     Raises:
         InvalidInput: every missing, binary, non-UTF-8 or oversize file at once.
     """
-    reader = _Reader(cwd, threshold)
+    reader = _Reader(cwd, threshold, learned)
     for path in expand_paths(paths):
         reader.read(path, None, ())
     if reader.errors:
@@ -89,6 +91,7 @@ def read_rule_files(
 class _Reader:
     cwd: Path
     threshold: float
+    learned: bool
     parsed: list[ParsedFile] = field(default_factory=list)
     errors: list[FieldError] = field(default_factory=list)
     seen: set[Path] = field(default_factory=set)
@@ -100,7 +103,7 @@ class _Reader:
         self.seen.add(resolved)
         shown = display_path(path, self.cwd)
         try:
-            parsed = parse_rule_file(read_rule_file(path, shown), self.threshold)
+            parsed = parse_rule_file(read_rule_file(path, shown), self.threshold, self.learned)
         except InvalidInput as exc:
             self.errors.extend(exc.errors)
             return

@@ -5,6 +5,7 @@
     python bench/rules_files/dev2/learned.py --study --json results_learned.json
     python bench/rules_files/dev2/learned.py --round34 --json results_learned.json       # round 34
     python bench/rules_files/dev2/learned.py --round34-test --json results_learned.json  # ONCE
+    python bench/rules_files/dev2/learned.py --fit-weights   # round 35: the importer's weights
 
 **Candidates.** Every file of ``corpus/`` (and the 30 files of ``../corpus``, whose labels
 have the same form) is read as ``prism import-rules`` reads it (``read_rule_files``, the
@@ -96,11 +97,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import re
 import sys
-import zlib
-from dataclasses import astuple, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -111,57 +109,37 @@ sys.path.insert(0, str(HERE))
 
 import score  # noqa: E402  (puts backend/ on the path)
 
-from prism_memory.domain.validation import MEMORULE_BODY_MIN  # noqa: E402
-from prism_memory.formats.rules_io.headings import kind_of_heading, negating  # noqa: E402
-from prism_memory.formats.rules_io.kinds import (  # noqa: E402
-    classify,
-    evidence,
-    prose,
-    rule_likeness,
-)
-from prism_memory.formats.rules_io.records import FileFormat, Unit  # noqa: E402
+from prism_memory.formats.rules_io import learned  # noqa: E402
+from prism_memory.formats.rules_io.kinds import rule_likeness  # noqa: E402
+from prism_memory.formats.rules_io.learned import Seen, features, promote, shape  # noqa: E402
 from prism_memory.services.rules_import import read_rule_files  # noqa: E402
 
 TUNING = score.TUNING  # dev … holdout8
 TEST = "holdout9"
 TEST34 = "holdout34"  # the thirty-fourth round's one take
 FRESH = score.SPLITS[score.SPLITS.index("holdout9") : score.SPLITS.index(TEST34)]
+SHIPPED = score.SPLITS[: score.SPLITS.index("holdout35")]  # the weights in the package
 EXTRA = "rules30"  # ../corpus: training only, never a fold of its own
 LAMBDAS = (0.0003, 0.001, 0.003, 0.01, 0.03)
 STEPS = 400
 RATE = 0.05
-THRESHOLD = 0.5
+THRESHOLD = learned.THRESHOLD
 FOLDS = 5
 SEED = 30
-BUCKETS = 2048
-SHAPES = ("bullet", "ordered", "checkbox", "table", "code", "html", "paragraph")
-FORMATS = tuple(f.value for f in FileFormat)
-_BULLET = re.compile(r"^\s*[-*+]\s")
-_ORDERED = re.compile(r"^\s*\d{1,3}[.)]\s")
-_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\[[ xX]\]\s")
-_LABEL = re.compile(r"^\W{0,4}[^\s:：]{1,30}(?:\s[^\s:：]{1,30}){0,3}\s?[:：]\s")
 
 
-@dataclass
-class Candidate:
-    """One unit the importer made, with what it decided and what the labels say."""
+@dataclass(kw_only=True)
+class Candidate(Seen):
+    """One unit the importer made (as the model sees it), with what the labels say."""
 
     split: str
     file: str
     index: int
-    unit: Unit
-    fmt: str
     family: str
-    shape: str
-    kept: bool
     reason: str
-    likeness: float
     positive: bool
     request: dict[str, Any] | None  # what the importer writes (None: skipped)
     promoted: dict[str, Any] | None  # what a kept-by-the-model skipped unit would write
-    siblings: int = 1
-    position: int = 0
-    share_kept: float = 0.0
 
 
 @dataclass
@@ -177,34 +155,6 @@ class FileCase:
         if self.matrix is None:
             self.matrix = features(self.candidates)
         return self.matrix
-
-
-def _shape(unit: Unit, lines: list[str]) -> str:
-    first = lines[unit.location.line_start - 1] if unit.location.line_start <= len(lines) else ""
-    if _CHECKBOX.match(first):
-        return "checkbox"
-    if _ORDERED.match(first):
-        return "ordered"
-    if _BULLET.match(first):
-        return "bullet"
-    stripped = first.lstrip()
-    if stripped.startswith("|"):
-        return "table"
-    if stripped.startswith(("```", "~~~")) or first.startswith("    "):
-        return "code"
-    if stripped.startswith(("<", ">")):
-        return "html"
-    return "paragraph"
-
-
-def _promote(unit: Unit) -> Unit:
-    """The rule the importer would make of a unit it skipped (as ``drafts.add`` does)."""
-    heading = unit.context[-1] if unit.context else ""
-    kind = kind_of_heading(heading) or classify(unit.text, unit.context)
-    text = unit.text
-    if len(text.strip()) < MEMORULE_BODY_MIN and unit.context:
-        text = f"{heading}:\n{text}"
-    return replace(unit, kind=kind, text=text, kind_from_heading=False)
 
 
 def _entries() -> list[tuple[str, Path, str, list[dict[str, str]]]]:
@@ -235,9 +185,9 @@ def load(splits: set[str]) -> list[FileCase]:
         for p in parsed:
             for i, unit in enumerate(p.units):
                 request = score.would_write(unit)
-                promoted = request if unit.kind is not None else score.would_write(_promote(unit))
-                shape = _shape(unit, lines)
-                listed = shape in ("bullet", "ordered", "checkbox", "table")
+                promoted = request if unit.kind is not None else score.would_write(promote(unit))
+                form = shape(unit, lines)
+                listed = form in ("bullet", "ordered", "checkbox", "table")
                 family = p.format.family
                 likeness = rule_likeness(unit.text, unit.context, family, unit.lead, listed)
                 if request is not None:
@@ -255,7 +205,7 @@ def load(splits: set[str]) -> list[FileCase]:
                         unit=unit,
                         fmt=p.format.value,
                         family=p.format.family,
-                        shape=shape,
+                        shape=form,
                         kept=request is not None,
                         reason=f"{reason} (likeness {likeness:.2f})",
                         likeness=likeness,
@@ -264,95 +214,12 @@ def load(splits: set[str]) -> list[FileCase]:
                         promoted=promoted,
                     )
                 )
-        _siblings(candidates)
+        learned.siblings(candidates)
         cases.append(FileCase(split, f"{base.name}/{path}", labels, source, candidates))
     return cases
 
 
-def _siblings(candidates: list[Candidate]) -> None:
-    """Siblings: the run of consecutive units under the same heading path."""
-    runs: list[list[Candidate]] = []
-    for c in candidates:
-        if runs and runs[-1][-1].unit.context == c.unit.context:
-            runs[-1].append(c)
-        else:
-            runs.append([c])
-    for run in runs:
-        kept = sum(c.kept for c in run)
-        for position, c in enumerate(run):
-            c.siblings, c.position = len(run), position
-            others = len(run) - 1
-            c.share_kept = (kept - c.kept) / others if others else 0.5
-
-
-# -- features ----------------------------------------------------------------------------
-
-
-def _grams(text: str, salt: str) -> list[int]:
-    text = f"\x02{text.lower()}\x03"
-    out = []
-    for n in (2, 3, 4):
-        for i in range(len(text) - n + 1):
-            out.append(zlib.crc32(f"{salt}{text[i : i + n]}".encode()) % BUCKETS)
-    return out
-
-
-def _dense(c: Candidate) -> list[float]:
-    text = c.unit.text
-    flat = prose(text)
-    heading = c.unit.context[-1] if c.unit.context else ""
-    ev = [float(b) for b in astuple(evidence(text))]
-    hv = [float(b) for b in astuple(evidence(heading))] if heading else [0.0] * len(ev)
-    first = text.split("\n", 1)[0]
-    indent = len(first) - len(first.lstrip())
-    return [
-        1.0,
-        float(c.kept),
-        min(c.likeness, 1.5),
-        float(c.likeness >= 0.5),
-        *[float(c.shape == s) for s in SHAPES],
-        *[float(c.fmt == f) for f in FORMATS],
-        math.log1p(len(flat)) / 7,
-        math.log1p(text.count("\n")) / 4,
-        min(indent, 8) / 8,
-        math.log1p(c.siblings) / 4,
-        c.position / max(1, c.siblings - 1),
-        float(c.position == 0),
-        float(c.position == c.siblings - 1),
-        c.share_kept,
-        min(len(c.unit.context), 6) / 6,
-        float(not c.unit.context),
-        float(bool(c.unit.lead)),
-        float(c.unit.kind_from_heading),
-        *ev,
-        *hv,
-        float(negating(heading)) if heading else 0.0,
-        float(flat.rstrip().endswith((":", "："))),
-        float(heading.rstrip().endswith((":", "："))),
-        float("`" in text),
-        float("```" in text or "~~~" in text),
-        float(text.lstrip("-*+ 0123456789.)").startswith("`")),
-        float(bool(_LABEL.match(flat))),
-        float(text.lstrip("-*+ 0123456789.)").startswith("**")),
-        float("](" in text),
-        float(flat.rstrip().endswith(("?", "？"))),
-    ]
-
-
-def features(candidates: list[Candidate]) -> np.ndarray:
-    dense = np.array([_dense(c) for c in candidates], dtype=np.float64)
-    hashed = np.zeros((len(candidates), 2 * BUCKETS), dtype=np.float64)
-    for row, c in enumerate(candidates):
-        path = " / ".join(c.unit.context)
-        for b in _grams(path, "h"):
-            hashed[row, b] += 1.0
-        for b in _grams(prose(c.unit.text)[:40], "t"):
-            hashed[row, BUCKETS + b] += 1.0
-        for part in (slice(0, BUCKETS), slice(BUCKETS, 2 * BUCKETS)):
-            norm = np.linalg.norm(hashed[row, part])
-            if norm:
-                hashed[row, part] /= norm
-    return np.hstack([dense, hashed])
+# -- the model (its features are the importer's: prism_memory.formats.rules_io.learned) --
 
 
 def train(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
@@ -370,8 +237,7 @@ def train(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
     return w
 
 
-def predict(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-(x @ w)))
+predict = learned.probabilities
 
 
 # -- scoring -----------------------------------------------------------------------------
@@ -568,9 +434,8 @@ def wrong_units(case_list: list[FileCase], keeps: dict[str, list[bool]]) -> list
 
 
 def round34(study: bool, test: bool, out: dict[str, Any]) -> dict[str, Any]:
-    """The thirty-fourth round's protocol (the docstring): every label but ``holdout34``'s."""
-    splits = {s for s in score.SPLITS if s != TEST34}
-    training = load({*splits, EXTRA})
+    """The thirty-fourth round's protocol (the docstring): every label before ``holdout34``."""
+    training = load({*score.SPLITS[: score.SPLITS.index(TEST34)], EXTRA})
     units = sum(len(c.candidates) for c in training)
     print(f"training: {len(training)} files, {units} units", flush=True)
     out["training"] = {"files": len(training), "units": units}
@@ -593,14 +458,44 @@ def round34(study: bool, test: bool, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def fit_weights(l2: float) -> dict[str, Any]:
+    """The thirty-fifth round: train on every split before ``holdout35`` (and the 30 files)
+    and write the weights the importer ships (``learned.WEIGHTS``)."""
+    training = load({*SHIPPED, EXTRA})
+    w = fit(training, l2)
+    trained = {
+        "splits": f"{SHIPPED[0]} … {SHIPPED[-1]}, and the 30 files of bench/rules_files/corpus",
+        "files": len(training),
+        "units": sum(len(c.candidates) for c in training),
+        "labels": sum(len(c.labels) for c in training),
+        "l2": l2,
+        "steps": STEPS,
+        "rate": RATE,
+        "features": len(w),
+        "how": "python bench/rules_files/dev2/learned.py --fit-weights",
+    }
+    weights = [float(f"{v:.9g}") for v in w]
+    learned.WEIGHTS.parent.mkdir(exist_ok=True)
+    text = json.dumps({"trained": trained, "weights": weights}, indent=0, sort_keys=True)
+    learned.WEIGHTS.write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {learned.WEIGHTS}: {trained}", flush=True)
+    return trained
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--study", action="store_true", help="step 1 and (a): no holdout9")
     parser.add_argument("--test", action="store_true", help="(b): holdout9, ONCE")
     parser.add_argument("--round34", action="store_true", help="round 34's (a): no holdout34")
     parser.add_argument("--round34-test", action="store_true", help="round 34's (b): ONCE")
+    parser.add_argument(
+        "--fit-weights", action="store_true", help="round 35: write the importer's weights"
+    )
     parser.add_argument("--json", type=Path, help="write the results to this file")
     args = parser.parse_args(argv)
+    if args.fit_weights:
+        fit_weights(json.loads((HERE / "results_learned.json").read_text())["round34"]["l2"])
+        return 0
     report: dict[str, Any] = (
         json.loads(args.json.read_text()) if args.json and args.json.exists() else {}
     )

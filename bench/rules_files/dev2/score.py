@@ -19,6 +19,7 @@
     python bench/rules_files/dev2/score.py --split holdout17 # the seventeenth round's blind files
     python bench/rules_files/dev2/score.py --json bench/results/rules_files_dev2.json
     python bench/rules_files/dev2/score.py --split dev --threshold 0.45  # see threshold.py
+    python bench/rules_files/dev2/score.py --split holdout35 --learned   # import-rules --learned
 
 Every file of ``corpus/`` is read as ``prism import-rules <its folder>`` reads it and scored
 against the labels beside it, written blind (before the importer ran on the file):
@@ -274,21 +275,28 @@ def _rules(services: Any, ctx: SessionContext) -> list[tuple[str, str, str, str]
 
 
 def _import(
-    services: Any, ctx: SessionContext, paths: list[Path], base: Path, threshold: float
+    services: Any,
+    ctx: SessionContext,
+    paths: list[Path],
+    base: Path,
+    threshold: float,
+    learned: bool = False,
 ) -> Any:
     access, me = as_operator(services, ctx)
     importer = RulesImporter(access, me.key, services.store)
-    return importer.run(ctx, read_rule_files(paths, base, threshold), ImportOptions())
+    return importer.run(ctx, read_rule_files(paths, base, threshold, learned), ImportOptions())
 
 
-def round_trip(base: Path, path: str, score: Score, threshold: float = RULE_THRESHOLD) -> None:
+def round_trip(
+    base: Path, path: str, score: Score, threshold: float = RULE_THRESHOLD, learned: bool = False
+) -> None:
     """Import, export in the file's own format, import the export into a fresh store."""
     ctx = _ctx()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         first = _store(tmp, "first")
         try:
-            _import(first, ctx, [base / path], base, threshold)
+            _import(first, ctx, [base / path], base, threshold, learned)
             before = _rules(first, ctx)
             fmt = export_format(path)
             files = render(fmt, _applicable(first, ctx), ctx)
@@ -304,7 +312,7 @@ def round_trip(base: Path, path: str, score: Score, threshold: float = RULE_THRE
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(exported.text, encoding="utf-8")
                 written.append(target)
-            again = _import(first, ctx, written, out, threshold) if written else None
+            again = _import(first, ctx, written, out, threshold, learned) if written else None
             if again is not None:
                 score.rewrites += sum(
                     1
@@ -316,7 +324,7 @@ def round_trip(base: Path, path: str, score: Score, threshold: float = RULE_THRE
         second = _store(tmp, "second")
         try:
             if written:
-                _import(second, ctx, written, out, threshold)
+                _import(second, ctx, written, out, threshold, learned)
             after = Counter(_rules(second, ctx))
             if source_front is not None:
                 # the first export, and the export of what importing it gave a fresh store
@@ -358,7 +366,7 @@ def _applicable(services: Any, ctx: SessionContext) -> Any:
 
 
 def run(
-    split: str, with_round_trip: bool, threshold: float = RULE_THRESHOLD
+    split: str, with_round_trip: bool, threshold: float = RULE_THRESHOLD, learned: bool = False
 ) -> dict[str, tuple[dict[str, str], Score]]:
     manifest = json.loads((HERE / "manifest.json").read_text())["files"]
     out: dict[str, tuple[dict[str, str], Score]] = {}
@@ -366,7 +374,7 @@ def run(
         if split not in ("all", entry["split"]):
             continue
         base = HERE / "corpus" / entry["dir"]
-        parsed = read_rule_files([base / entry["path"]], base, threshold)
+        parsed = read_rule_files([base / entry["path"]], base, threshold, learned)
         units = [u for p in parsed if p.path == entry["path"] for u in p.units]
         requests = [r for u in units if (r := would_write(u))]
         labels = json.loads((base / (entry["path"] + ".labels.json")).read_text())["rules"]
@@ -377,7 +385,7 @@ def run(
         ):
             score.silent_empty += 1
         if with_round_trip and requests:
-            round_trip(base, entry["path"], score, threshold)
+            round_trip(base, entry["path"], score, threshold, learned)
         out[f"{entry['dir']}/{entry['path']}"] = (entry, score)
     return out
 
@@ -420,11 +428,14 @@ def main(argv: list[str] | None = None) -> int:
         default=RULE_THRESHOLD,
         help=f"rule_likeness from which a piece is kept as a rule (default {RULE_THRESHOLD})",
     )
+    p.add_argument(
+        "--learned", action="store_true", help="import as `prism import-rules --learned` does"
+    )
     args = p.parse_args(argv)
     splits = list(SPLITS) if args.split == "all" else [args.split]
     report: dict[str, Any] = {}
     for split in splits:
-        rows = run(split, not args.no_round_trip, args.threshold)
+        rows = run(split, not args.no_round_trip, args.threshold, args.learned)
         values = list(rows.values())
         total = Score()
         for _, s in values:

@@ -26,6 +26,7 @@ from prism_memory.domain.contract.bounds import MEMORULE_BODY_MIN as BODY_MIN
 from prism_memory.formats.rules_io import jsonfile, tomlfile
 from prism_memory.formats.rules_io.frontmatter import FrontMatter, parse_front_matter
 from prism_memory.formats.rules_io.kinds import RULE_THRESHOLD
+from prism_memory.formats.rules_io.learned import decide as learned_decision
 from prism_memory.formats.rules_io.markdown import split_markdown
 from prism_memory.formats.rules_io.reading import MAX_UNITS, SourceText, rejected
 from prism_memory.formats.rules_io.records import (
@@ -64,12 +65,16 @@ def format_of(
     return by_key or FileFormat.MARKDOWN
 
 
-def parse_rule_file(source: SourceText, threshold: float = RULE_THRESHOLD) -> ParsedFile:
+def parse_rule_file(
+    source: SourceText, threshold: float = RULE_THRESHOLD, learned: bool = False
+) -> ParsedFile:
     """Split a file that was read safely into units, with its front matter's scope.
 
     Args:
         source: the file's text and the warnings reading it raised.
         threshold: the :func:`~.kinds.rule_likeness` from which a piece is a rule.
+        learned: re-decide what is a rule with the learned model (:mod:`.learned`);
+            a ``prism`` export is never re-decided.
 
     Returns:
         The parsed file: units in file order, and every warning.
@@ -107,8 +112,10 @@ def parse_rule_file(source: SourceText, threshold: float = RULE_THRESHOLD) -> Pa
         )
     split_warnings = list(split.warnings)
     units = _with_front(source.path, fmt, front, applies_to, split.units, split_warnings)
-    if not split.imports and not any(_importable(u) for u in split.units):
-        split_warnings.append(_nothing_imported(source.path, split.units, split.exported))
+    if learned and not split.exported:
+        units = learned_decision(units, fmt, lines)
+    if not split.imports and not any(_importable(u) for u in units):
+        split_warnings.append(_nothing_imported(source.path, units, split.exported))
     return ParsedFile(
         path=source.path,
         format=fmt,
