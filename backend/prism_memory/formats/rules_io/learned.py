@@ -126,6 +126,15 @@ def siblings(rows: Sequence[Seen]) -> None:
             row.share_kept = (kept - row.kept) / others if others else 0.5
 
 
+def _code(unit: Unit, lines: Sequence[str]) -> bool:
+    """The unit starts on a line indented as CommonMark's code blocks are (a tab, or four
+    spaces): its text is kept as written, tabs and trailing spaces included, which a rule's
+    body written back by ``export-rules`` cannot reproduce; it stays description."""
+    start = unit.location.line_start
+    first = lines[start - 1] if 0 < start <= len(lines) else ""
+    return first.startswith(("\t", "    "))
+
+
 def promote(unit: Unit) -> Unit:
     """The rule the splitter would make of a unit it left as description."""
     heading = unit.context[-1] if unit.context else ""
@@ -236,7 +245,7 @@ def decide(units: list[Unit], fmt: FileFormat, lines: Sequence[str]) -> list[Uni
     out = list(units)
     for i in open_units:
         keep = bool(p[i] >= THRESHOLD)
-        if keep and not rows[i].kept and units[i].kind is None:
+        if keep and not rows[i].kept and units[i].kind is None and not _code(units[i], lines):
             candidate = promote(units[i])
             if writes(candidate):
                 out[i] = candidate
