@@ -76,10 +76,14 @@ def writes(unit: Unit) -> bool:
     return True
 
 
+def _first_line(unit: Unit, lines: Sequence[str]) -> str:
+    start = unit.location.line_start
+    return lines[start - 1] if 0 < start <= len(lines) else ""
+
+
 def shape(unit: Unit, lines: Sequence[str]) -> str:
     """The shape of the line a unit starts on: a list entry of some kind, a table row, …"""
-    start = unit.location.line_start
-    first = lines[start - 1] if 0 < start <= len(lines) else ""
+    first = _first_line(unit, lines)
     if _CHECKBOX.match(first):
         return "checkbox"
     if _ORDERED.match(first):
@@ -130,9 +134,7 @@ def _code(unit: Unit, lines: Sequence[str]) -> bool:
     """The unit starts on a line indented as CommonMark's code blocks are (a tab, or four
     spaces): its text is kept as written, tabs and trailing spaces included, which a rule's
     body written back by ``export-rules`` cannot reproduce; it stays description."""
-    start = unit.location.line_start
-    first = lines[start - 1] if 0 < start <= len(lines) else ""
-    return first.startswith(("\t", "    "))
+    return _first_line(unit, lines).startswith(("\t", "    "))
 
 
 def promote(unit: Unit) -> Unit:
